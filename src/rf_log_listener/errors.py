@@ -1,0 +1,29 @@
+"""Structured failures with stable codes, shared by both sides (the server returns them as is)."""
+
+from __future__ import annotations
+
+
+class ResultError(Exception):
+    """A failure a caller can act on: a stable ``code``, a human ``message``, an optional ``hint``."""
+
+    def __init__(self, code: str, message: str, hint: str | None = None) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        self.hint = hint
+
+    def to_dict(self) -> dict[str, str]:
+        data = {"code": self.code, "message": self.message}
+        if self.hint:
+            data["hint"] = self.hint
+        return data
+
+
+FILE_NOT_FOUND = "FILE_NOT_FOUND"
+INVALID_XML = "INVALID_XML"
+INVALID_JSON = "INVALID_JSON"
+UNSUPPORTED_FORMAT = "UNSUPPORTED_FORMAT"
+INCOMPLETE_RESULT = "INCOMPLETE_RESULT"
+IMPORT_IN_PROGRESS = "IMPORT_IN_PROGRESS"
+STORE_UNAVAILABLE = "STORE_UNAVAILABLE"
+IMPORT_FAILED = "IMPORT_FAILED"

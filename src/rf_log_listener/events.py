@@ -1,0 +1,122 @@
+"""The one event vocabulary shared by every source of a run (importers now, the listener later).
+
+A source describes a run by calling an :class:`EventSink`, in execution (pre-)order:
+
+    start_run(RunInfo)
+      open_node(Node)             # a suite, test, keyword or control structure starts
+        message(level, text, html, time)   # attached to the innermost open node
+        open_node(Node) ... close_node(Node)
+      close_node(Node)            # the same object, now with status, times and late fields
+      run_error(level, text, html, time)
+    end_run(RunEnd)
+
+Sources never compute ids, positions or aggregates: the writer does, once, for all of them.
+Calls are plain methods, not event objects, because an import emits millions of them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+# Normalized node types: RF 7's own result ``type`` names, so the store reads like RF's model.
+SUITE = "SUITE"
+TEST = "TEST"
+KEYWORD = "KEYWORD"
+SETUP = "SETUP"
+TEARDOWN = "TEARDOWN"
+FOR = "FOR"
+ITERATION = "ITERATION"
+WHILE = "WHILE"
+IF_ROOT = "IF/ELSE ROOT"
+IF = "IF"
+ELSE_IF = "ELSE IF"
+ELSE = "ELSE"
+TRY_ROOT = "TRY/EXCEPT ROOT"
+TRY = "TRY"
+EXCEPT = "EXCEPT"
+FINALLY = "FINALLY"
+VAR = "VAR"
+RETURN = "RETURN"
+BREAK = "BREAK"
+CONTINUE = "CONTINUE"
+ERROR = "ERROR"
+GROUP = "GROUP"
+
+NODE_TYPES = frozenset({
+    SUITE, TEST, KEYWORD, SETUP, TEARDOWN, FOR, ITERATION, WHILE, IF_ROOT, IF, ELSE_IF, ELSE,
+    TRY_ROOT, TRY, EXCEPT, FINALLY, VAR, RETURN, BREAK, CONTINUE, ERROR, GROUP,
+})
+KEYWORD_TYPES = frozenset({KEYWORD, SETUP, TEARDOWN})
+# IF/TRY roots have no RF id; their branches are numbered in the root's parent counter.
+ROOT_TYPES = frozenset({IF_ROOT, TRY_ROOT})
+
+# Status of a node whose end never arrived (a cut file imported with allow_incomplete).
+NOT_FINISHED = "NOT FINISHED"
+
+# Message severities. Stored per node as ``max_descendant_level`` so projections such as
+# "warnings" are a column test. SKIP sits with WARN: a skip reason is worth surfacing, but
+# it is not an error.
+LEVELS = {"TRACE": 1, "DEBUG": 2, "INFO": 3, "WARN": 4, "SKIP": 4, "ERROR": 5, "FAIL": 6}
+LEVEL_NAMES = {1: "TRACE", 2: "DEBUG", 3: "INFO", 4: "WARN", 5: "ERROR", 6: "FAIL"}
+
+
+@dataclass(slots=True)
+class Node:
+    """One suite/test/keyword/control item as a source knows it.
+
+    ``open_node`` gets it with what is known at the start (type, name, ...); the source keeps
+    filling it and hands the same object to ``close_node``. ``fields`` holds only non-empty
+    type-specific values (doc, tags, timeout, lineno, source, metadata, flavor, values,
+    condition, patterns, scope, ...).
+    """
+
+    type: str
+    raw_type: str = ""
+    name: str = ""
+    owner: str | None = None
+    status: str = NOT_FINISHED
+    start_time: str | None = None
+    elapsed: float | None = None
+    message: str = ""
+    args: list[str] | None = None
+    assign: Any = None  # list[str] for keywords/FOR, dict for ITERATION, str for EXCEPT
+    fields: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(slots=True)
+class RunInfo:
+    """What a source knows about a run when it starts."""
+
+    origin: str  # "import" or "listener"
+    source_path: str | None = None
+    source_format: str | None = None  # "xml" or "json"
+    source_hash: str | None = None
+    source_size: int | None = None
+    source_mtime_ns: int | None = None
+    generator: str | None = None
+    generated: str | None = None
+    rpa: bool | None = None
+    schema_version: int | None = None
+    label: str | None = None
+
+
+@dataclass(slots=True)
+class RunEnd:
+    """What a source knows when a run ends. ``complete`` is False for a cut/killed run."""
+
+    complete: bool
+    generator: str | None = None  # when a source learns it only after the suite (JSON key order)
+    total: int | None = None
+    passed: int | None = None
+    failed: int | None = None
+    skipped: int | None = None
+
+
+class EventSink(Protocol):
+    def start_run(self, info: RunInfo) -> int: ...
+    def open_node(self, node: Node) -> None: ...
+    def close_node(self, node: Node) -> None: ...
+    def message(self, level: str, text: str, html: bool, time: str | None) -> None: ...
+    def run_error(self, level: str, text: str, html: bool, time: str | None) -> None: ...
+    def end_run(self, end: RunEnd) -> None: ...

@@ -1,0 +1,214 @@
+"""Offline importers: an existing output.xml / output.json becomes a run in the store.
+
+The importers are only event sources; :class:`~rf_log_listener.writer.RunWriter` does the
+writing. This module does what surrounds a parse: finding and sniffing the file, refusing
+one that is still being written, deduplicating by content hash, and making sure a failed
+import (bad input, exception, Ctrl-C, a killed process) leaves no run a reader would take
+for complete.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import sqlite3
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from ..errors import (
+    FILE_NOT_FOUND,
+    IMPORT_FAILED,
+    INCOMPLETE_RESULT,
+    UNSUPPORTED_FORMAT,
+    ResultError,
+)
+from ..events import RunInfo
+from ..store import delete_run, find_reusable_run, reap_stale_runs
+from ..writer import RunWriter
+from .json_source import JsonSource
+from .xml_source import XmlSource
+
+# A file modified this recently is watched this long to see whether it is still growing.
+STABLE_WINDOW_S = 1.0
+_HASH_CHUNK = 1 << 20
+
+
+@dataclass
+class ImportOutcome:
+    """What ``parse_result`` / ``rf-log-mcp import --json`` report for a successful import."""
+
+    run_id: int
+    source_format: str
+    status: str  # complete | interrupted
+    deduplicated: bool
+    source_path: str
+    generator: str | None
+    rf_version: str | None
+    name: str | None
+    result_status: str | None
+    total: int | None
+    passed: int | None
+    failed: int | None
+    skipped: int | None
+    node_count: int | None
+    message_count: int | None
+    error_count: int | None
+    seconds: float
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"ok": True, **asdict(self)}
+
+
+def import_result(
+    conn: sqlite3.Connection,
+    path: str | os.PathLike[str],
+    *,
+    allow_incomplete: bool = False,
+    stable_window: float = STABLE_WINDOW_S,
+    progress: Callable[[int, int], None] | None = None,
+    label: str | None = None,
+) -> ImportOutcome:
+    """Import one result file (or find the run that already holds the same bytes)."""
+    started = time.perf_counter()
+    source = _checked_path(path)
+    fmt = sniff_format(source)
+    stat = _stable_stat(source, stable_window, allow_incomplete)
+    key = str(source)
+    reap_stale_runs(conn)
+    reuse = {"allow_interrupted": allow_incomplete}
+    run_id = find_reusable_run(conn, key, stat.st_size, stat.st_mtime_ns, None, **reuse)
+    if run_id is None:
+        digest = file_sha256(source)
+        run_id = find_reusable_run(conn, key, stat.st_size, stat.st_mtime_ns, digest, **reuse)
+        if run_id is None:
+            run_id = _parse_into_store(conn, source, fmt, stat, digest, allow_incomplete,
+                                       progress, label)
+            return _outcome(conn, run_id, False, started)
+    return _outcome(conn, run_id, True, started)
+
+
+def _checked_path(path: str | os.PathLike[str]) -> Path:
+    source = Path(path).expanduser()
+    try:
+        source = source.resolve(strict=True)
+    except FileNotFoundError:
+        raise ResultError(
+            FILE_NOT_FOUND, f"No result file at {source}.",
+            "Pass the path of an output.xml or output.json (absolute, or relative to the"
+            " server's working directory).",
+        ) from None
+    except (OSError, RuntimeError) as exc:  # symlink loops and the like
+        raise ResultError(FILE_NOT_FOUND, f"Cannot resolve {source}: {exc}") from None
+    if source.is_dir():
+        raise ResultError(
+            FILE_NOT_FOUND, f"{source} is a directory, not a result file.",
+            "Pass the output.xml or output.json inside it.",
+        )
+    return source
+
+
+def sniff_format(source: Path) -> str:
+    """'xml' or 'json' from the first bytes; anything else is UNSUPPORTED_FORMAT."""
+    try:
+        with source.open("rb") as fh:
+            head = fh.read(512)
+    except OSError as exc:
+        raise ResultError(FILE_NOT_FOUND, f"Cannot read {source}: {exc}") from None
+    if not head:
+        raise ResultError(
+            INCOMPLETE_RESULT, f"{source} is empty.",
+            "robot may have just created it; wait for the run to write it.",
+        )
+    if head.startswith(b"\x1f\x8b"):
+        raise ResultError(
+            UNSUPPORTED_FORMAT, f"{source} is gzip-compressed.",
+            "Decompress it first (gunzip), then import the output.xml/output.json.",
+        )
+    text = head.lstrip(b"\xef\xbb\xbf \t\r\n")
+    if text.startswith(b"<"):
+        return "xml"
+    if text.startswith(b"{") or text.startswith(b"["):
+        return "json"
+    kind = "binary data" if b"\x00" in head else "text that is neither XML nor JSON"
+    raise ResultError(
+        UNSUPPORTED_FORMAT, f"{source} holds {kind}, not a Robot Framework result.",
+        "Pass the output.xml (RF 4.0+) or output.json (RF 7.2+) written by robot or rebot.",
+    )
+
+
+def _stable_stat(source: Path, window: float, allow_incomplete: bool) -> os.stat_result:
+    stat = source.stat()
+    age = time.time() - stat.st_mtime
+    if window <= 0 or age >= window:
+        return stat
+    time.sleep(window - max(age, 0.0))
+    again = source.stat()
+    if (again.st_size, again.st_mtime_ns) != (stat.st_size, stat.st_mtime_ns):
+        if allow_incomplete:
+            return again
+        raise ResultError(
+            INCOMPLETE_RESULT,
+            f"{source} is still being written (it changed during {window:.1f} s).",
+            "Wait for the run to finish, or import what is there with allow_incomplete.",
+        )
+    return again
+
+
+def file_sha256(source: Path) -> str:
+    digest = hashlib.sha256()
+    with source.open("rb") as fh:
+        while chunk := fh.read(_HASH_CHUNK):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def _parse_into_store(
+    conn: sqlite3.Connection, source: Path, fmt: str, stat: os.stat_result, digest: str,
+    allow_incomplete: bool, progress: Callable[[int, int], None] | None, label: str | None,
+) -> int:
+    info = RunInfo(
+        origin="import", source_path=str(source), source_format=fmt, source_hash=digest,
+        source_size=stat.st_size, source_mtime_ns=stat.st_mtime_ns, label=label,
+    )
+    writer = RunWriter(conn)
+    parser_cls = XmlSource if fmt == "xml" else JsonSource
+    report = (lambda done: progress(done, stat.st_size)) if progress else None
+    try:
+        with source.open("rb") as fh:
+            parser_cls(writer, info).feed_file(fh, report, allow_incomplete)
+        after = source.stat()
+        if (after.st_size, after.st_mtime_ns) != (stat.st_size, stat.st_mtime_ns) and not allow_incomplete:
+            raise ResultError(
+                INCOMPLETE_RESULT, f"{source} changed while it was being imported.",
+                "Wait for the run to finish, then import again.",
+            )
+    except BaseException as exc:
+        if writer.run_id is not None:
+            _discard(conn, writer.run_id)
+        if isinstance(exc, (ResultError, KeyboardInterrupt, SystemExit)):
+            raise
+        raise ResultError(
+            IMPORT_FAILED, f"Importing {source} failed: {type(exc).__name__}: {exc}",
+            "This is a bug in rf-log-mcp if the file is a valid RF output; please report it.",
+        ) from exc
+    assert writer.run_id is not None
+    return writer.run_id
+
+
+def _discard(conn: sqlite3.Connection, run_id: int) -> None:
+    if conn.in_transaction:
+        conn.execute("ROLLBACK")
+    delete_run(conn, run_id)
+
+
+def _outcome(conn: sqlite3.Connection, run_id: int, deduplicated: bool, started: float) -> ImportOutcome:
+    row = conn.execute(
+        "SELECT source_format, status, source_path, generator, rf_version, name, result_status,"
+        " total, passed, failed, skipped, node_count, message_count, error_count"
+        " FROM runs WHERE run_id = ?", (run_id,),
+    ).fetchone()
+    return ImportOutcome(run_id, row[0], row[1], deduplicated, row[2], *row[3:],
+                         seconds=round(time.perf_counter() - started, 3))

@@ -1,0 +1,391 @@
+"""output.json (RF 7.2+) -> events, streamed with ijson: memory does not grow with the file.
+
+``json.load`` is not an option twice over: a multi-GB file needs many GB of memory, and
+RF's streamed JSON repeats the ``body`` key (``body, teardown, body``) so a dict keeps only
+the last list and silently loses data. Here every key is an event, so repeated keys simply
+append. Key order is not relied on beyond what every RF writer does (a body item's ``type``
+comes before its ``body``); rebot puts ``teardown`` before ``body``, so teardowns are held
+in an :class:`EventBuffer` and replayed last, where RF numbers them.
+
+The parser is an explicit stack of small contexts, not recursion, so deep nesting cannot
+exhaust the Python stack.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from typing import Any, BinaryIO
+
+import ijson
+
+from .. import events as ev
+from ..errors import INCOMPLETE_RESULT, INVALID_JSON, UNSUPPORTED_FORMAT, ResultError
+from ..events import EventSink, Node, RunEnd, RunInfo
+from .event_buffer import EventBuffer
+
+_BODY_TYPES = frozenset(ev.NODE_TYPES - {ev.SUITE, ev.TEST, ev.SETUP, ev.TEARDOWN})
+# Keys copied into Node.fields as they are (only when non-empty).
+_FIELD_KEYS = frozenset({
+    "doc", "tags", "timeout", "lineno", "source", "metadata", "source_name", "flavor",
+    "values", "start", "mode", "fill", "condition", "limit", "on_limit", "on_limit_message",
+    "patterns", "pattern_type", "scope", "separator", "template", "error",
+})
+_BARE_SUITE_KEYS = frozenset({"name", "source", "suites", "tests", "setup", "teardown", "doc"})
+
+
+class _Skip:
+    """Consumes a value nobody needs (statistics per tag/suite)."""
+
+    key: Any = None
+
+    def child(self, is_map: bool) -> _Skip:
+        return self
+
+    def scalar(self, value: Any) -> None:
+        pass
+
+    def finish(self) -> None:
+        pass
+
+
+_SKIP = _Skip()
+
+
+class _Value:
+    """Builds one small JSON value (args, tags, metadata, assign, ...)."""
+
+    __slots__ = ("key", "container", "deliver")
+
+    def __init__(self, is_map: bool, deliver: Callable[[Any], None]) -> None:
+        self.key: Any = None
+        self.container: Any = {} if is_map else []
+        self.deliver = deliver
+
+    def child(self, is_map: bool) -> _Value:
+        return _Value(is_map, self.scalar)
+
+    def scalar(self, value: Any) -> None:
+        if isinstance(self.container, dict):
+            self.container[self.key] = value
+        else:
+            self.container.append(value)
+
+    def finish(self) -> None:
+        self.deliver(self.container)
+
+
+class _Items:
+    """A ``suites``/``tests``/``body`` list: every map in it is a node or a message."""
+
+    __slots__ = ("key", "source", "kind")
+
+    def __init__(self, source: JsonSource, kind: str) -> None:
+        self.key: Any = None
+        self.source = source
+        self.kind = kind
+
+    def child(self, is_map: bool) -> Any:
+        if not is_map:
+            raise ResultError(INVALID_JSON, f"A list inside a '{self.kind}' list.")
+        return _NodeMap(self.source, self.kind)
+
+    def scalar(self, value: Any) -> None:
+        raise ResultError(INVALID_JSON, f"A bare value {value!r} inside a '{self.kind}' list.")
+
+    def finish(self) -> None:
+        pass
+
+
+class _NodeMap:
+    """One suite/test/keyword/control/message object."""
+
+    __slots__ = ("key", "source", "kind", "data", "node", "teardowns", "saved_sink")
+
+    def __init__(self, source: JsonSource, kind: str) -> None:
+        self.key: Any = None
+        self.source = source
+        self.kind = kind  # suite | test | setup | teardown | body
+        self.data: dict[str, Any] = {}
+        self.node: Node | None = None
+        self.teardowns: list[EventBuffer] = []
+        self.saved_sink: EventSink | None = None
+
+    def scalar(self, value: Any) -> None:
+        self.data[self.key] = value
+
+    def _set(self, value: Any) -> None:
+        self.data[self.key] = value
+
+    def child(self, is_map: bool) -> Any:
+        key = self.key
+        if key in ("body", "suites", "tests") and not is_map:
+            self._open()
+            return _Items(self.source, "body" if key == "body" else key[:-1])
+        if key == "setup" and is_map:
+            self._open()
+            return _NodeMap(self.source, "setup")
+        if key == "teardown" and is_map:
+            self._open()
+            buffer = EventBuffer()
+            self.teardowns.append(buffer)
+            teardown = _NodeMap(self.source, "teardown")
+            teardown.saved_sink = self.source.sink
+            self.source.sink = buffer
+            return teardown
+        return _Value(is_map, self._set)
+
+    def _open(self) -> None:
+        if self.node is not None:
+            return
+        kind = self.kind
+        if kind == "body":
+            ntype = self.data.get("type", ev.KEYWORD)
+            if ntype not in _BODY_TYPES:
+                raise ResultError(INVALID_JSON, f"Unknown body item type {ntype!r}.")
+            raw = self.data.get("type", "KEYWORD")
+        else:
+            ntype = {"suite": ev.SUITE, "test": ev.TEST, "setup": ev.SETUP,
+                     "teardown": ev.TEARDOWN}[kind]
+            raw = kind
+        self.node = Node(ntype, raw)
+        self.source.open(self.node)
+
+    def finish(self) -> None:
+        data = self.data
+        source = self.source
+        if self.node is None and self.kind == "body" and data.get("type") == "MESSAGE":
+            source.sink.message(
+                data.get("level", "INFO"), data.get("message", ""), bool(data.get("html")),
+                data.get("timestamp"),
+            )
+            return
+        self._open()
+        node = self.node
+        assert node is not None
+        for buffer in self.teardowns:
+            buffer.replay(source.sink)
+        _apply(node, data)
+        source.sink.close_node(node)
+        if self.saved_sink is not None:
+            source.sink = self.saved_sink
+
+
+def _apply(node: Node, data: dict[str, Any]) -> None:
+    node.name = data.get("name") or ""
+    node.owner = data.get("owner") or None
+    node.status = data.get("status", "FAIL")
+    node.start_time = data.get("start_time")
+    elapsed = data.get("elapsed_time")
+    node.elapsed = float(elapsed) if elapsed is not None else None
+    node.message = data.get("message") or ""
+    if data.get("args"):
+        node.args = [str(a) for a in data["args"]]
+    if data.get("assign"):
+        node.assign = data["assign"]
+    if node.type == ev.VAR and data.get("value") is not None:
+        value = data["value"]
+        node.fields["value"] = value if isinstance(value, list) else [value]
+    fields = node.fields
+    for key in _FIELD_KEYS.intersection(data):
+        value = data[key]
+        if value or (value == 0 and key == "lineno"):
+            fields[key] = value
+
+
+class _Errors:
+    """The run-level ``errors`` list."""
+
+    __slots__ = ("key", "source")
+
+    def __init__(self, source: JsonSource) -> None:
+        self.key: Any = None
+        self.source = source
+
+    def child(self, is_map: bool) -> _Value:
+        return _Value(is_map, self._deliver)
+
+    def _deliver(self, item: Any) -> None:
+        if isinstance(item, dict):
+            self.source.sink.run_error(
+                item.get("level", "INFO"), item.get("message", ""), bool(item.get("html")),
+                item.get("timestamp"),
+            )
+
+    def scalar(self, value: Any) -> None:
+        pass
+
+    def finish(self) -> None:
+        pass
+
+
+class _Top:
+    """The top-level object: generator, generated, rpa, suite, statistics, errors."""
+
+    __slots__ = ("key", "source")
+
+    def __init__(self, source: JsonSource) -> None:
+        self.key: Any = None
+        self.source = source
+
+    def _check_key(self) -> None:
+        if self.key in _BARE_SUITE_KEYS:
+            raise ResultError(
+                UNSUPPORTED_FORMAT,
+                "This JSON is a bare suite (as RF 7.0/7.1 rebot wrote it): it has no ids,"
+                " statistics or errors. Only RF 7.2+ output.json is supported.",
+                "Import the output.xml of that run, or re-run with RF 7.2 or newer.",
+            )
+
+    def scalar(self, value: Any) -> None:
+        self._check_key()
+        info = self.source.run_info
+        if self.key == "generator":
+            info.generator = value
+        elif self.key == "generated":
+            info.generated = value
+        elif self.key == "rpa":
+            info.rpa = bool(value)
+
+    def child(self, is_map: bool) -> Any:
+        self._check_key()
+        if self.key == "suite" and is_map:
+            if self.source.root_seen:
+                raise ResultError(INVALID_JSON, "More than one 'suite' at the top level.")
+            self.source.root_seen = True
+            return _NodeMap(self.source, "suite")
+        if self.key == "errors" and not is_map:
+            return _Errors(self.source)
+        if self.key == "statistics" and is_map:
+            return _Statistics(self.source)
+        return _SKIP
+
+    def finish(self) -> None:
+        self.source.top_closed = True
+
+
+class _Statistics:
+    __slots__ = ("key", "source")
+
+    def __init__(self, source: JsonSource) -> None:
+        self.key: Any = None
+        self.source = source
+
+    def child(self, is_map: bool) -> Any:
+        if self.key == "total" and is_map:
+            return _Value(True, self._total)
+        return _SKIP
+
+    def _total(self, total: dict[str, Any]) -> None:
+        passed, failed, skipped = (int(total.get(k, 0)) for k in ("pass", "fail", "skip"))
+        self.source.totals = (passed + failed + skipped, passed, failed, skipped)
+
+    def scalar(self, value: Any) -> None:
+        pass
+
+    def finish(self) -> None:
+        pass
+
+
+class JsonSource:
+    """Feeds one output.json to an :class:`EventSink`."""
+
+    def __init__(self, sink: EventSink, run_info: RunInfo) -> None:
+        self.sink: EventSink = sink
+        self.writer = sink
+        self.run_info = run_info
+        self.started = False
+        self.root_seen = False
+        self.top_closed = False
+        self.totals: tuple[int, int, int, int] | None = None
+
+    def open(self, node: Node) -> None:
+        if not self.started:
+            if not self.run_info.generator:
+                raise ResultError(
+                    UNSUPPORTED_FORMAT,
+                    "This JSON has no 'generator' before its suite; it is not an RF 7.2+"
+                    " output.json.",
+                )
+            self.writer.start_run(self.run_info)
+            self.started = True
+        self.sink.open_node(node)
+
+    def feed_file(self, fh: BinaryIO, progress: Callable[[int], None] | None = None,
+                  allow_incomplete: bool = False) -> bool:
+        reader = _CountingReader(fh, progress)
+        try:
+            self._run(ijson.basic_parse(reader, use_float=True))
+        except ijson.IncompleteJSONError as exc:
+            if not reader.at_eof:
+                raise ResultError(INVALID_JSON, f"Invalid JSON: {exc}") from exc
+            return self._cut(str(exc), allow_incomplete)
+        except ijson.JSONError as exc:
+            raise ResultError(INVALID_JSON, f"Invalid JSON: {exc}") from exc
+        if not self.top_closed:
+            return self._cut("no top-level object", allow_incomplete)
+        if not self.root_seen:
+            raise ResultError(UNSUPPORTED_FORMAT, "This JSON has no 'suite': not an RF output.json.")
+        total = self.totals
+        self.writer.end_run(RunEnd(
+            complete=True, generator=self.run_info.generator,
+            total=total[0] if total else None, passed=total[1] if total else None,
+            failed=total[2] if total else None, skipped=total[3] if total else None,
+        ))
+        return True
+
+    def _cut(self, reason: str, allow_incomplete: bool) -> bool:
+        if not self.started:
+            raise ResultError(
+                INCOMPLETE_RESULT, f"The file ends before any suite started ({reason}).",
+                "The run may still be starting or was killed at once; nothing to import.",
+            )
+        if not allow_incomplete:
+            raise ResultError(
+                INCOMPLETE_RESULT,
+                f"The JSON is cut ({reason}): the run was interrupted or the file is still"
+                " being written.",
+                "Wait for robot to finish, or import the readable part with allow_incomplete"
+                " (the run is then marked 'interrupted').",
+            )
+        self.sink = self.writer  # a teardown being buffered when the file ended is lost
+        self.writer.end_run(RunEnd(complete=False, generator=self.run_info.generator))
+        return False
+
+    def _run(self, events: Iterable[tuple[str, Any]]) -> None:
+        stack: list[Any] = []
+        for event, value in events:
+            if event == "map_key":
+                stack[-1].key = value
+            elif event == "start_map" or event == "start_array":
+                is_map = event == "start_map"
+                if stack:
+                    stack.append(stack[-1].child(is_map))
+                elif is_map:
+                    stack.append(_Top(self))
+                else:
+                    raise ResultError(UNSUPPORTED_FORMAT, "The JSON is a list, not an RF output.json.")
+            elif event == "end_map" or event == "end_array":
+                stack.pop().finish()
+            elif stack:
+                stack[-1].scalar(value)
+            else:
+                raise ResultError(UNSUPPORTED_FORMAT, "The JSON is a bare value, not an RF output.json.")
+
+
+class _CountingReader:
+    """Reports progress and tells whether a parse error happened at the end of the data."""
+
+    def __init__(self, fh: BinaryIO, progress: Callable[[int], None] | None) -> None:
+        self.fh = fh
+        self.progress = progress
+        self.done = 0
+        self.at_eof = False
+
+    def read(self, size: int = -1) -> bytes:
+        chunk = self.fh.read(size)
+        if not chunk:
+            self.at_eof = True
+        self.done += len(chunk)
+        if self.progress:
+            self.progress(self.done)
+        return chunk

@@ -1,0 +1,309 @@
+"""The SQLite store: where it lives, its schema, and opening it safely from many processes.
+
+Layout (see DESIGN.md "Store"):
+
+* ``runs``: one row per run, whatever its origin (``listener`` or ``import``).
+* ``nodes``: one flat row per suite/test/keyword/control item. ``key`` is
+  ``run_id << 32 | pre``, so a subtree is the key range ``[key, base + last]`` and every
+  lookup by position is a primary-key seek. Type-specific fields live in ``fields`` (a JSON
+  object holding only non-empty values), never a nested body.
+* ``messages``: one row per log message, ``key = run_id << 32 | seq`` in execution order,
+  so the messages of any subtree are the contiguous range ``[msg_lo, msg_hi)`` stored on
+  its root node. ``messages_fts`` indexes the text (trigram: substrings and CJK match).
+* ``errors``: the run-level ``<errors>`` messages.
+
+Rows of a run whose status is ``importing`` are invisible to readers; an import flips the
+status in its final transaction, so a failed or killed import never looks complete.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import sys
+import time
+from pathlib import Path
+
+from .errors import STORE_UNAVAILABLE, ResultError
+
+SCHEMA_VERSION = 1
+ENV_DB = "RF_LOG_MCP_DB"
+RUN_SHIFT = 32  # node/message keys are run_id << RUN_SHIFT | position
+BUSY_TIMEOUT_MS = 30_000
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (
+    key   TEXT PRIMARY KEY,
+    value TEXT
+);
+CREATE TABLE IF NOT EXISTS runs (
+    run_id          INTEGER PRIMARY KEY,
+    origin          TEXT NOT NULL,            -- 'import' | 'listener'
+    status          TEXT NOT NULL,            -- importing | running | complete | interrupted | failed
+    source_path     TEXT,
+    source_format   TEXT,                     -- 'xml' | 'json'
+    source_hash     TEXT,                     -- sha256 of the bytes imported
+    source_size     INTEGER,
+    source_mtime_ns INTEGER,
+    generator       TEXT,
+    rf_version      TEXT,
+    schema_version  INTEGER,
+    generated       TEXT,
+    rpa             INTEGER,
+    label           TEXT,
+    name            TEXT,                     -- root suite name
+    result_status   TEXT,                     -- root suite status (PASS/FAIL/SKIP)
+    start_time      TEXT,
+    elapsed         REAL,
+    total           INTEGER,
+    passed          INTEGER,
+    failed          INTEGER,
+    skipped         INTEGER,
+    node_count      INTEGER,
+    message_count   INTEGER,
+    error_count     INTEGER,
+    pid             INTEGER,
+    host            TEXT,
+    heartbeat       REAL,
+    created_at      REAL NOT NULL,
+    finished_at     REAL
+);
+CREATE INDEX IF NOT EXISTS runs_by_hash ON runs(source_hash);
+CREATE INDEX IF NOT EXISTS runs_by_path ON runs(source_path);
+
+CREATE TABLE IF NOT EXISTS nodes (
+    key                     INTEGER PRIMARY KEY,   -- run_id << 32 | pre
+    run_id                  INTEGER NOT NULL REFERENCES runs(run_id) ON DELETE CASCADE,
+    pre                     INTEGER NOT NULL,      -- pre-order index, root suite = 0
+    last                    INTEGER NOT NULL,      -- pre of the last node in the subtree
+    parent_pre              INTEGER,               -- NULL for the root suite
+    seq                     INTEGER NOT NULL,      -- position among the parent's child nodes
+    depth                   INTEGER NOT NULL,
+    node_id                 TEXT NOT NULL,         -- RF's id (s1-t2-k3); IF/TRY roots: <base>-rN
+    type                    TEXT NOT NULL,         -- normalized (RF 7 result type names)
+    raw_type                TEXT,                  -- what the source called it
+    name                    TEXT,
+    owner                   TEXT,                  -- keyword library / resource
+    status                  TEXT NOT NULL,
+    start_time              TEXT,
+    elapsed                 REAL,                  -- seconds
+    message                 TEXT,                  -- status message (failure text)
+    owner_test              INTEGER,               -- pre of the enclosing test, if any
+    child_count             INTEGER NOT NULL,
+    failed_descendant_count INTEGER NOT NULL,
+    max_descendant_level    INTEGER NOT NULL,      -- highest message level in the subtree
+    message_count           INTEGER NOT NULL,      -- own messages
+    msg_lo                  INTEGER NOT NULL,      -- subtree messages: seq in [msg_lo, msg_hi)
+    msg_hi                  INTEGER NOT NULL,
+    args                    TEXT,                  -- JSON list, only when non-empty
+    assign                  TEXT,                  -- JSON, only when non-empty
+    fields                  TEXT                   -- JSON object of non-empty type-specific fields
+);
+CREATE UNIQUE INDEX IF NOT EXISTS nodes_by_id ON nodes(run_id, node_id);
+CREATE INDEX IF NOT EXISTS nodes_by_parent ON nodes(run_id, parent_pre, seq);
+
+CREATE TABLE IF NOT EXISTS messages (
+    key      INTEGER PRIMARY KEY,                  -- run_id << 32 | seq
+    run_id   INTEGER NOT NULL REFERENCES runs(run_id) ON DELETE CASCADE,
+    node_pre INTEGER NOT NULL,                     -- owning node
+    msg_no   INTEGER NOT NULL,                     -- RF's per-parent message number (-mN)
+    level    TEXT NOT NULL,
+    time     TEXT,
+    html     INTEGER NOT NULL DEFAULT 0,
+    text     TEXT NOT NULL                         -- whole, never cut in the store
+);
+CREATE VIRTUAL TABLE IF NOT EXISTS messages_fts USING fts5(
+    text, content='messages', content_rowid='key', tokenize='trigram case_sensitive 0'
+);
+
+CREATE TABLE IF NOT EXISTS errors (
+    run_id INTEGER NOT NULL REFERENCES runs(run_id) ON DELETE CASCADE,
+    seq    INTEGER NOT NULL,                       -- 1-based: id errors-m<seq>
+    level  TEXT NOT NULL,
+    time   TEXT,
+    html   INTEGER NOT NULL DEFAULT 0,
+    text   TEXT NOT NULL,
+    PRIMARY KEY (run_id, seq)
+);
+"""
+
+# Each entry upgrades the store from version N to N+1; applied in order on open.
+_MIGRATIONS: dict[int, str] = {}
+
+
+def default_store_path() -> Path:
+    """The per-user store shared by listener and server; ``RF_LOG_MCP_DB`` overrides it."""
+    override = os.environ.get(ENV_DB)
+    if override:
+        return Path(override).expanduser()
+    return _user_data_dir() / "rf-log-mcp" / "store.sqlite3"
+
+
+def _user_data_dir() -> Path:
+    home = Path.home()
+    if sys.platform == "win32":
+        return Path(os.environ.get("LOCALAPPDATA") or home / "AppData" / "Local")
+    if sys.platform == "darwin":
+        return home / "Library" / "Application Support"
+    return Path(os.environ.get("XDG_DATA_HOME") or home / ".local" / "share")
+
+
+def run_base(run_id: int) -> int:
+    return run_id << RUN_SHIFT
+
+
+def open_store(path: str | os.PathLike[str] | None = None, *, readonly: bool = False) -> sqlite3.Connection:
+    """Open (creating and migrating as needed) the store; a clear ResultError names the path."""
+    db_path = Path(path).expanduser() if path else default_store_path()
+    try:
+        if readonly:
+            conn = sqlite3.connect(
+                f"{db_path.resolve().as_uri()}?mode=ro", uri=True,
+                timeout=BUSY_TIMEOUT_MS / 1000, check_same_thread=False,
+            )
+        else:
+            db_path.parent.mkdir(parents=True, exist_ok=True)
+            conn = sqlite3.connect(
+                db_path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None,
+                check_same_thread=False,
+            )
+        conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+        if not readonly:
+            _prepare(conn)
+        conn.execute("PRAGMA foreign_keys = ON")
+    except (sqlite3.Error, OSError) as exc:
+        raise ResultError(
+            STORE_UNAVAILABLE,
+            f"Cannot open the store at {db_path}: {exc}",
+            f"Check that {db_path.parent} is writable, or point {ENV_DB} at a writable file.",
+        ) from exc
+    return conn
+
+
+def _prepare(conn: sqlite3.Connection) -> None:
+    conn.execute("PRAGMA journal_mode = WAL")
+    conn.execute("PRAGMA synchronous = NORMAL")
+    version = _schema_version(conn)
+    if version == SCHEMA_VERSION:
+        return
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        version = _schema_version(conn)  # another process may have created it meanwhile
+        if version is None:
+            for statement in _split_sql(_SCHEMA):
+                conn.execute(statement)
+            version = SCHEMA_VERSION
+        elif version > SCHEMA_VERSION:
+            raise sqlite3.DatabaseError(
+                f"store schema version {version} is newer than this rf-log-mcp ({SCHEMA_VERSION})"
+            )
+        while version < SCHEMA_VERSION:
+            for statement in _split_sql(_MIGRATIONS[version]):
+                conn.execute(statement)
+            version += 1
+        conn.execute(
+            "INSERT OR REPLACE INTO meta(key, value) VALUES ('schema_version', ?)", (str(version),)
+        )
+        conn.execute("COMMIT")
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+
+
+def _schema_version(conn: sqlite3.Connection) -> int | None:
+    has_meta = conn.execute(
+        "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'meta'"
+    ).fetchone()
+    if not has_meta:
+        return None
+    row = conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+    return int(row[0]) if row else None
+
+
+def _split_sql(script: str) -> list[str]:
+    """Split a DDL script into statements, so it runs inside our own transaction.
+
+    ``executescript`` would COMMIT first; our DDL has no ';' inside strings or triggers.
+    """
+    lines = [line.split("--", 1)[0] for line in script.splitlines()]
+    return [s.strip() for s in "\n".join(lines).split(";") if s.strip()]
+
+
+# -- run lifecycle helpers shared by the importers (and later the listener) ---------------
+
+STALE_HEARTBEAT_S = 120.0
+
+
+def delete_run(conn: sqlite3.Connection, run_id: int) -> None:
+    """Remove a run and everything it owns, full-text entries included, in one transaction."""
+    lo, hi = run_base(run_id), run_base(run_id + 1)
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        # External-content FTS5 needs the old text to remove its entries.
+        conn.execute(
+            "INSERT INTO messages_fts (messages_fts, rowid, text)"
+            " SELECT 'delete', key, text FROM messages WHERE key >= ? AND key < ?", (lo, hi),
+        )
+        conn.execute("DELETE FROM messages WHERE key >= ? AND key < ?", (lo, hi))
+        conn.execute("DELETE FROM nodes WHERE key >= ? AND key < ?", (lo, hi))
+        conn.execute("DELETE FROM errors WHERE run_id = ?", (run_id,))
+        conn.execute("DELETE FROM runs WHERE run_id = ?", (run_id,))
+        conn.execute("COMMIT")
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+
+
+def find_reusable_run(
+    conn: sqlite3.Connection, path: str, size: int, mtime_ns: int, digest: str | None,
+    *, allow_interrupted: bool = False,
+) -> int | None:
+    """The run that already holds these bytes: by path+size+mtime first, else by hash."""
+    statuses = ("complete", "interrupted") if allow_interrupted else ("complete", "complete")
+    if digest is None:
+        row = conn.execute(
+            "SELECT run_id FROM runs WHERE source_path = ? AND source_size = ?"
+            " AND source_mtime_ns = ? AND status IN (?, ?) AND source_hash IS NOT NULL"
+            " ORDER BY status = 'complete' DESC, run_id DESC LIMIT 1",
+            (path, size, mtime_ns, *statuses),
+        ).fetchone()
+    else:
+        row = conn.execute(
+            "SELECT run_id FROM runs WHERE source_hash = ? AND status IN (?, ?)"
+            " ORDER BY status = 'complete' DESC, run_id DESC LIMIT 1",
+            (digest, *statuses),
+        ).fetchone()
+    return int(row[0]) if row else None
+
+
+def reap_stale_runs(conn: sqlite3.Connection) -> list[int]:
+    """Delete imports that died half-way (their process is gone or silent)."""
+    import socket
+
+    host = socket.gethostname()
+    now = time.time()
+    dead = []
+    for run_id, pid, run_host, heartbeat in conn.execute(
+        "SELECT run_id, pid, host, heartbeat FROM runs WHERE status = 'importing'"
+    ).fetchall():
+        silent = heartbeat is None or now - heartbeat > STALE_HEARTBEAT_S
+        gone = run_host == host and pid is not None and not pid_alive(pid)
+        if silent or gone:
+            dead.append(run_id)
+    for run_id in dead:
+        delete_run(conn, run_id)
+    return dead
+
+
+def pid_alive(pid: int) -> bool:
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    except OSError:
+        return False
+    return True

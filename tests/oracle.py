@@ -1,0 +1,166 @@
+"""Canonical dumps for the central invariant (DESIGN.md): the store vs RF's own model.
+
+``dump_store`` reads a run back from SQLite; ``dump_execution_result`` walks
+``robot.api.ExecutionResult`` of the same file, independently of our parser. Both produce
+the same shape: one dict per node in pre-order (id, parent, type, name, owner, status,
+message, args, assign and type-specific fields, empty values dropped), then one per message
+and one per run error. Times and origin differ by nature and are left out.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from typing import Any
+
+from rf_log_listener.store import run_base
+
+# ExecutionResult attribute -> canonical key, per normalized type.
+_KEYWORD = ("name", "owner", "source_name", "args", "assign", "doc", "tags", "timeout")
+_ATTRS: dict[str, tuple[str, ...]] = {
+    "SUITE": ("name", "source", "doc", "metadata"),
+    "TEST": ("name", "lineno", "doc", "tags", "timeout"),
+    "KEYWORD": _KEYWORD, "SETUP": _KEYWORD, "TEARDOWN": _KEYWORD,
+    "FOR": ("assign", "flavor", "values", "start", "mode", "fill"),
+    "ITERATION": ("assign",),
+    "WHILE": ("condition", "limit", "on_limit", "on_limit_message"),
+    "IF/ELSE ROOT": (), "TRY/EXCEPT ROOT": (),
+    "IF": ("condition",), "ELSE IF": ("condition",), "ELSE": (),
+    "TRY": (), "EXCEPT": ("patterns", "pattern_type", "assign"), "FINALLY": (),
+    "VAR": ("name", "value", "scope", "separator"),
+    "RETURN": ("values",), "ERROR": ("values",), "BREAK": (), "CONTINUE": (),
+    "GROUP": ("name",),
+}
+
+
+def _clean(value: Any) -> Any:
+    if isinstance(value, (list, tuple)):
+        return [_clean(v) for v in value]
+    if isinstance(value, dict):
+        return {str(k): _clean(v) for k, v in value.items()}
+    if value is None or isinstance(value, (bool, int, float)):
+        return value
+    return str(value)
+
+
+def _node_entry(node_id: str, parent: str | None, ntype: str, status: str, message: str,
+                attrs: dict[str, Any]) -> dict[str, Any]:
+    entry: dict[str, Any] = {"id": node_id, "parent": parent, "type": ntype, "status": status}
+    if message:
+        entry["message"] = message
+    for key, value in attrs.items():
+        if value not in (None, "", [], (), {}):
+            entry[key] = _clean(value)
+    return entry
+
+
+def dump_store(conn: sqlite3.Connection, run_id: int) -> dict[str, list[dict[str, Any]]]:
+    base = run_base(run_id)
+    ids: dict[int, str] = {}
+    nodes = []
+    for (pre, parent_pre, node_id, ntype, name, owner, status, message, args, assign,
+         fields) in conn.execute(
+        "SELECT pre, parent_pre, node_id, type, name, owner, status, message, args, assign,"
+        " fields FROM nodes WHERE key >= ? AND key < ? ORDER BY key",
+        (base, run_base(run_id + 1)),
+    ):
+        ids[pre] = node_id
+        attrs: dict[str, Any] = json.loads(fields) if fields else {}
+        if ntype not in ("IF/ELSE ROOT", "TRY/EXCEPT ROOT", "FOR", "ITERATION", "WHILE",
+                         "BREAK", "CONTINUE", "RETURN", "ERROR", "IF", "ELSE IF", "ELSE",
+                         "TRY", "EXCEPT", "FINALLY"):
+            attrs["name"] = name
+        attrs["owner"] = owner
+        attrs["args"] = json.loads(args) if args else None
+        attrs["assign"] = json.loads(assign) if assign else None
+        wanted = _ATTRS[ntype]
+        attrs = {k: v for k, v in attrs.items() if k in wanted}
+        nodes.append(_node_entry(
+            node_id, ids.get(parent_pre) if parent_pre is not None else None, ntype, status,
+            message or "", attrs,
+        ))
+    messages = [
+        {"id": f"{ids[node_pre]}-m{msg_no}", "level": level, "html": bool(html), "text": text}
+        for node_pre, msg_no, level, html, text in conn.execute(
+            "SELECT node_pre, msg_no, level, html, text FROM messages"
+            " WHERE key >= ? AND key < ? ORDER BY key", (base, run_base(run_id + 1)),
+        )
+    ]
+    errors = [
+        {"id": f"errors-m{seq}", "level": level, "html": bool(html), "text": text}
+        for seq, level, html, text in conn.execute(
+            "SELECT seq, level, html, text FROM errors WHERE run_id = ? ORDER BY seq", (run_id,)
+        )
+    ]
+    return {"nodes": nodes, "messages": messages, "errors": errors}
+
+
+def dump_execution_result(path: str) -> dict[str, list[dict[str, Any]]]:
+    from robot.api import ExecutionResult
+
+    result = ExecutionResult(path)
+    nodes: list[dict[str, Any]] = []
+    messages: list[dict[str, Any]] = []
+    _walk_suite(result.suite, None, nodes, messages)
+    errors = [
+        {"id": f"errors-m{i}", "level": m.level, "html": bool(m.html), "text": m.message}
+        for i, m in enumerate(result.errors.messages, start=1)
+    ]
+    return {"nodes": nodes, "messages": messages, "errors": errors}
+
+
+def _attrs(item: Any, ntype: str) -> dict[str, Any]:
+    attrs = {}
+    for key in _ATTRS[ntype]:
+        value = getattr(item, key, None)
+        if key == "metadata" and value is not None:
+            value = dict(value)
+        elif key == "tags" and value is not None:
+            value = list(value)
+        attrs[key] = value
+    return attrs
+
+
+def _walk_suite(suite: Any, parent: str | None, nodes: list, messages: list) -> None:
+    nodes.append(_node_entry(suite.id, parent, "SUITE", suite.status, suite.message,
+                             _attrs(suite, "SUITE")))
+    if suite.has_setup:
+        _walk_item(suite.setup, suite.id, suite.id, nodes, messages)
+    for child in suite.suites:
+        _walk_suite(child, suite.id, nodes, messages)
+    for test in suite.tests:
+        nodes.append(_node_entry(test.id, suite.id, "TEST", test.status, test.message,
+                                 _attrs(test, "TEST")))
+        _walk_body(test, test.id, test.id, nodes, messages)
+    if suite.has_teardown:
+        _walk_item(suite.teardown, suite.id, suite.id, nodes, messages)
+
+
+def _walk_body(owner: Any, owner_id: str, id_base: str, nodes: list, messages: list) -> None:
+    """Setup, body and teardown of anything that has them, in RF's id order."""
+    if getattr(owner, "has_setup", False):
+        _walk_item(owner.setup, owner_id, id_base, nodes, messages)
+    for item in owner.body:
+        _walk_item(item, owner_id, id_base, nodes, messages)
+    if getattr(owner, "has_teardown", False):
+        _walk_item(owner.teardown, owner_id, id_base, nodes, messages)
+
+
+def _walk_item(item: Any, parent: str, id_base: str, nodes: list, messages: list) -> None:
+    ntype = item.type
+    if ntype == "MESSAGE":
+        messages.append({"id": item.id, "level": item.level, "html": bool(item.html),
+                         "text": item.message})
+        return
+    if ntype in ("IF/ELSE ROOT", "TRY/EXCEPT ROOT"):
+        # RF gives roots no id; the store names them after their first branch (<base>-rN).
+        first = item.body[0].id if item.body else None
+        node_id = first.rsplit("-k", 1)[0] + "-r" + first.rsplit("-k", 1)[1] if first else None
+        nodes.append(_node_entry(node_id, parent, ntype, item.status, item.message,
+                                 _attrs(item, ntype)))
+        for branch in item.body:
+            _walk_item(branch, node_id, id_base, nodes, messages)
+        return
+    nodes.append(_node_entry(item.id, parent, ntype, item.status,
+                             getattr(item, "message", ""), _attrs(item, ntype)))
+    _walk_body(item, item.id, item.id, nodes, messages)
