@@ -92,7 +92,23 @@ def dump_store(conn: sqlite3.Connection, run_id: int) -> dict[str, list[dict[str
             "SELECT seq, level, html, text FROM errors WHERE run_id = ? ORDER BY seq", (run_id,)
         )
     ]
-    return {"nodes": nodes, "messages": messages, "errors": errors}
+    return _canonical(nodes, messages, errors)
+
+
+def _canonical(nodes: list, messages: list, errors: list) -> dict[str, list[dict[str, Any]]]:
+    """Messages ordered by (owning node in pre-order, message number).
+
+    Execution order is not comparable: RF's model keeps a keyword's teardown apart from its
+    body, while a message may be logged after the teardown ran (the assignment of a user
+    keyword's return value), so the store's execution order is finer than the model's.
+    """
+    position = {node["id"]: index for index, node in enumerate(nodes)}
+
+    def order(message: dict[str, Any]) -> tuple[int, int]:
+        parent, number = message["id"].rsplit("-m", 1)
+        return position.get(parent, -1), int(number)
+
+    return {"nodes": nodes, "messages": sorted(messages, key=order), "errors": errors}
 
 
 def dump_execution_result(path: str) -> dict[str, list[dict[str, Any]]]:
@@ -106,7 +122,7 @@ def dump_execution_result(path: str) -> dict[str, list[dict[str, Any]]]:
         {"id": f"errors-m{i}", "level": m.level, "html": bool(m.html), "text": m.message}
         for i, m in enumerate(result.errors.messages, start=1)
     ]
-    return {"nodes": nodes, "messages": messages, "errors": errors}
+    return _canonical(nodes, messages, errors)
 
 
 def _attrs(item: Any, ntype: str) -> dict[str, Any]:

@@ -1,0 +1,1 @@
+"""One module per view; each takes a read connection and returns plain data."""

@@ -1,0 +1,82 @@
+"""Row access shared by the views: runs and nodes by id, children, the visible-run rule."""
+
+from __future__ import annotations
+
+import sqlite3
+from dataclasses import dataclass
+from typing import Any
+
+from rf_log_listener.errors import ResultError
+from rf_log_listener.store import run_base
+
+RUN_NOT_FOUND = "RUN_NOT_FOUND"
+NODE_NOT_FOUND = "NODE_NOT_FOUND"
+
+# An import still in progress (or one that died) is never shown.
+VISIBLE = "status != 'importing'"
+
+NODE_COLUMNS = (
+    "key, pre, last, parent_pre, node_id, type, name, owner, status, message, elapsed,"
+    " failed_descendant_count, max_descendant_level, msg_lo, msg_hi, args"
+)
+
+
+@dataclass(frozen=True)
+class NodeRow:
+    key: int
+    pre: int
+    last: int
+    parent_pre: int | None
+    node_id: str
+    type: str
+    name: str
+    owner: str | None
+    status: str
+    message: str | None
+    elapsed: float | None
+    failed_descendant_count: int
+    max_descendant_level: int
+    msg_lo: int
+    msg_hi: int
+    args: str | None
+
+
+def run_row(conn: sqlite3.Connection, run_id: int) -> dict[str, Any]:
+    cur = conn.execute(f"SELECT * FROM runs WHERE run_id = ? AND {VISIBLE}", (run_id,))
+    row = cur.fetchone()
+    if row is None:
+        raise ResultError(RUN_NOT_FOUND, f"No run {run_id} in the store.",
+                          "List runs with `rf-log-mcp runs`, or import the result file first.")
+    return dict(zip([d[0] for d in cur.description], row, strict=True))
+
+
+def node_by_id(conn: sqlite3.Connection, run_id: int, node_id: str) -> NodeRow:
+    row = conn.execute(
+        f"SELECT {NODE_COLUMNS} FROM nodes WHERE run_id = ? AND node_id = ?", (run_id, node_id)
+    ).fetchone()
+    if row is None:
+        raise ResultError(NODE_NOT_FOUND, f"Run {run_id} has no node {node_id!r}.",
+                          "Node ids look like s1-s2-t3-k4; take them from summary or tree.")
+    return NodeRow(*row)
+
+
+def children(conn: sqlite3.Connection, run_id: int, parent: NodeRow) -> list[NodeRow]:
+    rows = conn.execute(
+        f"SELECT {NODE_COLUMNS} FROM nodes WHERE run_id = ? AND parent_pre = ? ORDER BY seq",
+        (run_id, parent.pre),
+    ).fetchall()
+    return [NodeRow(*row) for row in rows]
+
+
+def own_messages(conn: sqlite3.Connection, run_id: int, node: NodeRow,
+                 min_level: int = 0) -> list[tuple[str, str, str]]:
+    """(message id, level, text) of the node's own messages, in order."""
+    from rf_log_listener.events import LEVELS
+
+    base = run_base(run_id)
+    rows = conn.execute(
+        "SELECT msg_no, level, text FROM messages WHERE key >= ? AND key < ? AND node_pre = ?"
+        " ORDER BY key", (base + node.msg_lo, base + node.msg_hi, node.pre),
+    ).fetchall()
+    return [(f"{node.node_id}-m{n}", level, text) for n, level, text in rows
+            if LEVELS.get(level, 3) >= min_level]

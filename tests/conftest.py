@@ -1,0 +1,33 @@
+from __future__ import annotations
+
+import sqlite3
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+TESTS = Path(__file__).resolve().parent
+sys.path.insert(0, str(TESTS))  # tests/oracle.py
+
+from rf_log_listener.store import open_store  # noqa: E402
+
+FIXTURE_RESULTS = TESTS / "fixtures" / "results"
+
+
+def fixture_files() -> list[Path]:
+    files = sorted(p for p in FIXTURE_RESULTS.glob("*/*") if p.suffix in (".xml", ".json"))
+    assert files, f"no fixtures under {FIXTURE_RESULTS}; run tests/fixtures/generate.py"
+    return files
+
+
+@pytest.fixture
+def db_path(tmp_path: Path) -> Path:
+    return tmp_path / "store.sqlite3"
+
+
+@pytest.fixture
+def conn(db_path: Path) -> Iterator[sqlite3.Connection]:
+    connection = open_store(db_path)
+    yield connection
+    connection.close()

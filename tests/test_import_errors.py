@@ -1,0 +1,190 @@
+"""Bad input gives a structured error with a stable code and leaves no run behind."""
+
+from __future__ import annotations
+
+import gzip
+import os
+import sqlite3
+import threading
+import time
+from pathlib import Path
+
+import pytest
+from conftest import FIXTURE_RESULTS
+
+from rf_log_listener.errors import ResultError
+from rf_log_listener.importers import import_result
+from rf_log_listener.importers.xml_source import XmlSource
+
+XML = FIXTURE_RESULTS / "7.5" / "output.xml"
+JSON = FIXTURE_RESULTS / "7.5" / "output.json"
+
+
+def _error(conn: sqlite3.Connection, path: Path, **kwargs: object) -> ResultError:
+    with pytest.raises(ResultError) as info:
+        import_result(conn, path, stable_window=0, **kwargs)
+    return info.value
+
+
+def _run_count(conn: sqlite3.Connection) -> int:
+    return conn.execute("SELECT count(*) FROM runs").fetchone()[0]
+
+
+def _leftovers(conn: sqlite3.Connection) -> tuple[int, int, int, int]:
+    return tuple(conn.execute(f"SELECT count(*) FROM {t}").fetchone()[0]  # type: ignore[return-value]
+                 for t in ("runs", "nodes", "messages", "errors"))
+
+
+def test_missing_file_and_directory(conn: sqlite3.Connection, tmp_path: Path) -> None:
+    err = _error(conn, tmp_path / "nope.xml")
+    assert err.code == "FILE_NOT_FOUND" and "nope.xml" in err.message
+    err = _error(conn, tmp_path)
+    assert err.code == "FILE_NOT_FOUND" and "directory" in err.message
+
+
+@pytest.mark.parametrize(("content", "code", "phrase"), [
+    (b"", "INCOMPLETE_RESULT", "empty"),
+    (gzip.compress(XML.read_bytes()[:2000]), "UNSUPPORTED_FORMAT", "gzip"),
+    (b"\x00\x01\x02binary\xff" * 10, "UNSUPPORTED_FORMAT", "binary"),
+    (b"hello, world", "UNSUPPORTED_FORMAT", "neither XML nor JSON"),
+    (b'<?xml version="1.0"?>\n<testsuite name="x" tests="1"><testcase name="a"/></testsuite>',
+     "UNSUPPORTED_FORMAT", "xUnit"),
+    (b'<?xml version="1.0"?>\n<robot generator="Robot 3.2.2 (Python 3.8)" generated="20200101 '
+     b'10:00:00.000"><suite id="s1" name="A"></suite></robot>', "UNSUPPORTED_FORMAT", "RF 3.x"),
+    (b'<robot generator="Robot 7.5" schemaversion="5"><suite id="s1" name="A"><<</suite></robot>',
+     "INVALID_XML", "line 1"),
+    (b'<robot generator="Robot 7.5" schemaversion="5"><suite name="A"><status status="PASS"/>'
+     b'</suite></robot>junk', "INVALID_XML", "after"),
+    (b'<!DOCTYPE robot [<!ENTITY x SYSTEM "file:///etc/passwd">]><robot>&x;</robot>',
+     "INVALID_XML", "DOCTYPE"),
+    (b'{"name": "Bare", "tests": []}', "UNSUPPORTED_FORMAT", "bare suite"),
+    (b'{"generator": "Robot 7.5", "suite": {"id": "s1", "name": "A", "tests": [], "status": "PASS"}}'
+     b' trailing', "INVALID_JSON", "Invalid JSON"),
+    (b"[1, 2, 3]", "UNSUPPORTED_FORMAT", "list"),
+])
+def test_foreign_and_broken_files(conn: sqlite3.Connection, tmp_path: Path, content: bytes,
+                                  code: str, phrase: str) -> None:
+    path = tmp_path / "result.xml"
+    path.write_bytes(content)
+    err = _error(conn, path)
+    assert err.code == code
+    assert phrase.lower() in err.message.lower()
+    assert _leftovers(conn) == (0, 0, 0, 0)
+
+
+@pytest.mark.parametrize("source", [XML, JSON], ids=["xml", "json"])
+def test_cut_files_are_incomplete_at_every_fiftieth(conn: sqlite3.Connection, tmp_path: Path,
+                                                    source: Path) -> None:
+    data = source.read_bytes()
+    for step in range(1, 50):
+        cut = tmp_path / f"cut{step}{source.suffix}"
+        cut.write_bytes(data[: len(data) * step // 50])
+        err = _error(conn, cut)
+        assert err.code == "INCOMPLETE_RESULT", (step, err.code, err.message)
+        assert _leftovers(conn) == (0, 0, 0, 0), step
+
+
+@pytest.mark.parametrize("source", [XML, JSON], ids=["xml", "json"])
+def test_cut_file_prefix_imports_as_interrupted(conn: sqlite3.Connection, tmp_path: Path,
+                                                source: Path) -> None:
+    data = source.read_bytes()
+    cut = tmp_path / f"cut{source.suffix}"
+    cut.write_bytes(data[: len(data) // 2])
+    outcome = import_result(conn, cut, stable_window=0, allow_incomplete=True)
+    assert outcome.status == "interrupted"
+    open_nodes = conn.execute(
+        "SELECT node_id, type FROM nodes WHERE run_id = ? AND status = 'NOT FINISHED' ORDER BY key",
+        (outcome.run_id,),
+    ).fetchall()
+    # the root suite, the suite and test being written, and what was open inside it
+    assert open_nodes[0] == ("s1", "SUITE")
+    assert [t for _, t in open_nodes].count("TEST") == 1
+    finished = conn.execute(
+        "SELECT count(*) FROM nodes WHERE run_id = ? AND status IN ('PASS', 'FAIL')",
+        (outcome.run_id,),
+    ).fetchone()[0]
+    assert finished > 500
+    # the same cut bytes again: the same interrupted run
+    again = import_result(conn, cut, stable_window=0, allow_incomplete=True)
+    assert again.run_id == outcome.run_id and again.deduplicated
+    # without the option, the cut file is still refused
+    assert _error(conn, cut).code == "INCOMPLETE_RESULT"
+
+
+def test_file_still_being_written_is_refused(conn: sqlite3.Connection, tmp_path: Path) -> None:
+    data = XML.read_bytes()
+    growing = tmp_path / "output.xml"
+    growing.write_bytes(data[:1000])
+    stop = threading.Event()
+
+    def append() -> None:
+        position = 1000
+        while not stop.is_set() and position < len(data):
+            with growing.open("ab") as fh:
+                fh.write(data[position: position + 500])
+            position += 500
+            time.sleep(0.05)
+
+    writer = threading.Thread(target=append)
+    writer.start()
+    try:
+        with pytest.raises(ResultError) as info:
+            import_result(conn, growing, stable_window=0.5)
+    finally:
+        stop.set()
+        writer.join()
+    assert info.value.code == "INCOMPLETE_RESULT"
+    assert "still being written" in info.value.message
+    assert _leftovers(conn) == (0, 0, 0, 0)
+
+
+def test_same_bytes_give_same_run_without_parsing_again(
+    conn: sqlite3.Connection, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    first = import_result(conn, XML, stable_window=0)
+    copy = tmp_path / "copy-of-output.xml"
+    copy.write_bytes(XML.read_bytes())
+
+    def must_not_parse(*_args: object, **_kwargs: object) -> bool:
+        raise AssertionError("parsed again")
+
+    monkeypatch.setattr(XmlSource, "feed_file", must_not_parse)
+    same_path = import_result(conn, XML, stable_window=0)
+    other_path = import_result(conn, copy, stable_window=0)
+    assert first.run_id == same_path.run_id == other_path.run_id
+    assert same_path.deduplicated and other_path.deduplicated and not first.deduplicated
+    assert _run_count(conn) == 1
+
+
+def test_interrupted_import_leaves_nothing(conn: sqlite3.Connection) -> None:
+    calls = []
+
+    def ctrl_c(done: int, total: int) -> None:
+        calls.append(done)
+        if done > 0:
+            raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        import_result(conn, JSON, stable_window=0, progress=ctrl_c)
+    assert calls
+    assert _leftovers(conn) == (0, 0, 0, 0)
+    assert conn.execute("SELECT count(*) FROM messages_fts").fetchone()[0] == 0
+    # and the file imports fine afterwards
+    assert import_result(conn, JSON, stable_window=0).status == "complete"
+
+
+def test_stale_import_of_a_dead_process_is_reaped(conn: sqlite3.Connection) -> None:
+    conn.execute(
+        "INSERT INTO runs (run_id, origin, status, pid, host, heartbeat, created_at, source_hash)"
+        " VALUES (7, 'import', 'importing', 999999999, ?, ?, ?, 'x')",
+        (os.uname().nodename, time.time(), time.time()),
+    )
+    conn.execute(
+        "INSERT INTO nodes (key, run_id, pre, last, seq, depth, node_id, type, status, child_count,"
+        " failed_descendant_count, max_descendant_level, message_count, msg_lo, msg_hi)"
+        " VALUES (?, 7, 0, 0, 0, 0, 's1', 'SUITE', 'PASS', 0, 0, 0, 0, 0, 0)", (7 << 32,),
+    )
+    outcome = import_result(conn, XML, stable_window=0)
+    assert outcome.run_id != 7
+    assert conn.execute("SELECT count(*) FROM runs WHERE run_id = 7").fetchone()[0] == 0
+    assert conn.execute("SELECT count(*) FROM nodes WHERE run_id = 7").fetchone()[0] == 0

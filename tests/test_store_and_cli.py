@@ -1,0 +1,125 @@
+"""The store's set-up and the `rf-log-mcp` command line, run as real processes."""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import FIXTURE_RESULTS
+
+from rf_log_listener.errors import ResultError
+from rf_log_listener.store import SCHEMA_VERSION, default_store_path, open_store
+
+XML = FIXTURE_RESULTS / "7.5" / "output.xml"
+
+
+def cli(*args: str, env: dict[str, str] | None = None, cwd: Path | None = None
+        ) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "rf_log_mcp", *args], capture_output=True, text=True,
+        env={**os.environ, **(env or {})}, cwd=cwd, timeout=300, check=False,
+    )
+
+
+def test_schema_wal_and_version(db_path: Path) -> None:
+    conn = open_store(db_path)
+    assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    version = conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()[0]
+    assert version == str(SCHEMA_VERSION)
+    tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    assert {"runs", "nodes", "messages", "messages_fts", "errors", "meta"} <= tables
+    conn.close()
+    assert open_store(db_path).execute("PRAGMA foreign_keys").fetchone()[0] == 1
+
+
+def test_store_newer_than_code_is_refused(db_path: Path) -> None:
+    open_store(db_path).execute("UPDATE meta SET value = '999' WHERE key = 'schema_version'")
+    with pytest.raises(ResultError) as info:
+        open_store(db_path)
+    assert info.value.code == "STORE_UNAVAILABLE" and "999" in info.value.message
+
+
+def test_default_path_and_override(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.delenv("RF_LOG_MCP_DB", raising=False)
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg"))
+    if sys.platform.startswith("linux"):
+        assert default_store_path() == tmp_path / "xdg" / "rf-log-mcp" / "store.sqlite3"
+    monkeypatch.setenv("RF_LOG_MCP_DB", str(tmp_path / "deep" / "er" / "x.db"))
+    assert default_store_path() == tmp_path / "deep" / "er" / "x.db"
+    open_store().close()  # parent folders are created
+    assert (tmp_path / "deep" / "er" / "x.db").exists()
+
+
+def test_unwritable_store_names_the_path(tmp_path: Path) -> None:
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a folder")
+    with pytest.raises(ResultError) as info:
+        open_store(blocker / "store.sqlite3")
+    assert info.value.code == "STORE_UNAVAILABLE"
+    assert str(blocker / "store.sqlite3") in info.value.message
+
+
+def test_cli_import_json_payload_and_exit_codes(tmp_path: Path) -> None:
+    env = {"RF_LOG_MCP_DB": str(tmp_path / "s.db")}
+    ok = cli("import", str(XML), "--json", env=env)
+    assert ok.returncode == 0, ok.stderr
+    payload = json.loads(ok.stdout)
+    assert payload["ok"] is True and payload["run_id"] == 1 and payload["source_format"] == "xml"
+    assert (payload["total"], payload["passed"], payload["failed"], payload["skipped"]) == (25, 12, 11, 2)
+    again = json.loads(cli("import", str(XML), "--json", env=env).stdout)
+    assert again["run_id"] == 1 and again["deduplicated"] is True
+
+    cut = tmp_path / "cut.xml"
+    cut.write_bytes(XML.read_bytes()[:300_000])
+    os.utime(cut, (1e9, 1e9))
+    bad = cli("import", str(cut), "--json", env=env)
+    assert bad.returncode == 1
+    assert json.loads(bad.stdout) == {"ok": False, "error": json.loads(bad.stdout)["error"]}
+    assert json.loads(bad.stdout)["error"]["code"] == "INCOMPLETE_RESULT"
+    salvaged = json.loads(cli("import", str(cut), "--json", "--allow-incomplete", env=env).stdout)
+    assert salvaged["ok"] and salvaged["status"] == "interrupted" and salvaged["run_id"] == 2
+
+    missing = cli("import", str(tmp_path / "none.xml"), env=env)
+    assert missing.returncode == 1 and "FILE_NOT_FOUND" in missing.stderr
+    assert cli("import", env=env).returncode == 2  # usage
+
+
+def test_cli_summary_and_failures(tmp_path: Path) -> None:
+    db = str(tmp_path / "s.db")
+    assert cli("import", str(XML), "--db", db).returncode == 0
+    summary = json.loads(cli("summary", "1", "--db", db, "--json").stdout)
+    assert summary["totals"] == {"total": 25, "passed": 12, "failed": 11, "skipped": 2}
+    failed = {t["name"]: t["message"] for t in summary["failed_tests"]}
+    assert failed["Long Loop With One Failing Iteration"] == "700 == 700"
+    assert [e["level"] for e in summary["errors"]] == ["ERROR", "WARN", "ERROR"]
+
+    failures = json.loads(cli("failures", "1", "--db", db, "--test", "s1-s2-t1", "--json").stdout)
+    path = failures["failures"][0]["path"]
+    assert [step["id"] for step in path] == [
+        "s1-s2-t1", "s1-s2-t1-k1", "s1-s2-t1-k1-k701", "s1-s2-t1-k1-k701-k1", "s1-s2-t1-k1-k701-k1-k1",
+    ]
+    assert path[-1]["messages"] == [
+        {"id": "s1-s2-t1-k1-k701-k1-k1-m2", "level": "FAIL", "text": "700 == 700"},
+    ]
+
+    text = cli("summary", "1", "--db", db).stdout
+    assert "25 tests: 12 passed, 11 failed, 2 skipped" in text
+    missing = cli("summary", "9", "--db", db)
+    assert missing.returncode == 1 and "RUN_NOT_FOUND" in missing.stderr
+
+
+def test_demo_runs_robot_on_the_example_and_prints_failures(tmp_path: Path) -> None:
+    root = Path(__file__).resolve().parents[1]
+    done = cli("demo", str(root / "examples"), "--outputdir", str(tmp_path / "out"),
+               env={"RF_LOG_MCP_DB": str(tmp_path / "s.db")})
+    assert done.returncode == 0, done.stderr
+    assert "5 tests: 2 passed, 3 failed, 0 skipped" in done.stdout
+    assert "Login failed with HTTP 503: 503 != 200" in done.stdout
+    assert "Failure path of" in done.stdout and "pear is out of stock" in done.stdout
+    conn = sqlite3.connect(tmp_path / "s.db")
+    assert conn.execute("SELECT status, origin FROM runs").fetchall() == [("complete", "import")]
