@@ -180,9 +180,9 @@ def test_stale_import_of_a_dead_process_is_reaped(conn: sqlite3.Connection) -> N
         (os.uname().nodename, time.time(), time.time()),
     )
     conn.execute(
-        "INSERT INTO nodes (key, run_id, pre, last, seq, depth, node_id, type, status, child_count,"
+        "INSERT INTO nodes (key, last, seq, depth, node_id, type, status, child_count,"
         " failed_descendant_count, max_descendant_level, message_count, msg_lo, msg_hi)"
-        " VALUES (?, 7, 0, 0, 0, 0, 's1', 'SUITE', 'PASS', 0, 0, 0, 0, 0, 0)", (7 << 32,),
+        " VALUES (?, 0, 0, 0, 's1', 'SUITE', 'PASS', 0, 0, 0, 0, 0, 0)", (7 << 32,),
     )
     outcome = import_result(conn, XML, stable_window=0)
     assert outcome.run_id != 7

@@ -65,6 +65,7 @@ CREATE TABLE IF NOT EXISTS runs (
     pid             INTEGER,
     host            TEXT,
     heartbeat       REAL,
+    fts_upto        INTEGER,                  -- message keys below this are in messages_fts
     created_at      REAL NOT NULL,
     finished_at     REAL
 );
@@ -73,8 +74,6 @@ CREATE INDEX IF NOT EXISTS runs_by_path ON runs(source_path);
 
 CREATE TABLE IF NOT EXISTS nodes (
     key                     INTEGER PRIMARY KEY,   -- run_id << 32 | pre
-    run_id                  INTEGER NOT NULL REFERENCES runs(run_id) ON DELETE CASCADE,
-    pre                     INTEGER NOT NULL,      -- pre-order index, root suite = 0
     last                    INTEGER NOT NULL,      -- pre of the last node in the subtree
     parent_pre              INTEGER,               -- NULL for the root suite
     seq                     INTEGER NOT NULL,      -- position among the parent's child nodes
@@ -97,23 +96,30 @@ CREATE TABLE IF NOT EXISTS nodes (
     msg_hi                  INTEGER NOT NULL,
     args                    TEXT,                  -- JSON list, only when non-empty
     assign                  TEXT,                  -- JSON, only when non-empty
-    fields                  TEXT                   -- JSON object of non-empty type-specific fields
+    fields                  TEXT,                  -- JSON object of non-empty type-specific fields
+    -- Derived from the key, never bound: an import binds ~20 values per node, not 22.
+    run_id                  INTEGER GENERATED ALWAYS AS (key >> 32) VIRTUAL,
+    pre                     INTEGER GENERATED ALWAYS AS (key & 4294967295) VIRTUAL
 );
 CREATE UNIQUE INDEX IF NOT EXISTS nodes_by_id ON nodes(run_id, node_id);
 CREATE INDEX IF NOT EXISTS nodes_by_parent ON nodes(run_id, parent_pre, seq);
 
 CREATE TABLE IF NOT EXISTS messages (
     key      INTEGER PRIMARY KEY,                  -- run_id << 32 | seq
-    run_id   INTEGER NOT NULL REFERENCES runs(run_id) ON DELETE CASCADE,
     node_pre INTEGER NOT NULL,                     -- owning node
     msg_no   INTEGER NOT NULL,                     -- RF's per-parent message number (-mN)
     level    TEXT NOT NULL,
     time     TEXT,
     html     INTEGER NOT NULL DEFAULT 0,
-    text     TEXT NOT NULL                         -- whole, never cut in the store
+    text     TEXT NOT NULL,                        -- whole, never cut in the store
+    run_id   INTEGER GENERATED ALWAYS AS (key >> 32) VIRTUAL
 );
+-- Trigram: any substring of 3+ characters, CJK included, case-insensitive. detail=none
+-- halves the build time; it answers `text LIKE '%...%'` (not MATCH phrases), which is
+-- exactly plain-text search. Rows below runs.fts_upto are indexed.
 CREATE VIRTUAL TABLE IF NOT EXISTS messages_fts USING fts5(
-    text, content='messages', content_rowid='key', tokenize='trigram case_sensitive 0'
+    text, content='messages', content_rowid='key', tokenize='trigram case_sensitive 0',
+    detail=none
 );
 
 CREATE TABLE IF NOT EXISTS errors (
@@ -170,6 +176,7 @@ def open_store(path: str | os.PathLike[str] | None = None, *, readonly: bool = F
         conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
         if not readonly:
             _prepare(conn)
+            conn.execute("PRAGMA cache_size = -32768")  # 32 MiB: index inserts stay in memory
         conn.execute("PRAGMA foreign_keys = ON")
     except (sqlite3.Error, OSError) as exc:
         raise ResultError(
@@ -239,10 +246,14 @@ def delete_run(conn: sqlite3.Connection, run_id: int) -> None:
     lo, hi = run_base(run_id), run_base(run_id + 1)
     conn.execute("BEGIN IMMEDIATE")
     try:
-        # External-content FTS5 needs the old text to remove its entries.
+        # External-content FTS5 needs the old text to remove its entries, and only entries
+        # that were indexed may be removed: those below fts_upto.
+        row = conn.execute("SELECT fts_upto FROM runs WHERE run_id = ?", (run_id,)).fetchone()
+        indexed_upto = row[0] if row and row[0] is not None else lo
         conn.execute(
             "INSERT INTO messages_fts (messages_fts, rowid, text)"
-            " SELECT 'delete', key, text FROM messages WHERE key >= ? AND key < ?", (lo, hi),
+            " SELECT 'delete', key, text FROM messages WHERE key >= ? AND key < ?",
+            (lo, min(hi, indexed_upto)),
         )
         conn.execute("DELETE FROM messages WHERE key >= ? AND key < ?", (lo, hi))
         conn.execute("DELETE FROM nodes WHERE key >= ? AND key < ?", (lo, hi))

@@ -10,28 +10,29 @@ from __future__ import annotations
 
 import json
 import os
+import queue
 import socket
 import sqlite3
+import threading
 import time
 from typing import Any
 
 from . import events as ev
 from .events import Node, RunEnd, RunInfo
-from .store import run_base
+from .store import BUSY_TIMEOUT_MS, run_base
 
 BATCH_ROWS = 20_000
 
 _json = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
 
 _INSERT_NODE = (
-    "INSERT INTO nodes (key, run_id, pre, last, parent_pre, seq, depth, node_id, type, raw_type,"
+    "INSERT INTO nodes (key, last, parent_pre, seq, depth, node_id, type, raw_type,"
     " name, owner, status, start_time, elapsed, message, owner_test, child_count,"
     " failed_descendant_count, max_descendant_level, message_count, msg_lo, msg_hi, args,"
-    " assign, fields) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"
+    " assign, fields) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"
 )
 _INSERT_MESSAGE = (
-    "INSERT INTO messages (key, run_id, node_pre, msg_no, level, time, html, text)"
-    " VALUES (?,?,?,?,?,?,?,?)"
+    "INSERT INTO messages (key, node_pre, msg_no, level, time, html, text) VALUES (?,?,?,?,?,?,?)"
 )
 _INDEX_MESSAGES = (
     "INSERT INTO messages_fts (rowid, text) SELECT key, text FROM messages"
@@ -100,9 +101,12 @@ class _Frame:
 class RunWriter:
     """An :class:`~rf_log_listener.events.EventSink` that writes one run into the store."""
 
-    def __init__(self, conn: sqlite3.Connection, *, batch_rows: int = BATCH_ROWS) -> None:
+    def __init__(self, conn: sqlite3.Connection, *, batch_rows: int = BATCH_ROWS,
+                 background_index: bool = False) -> None:
         self.conn = conn
         self.batch_rows = batch_rows
+        self.background_index = background_index
+        self._indexer: _FullTextIndexer | None = None
         self.run_id: int | None = None
         self.base = 0
         self.generated_by_robot = True
@@ -136,6 +140,10 @@ class RunWriter:
         )
         self.run_id = int(cur.lastrowid or 0)
         self.base = run_base(self.run_id)
+        self.conn.execute("UPDATE runs SET fts_upto = ? WHERE run_id = ?", (self.base, self.run_id))
+        db_path = self.conn.execute("PRAGMA database_list").fetchone()[2]
+        if self.background_index and db_path:
+            self._indexer = _FullTextIndexer(db_path, self.run_id)
         self._set_generator(info.generator)
         return self.run_id
 
@@ -154,6 +162,8 @@ class RunWriter:
             node.elapsed = None
             self.close_node(node)
         self._flush()
+        self.sync()
+        self.close()
         root = self._root
         totals = (end.total, end.passed, end.failed, end.skipped)
         if root is not None and (not end.complete or end.total is None):
@@ -219,7 +229,7 @@ class RunWriter:
             self._root = (node, frame)
         fields = node.fields
         self._node_rows.append((
-            self.base + frame.pre, self.run_id, frame.pre, self._next_pre - 1, frame.parent_pre,
+            self.base + frame.pre, self._next_pre - 1, frame.parent_pre,
             frame.seq, frame.depth, frame.node_id, ntype, node.raw_type, node.name, node.owner,
             status, node.start_time, node.elapsed, node.message or None, frame.owner_test,
             frame.children, frame.failed, frame.max_level, frame.messages, frame.msg_lo,
@@ -236,7 +246,7 @@ class RunWriter:
         if lvl > frame.max_level:
             frame.max_level = lvl
         self._message_rows.append((
-            self.base + self._next_msg, self.run_id, frame.pre, frame.messages, level, time,
+            self.base + self._next_msg, frame.pre, frame.messages, level, time,
             1 if html else 0, text,
         ))
         self._next_msg += 1
@@ -248,6 +258,7 @@ class RunWriter:
     # -- writing -------------------------------------------------------------------------
 
     def _flush(self) -> None:
+        """Commit the collected rows in one transaction; index their messages."""
         conn = self.conn
         conn.execute("BEGIN")
         try:
@@ -255,7 +266,6 @@ class RunWriter:
                 conn.executemany(_INSERT_NODE, self._node_rows)
             if self._message_rows:
                 conn.executemany(_INSERT_MESSAGE, self._message_rows)
-                conn.execute(_INDEX_MESSAGES, (self.base + self._indexed_msg, self.base + self._next_msg))
             if self._error_rows:
                 conn.executemany(
                     "INSERT INTO errors (run_id, seq, level, time, html, text) VALUES (?,?,?,?,?,?)",
@@ -266,10 +276,27 @@ class RunWriter:
         except BaseException:
             conn.execute("ROLLBACK")
             raise
-        self._indexed_msg = self._next_msg
         self._node_rows.clear()
         self._message_rows.clear()
         self._error_rows.clear()
+        lo, hi = self.base + self._indexed_msg, self.base + self._next_msg
+        if hi > lo:
+            self._indexed_msg = self._next_msg
+            if self._indexer is not None:
+                self._indexer.add(lo, hi)
+            else:
+                index_messages(conn, self.run_id or 0, lo, hi)
+
+    def sync(self) -> None:
+        """Wait until every committed message is in the full-text index."""
+        if self._indexer is not None:
+            self._indexer.sync()
+
+    def close(self) -> None:
+        """Stop the background indexer (if any); ranges still waiting are dropped."""
+        if self._indexer is not None:
+            self._indexer.close()
+            self._indexer = None
 
     def _suite_teardown_rewrite(self, frame: _Frame) -> None:
         """Re-mark the suite's tests as RF's ExecutionResult does after a teardown failure.
@@ -322,6 +349,86 @@ class RunWriter:
         frame.passed_tests = counts["PASS"]
         frame.failed_tests = counts["FAIL"]
         frame.skipped_tests = counts["SKIP"]
+
+
+class _FullTextIndexer:
+    """Indexes committed messages on a thread with its own connection.
+
+    The index build is one ``INSERT ... SELECT`` per range: SQLite runs it without the GIL,
+    so it overlaps with parsing instead of adding to it. Ranges queue up and are merged.
+    """
+
+    def __init__(self, db_path: str, run_id: int) -> None:
+        self.conn = sqlite3.connect(db_path, isolation_level=None, check_same_thread=False,
+                                    timeout=BUSY_TIMEOUT_MS / 1000)
+        self.conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+        self.run_id = run_id
+        self.ranges: queue.Queue[tuple[int, int] | None] = queue.Queue()
+        self.failure: BaseException | None = None
+        self.thread = threading.Thread(target=self._run, name="rf-log-mcp-fts", daemon=True)
+        self.thread.start()
+
+    def add(self, lo: int, hi: int) -> None:
+        self.raise_failure()
+        self.ranges.put((lo, hi))
+
+    def _run(self) -> None:
+        while True:
+            item = self.ranges.get()
+            done = 1
+            try:
+                if item is None:
+                    return
+                lo, hi = item
+                while True:  # merge whatever else is already waiting
+                    try:
+                        nxt = self.ranges.get_nowait()
+                    except queue.Empty:
+                        break
+                    done += 1
+                    if nxt is None:
+                        self.ranges.put(None)
+                        done -= 1
+                        break
+                    hi = nxt[1]
+                if self.failure is None:
+                    index_messages(self.conn, self.run_id, lo, hi)
+            except BaseException as exc:  # handed to the producing thread at its next call
+                self.failure = exc
+            finally:
+                for _ in range(done):
+                    self.ranges.task_done()
+
+    def raise_failure(self) -> None:
+        if self.failure is not None:
+            failure, self.failure = self.failure, None
+            raise failure
+
+    def sync(self) -> None:
+        self.ranges.join()
+        self.raise_failure()
+
+    def close(self) -> None:
+        self.failure = self.failure or _Closed()
+        self.ranges.put(None)
+        self.thread.join()
+        self.conn.close()
+
+
+class _Closed(Exception):
+    """Marks a closed indexer so ranges still queued are dropped, not indexed."""
+
+
+def index_messages(conn: sqlite3.Connection, run_id: int, lo: int, hi: int) -> None:
+    """Add messages with keys in [lo, hi) to the full-text index, and record it on the run."""
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        conn.execute(_INDEX_MESSAGES, (lo, hi))
+        conn.execute("UPDATE runs SET fts_upto = ? WHERE run_id = ?", (hi, run_id))
+        conn.execute("COMMIT")
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
 
 
 def _teardown_rewritten(status: str, message: str, teardown: Node) -> tuple[str, str]:

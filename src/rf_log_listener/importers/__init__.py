@@ -173,7 +173,7 @@ def _parse_into_store(
         origin="import", source_path=str(source), source_format=fmt, source_hash=digest,
         source_size=stat.st_size, source_mtime_ns=stat.st_mtime_ns, label=label,
     )
-    writer = RunWriter(conn)
+    writer = RunWriter(conn, background_index=True)
     parser_cls = XmlSource if fmt == "xml" else JsonSource
     report = (lambda done: progress(done, stat.st_size)) if progress else None
     try:
@@ -186,6 +186,7 @@ def _parse_into_store(
                 "Wait for the run to finish, then import again.",
             )
     except BaseException as exc:
+        writer.close()
         if writer.run_id is not None:
             _discard(conn, writer.run_id)
         if isinstance(exc, (ResultError, KeyboardInterrupt, SystemExit)):
@@ -194,6 +195,7 @@ def _parse_into_store(
             IMPORT_FAILED, f"Importing {source} failed: {type(exc).__name__}: {exc}",
             "This is a bug in rf-log-mcp if the file is a valid RF output; please report it.",
         ) from exc
+    writer.close()
     assert writer.run_id is not None
     return writer.run_id
 
