@@ -23,8 +23,11 @@ from pathlib import Path
 from typing import TextIO
 from xml.sax.saxutils import escape, quoteattr
 
-WORDS = ("order customer session token invoice cart payment ship address retry status user"
-         " item price total checkout queue worker cache report export login account").split()
+WORDS = (
+    "order", "customer", "session", "token", "invoice", "cart", "payment", "ship", "address",
+    "retry", "status", "user", "item", "price", "total", "checkout", "queue", "worker", "cache",
+    "report", "export", "login", "account",
+)
 
 
 class Writer:

@@ -102,7 +102,6 @@ CREATE TABLE IF NOT EXISTS nodes (
     pre                     INTEGER GENERATED ALWAYS AS (key & 4294967295) VIRTUAL
 );
 CREATE UNIQUE INDEX IF NOT EXISTS nodes_by_id ON nodes(run_id, node_id);
-CREATE INDEX IF NOT EXISTS nodes_by_parent ON nodes(run_id, parent_pre, seq);
 
 CREATE TABLE IF NOT EXISTS messages (
     key      INTEGER PRIMARY KEY,                  -- run_id << 32 | seq

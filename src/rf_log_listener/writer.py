@@ -9,35 +9,33 @@ Memory is O(depth of the tree): a node's row is written when it closes, from its
 from __future__ import annotations
 
 import json
-import os
-import queue
-import socket
-import sqlite3
-import threading
-import time
 from typing import Any
 
 from . import events as ev
 from .events import Node, RunEnd, RunInfo
-from .store import BUSY_TIMEOUT_MS, run_base
+from .rows import RowSink
+from .store import run_base
 
 BATCH_ROWS = 20_000
 
-_json = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
+_json_encode = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
 
-_INSERT_NODE = (
-    "INSERT INTO nodes (key, last, parent_pre, seq, depth, node_id, type, raw_type,"
-    " name, owner, status, start_time, elapsed, message, owner_test, child_count,"
-    " failed_descendant_count, max_descendant_level, message_count, msg_lo, msg_hi, args,"
-    " assign, fields) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"
-)
-_INSERT_MESSAGE = (
-    "INSERT INTO messages (key, node_pre, msg_no, level, time, html, text) VALUES (?,?,?,?,?,?,?)"
-)
-_INDEX_MESSAGES = (
-    "INSERT INTO messages_fts (rowid, text) SELECT key, text FROM messages"
-    " WHERE key >= ? AND key < ?"
-)
+
+def _plain(text: str) -> bool:
+    """True when ``text`` needs no escaping inside a JSON string."""
+    return text.isprintable() and '"' not in text and "\\" not in text
+
+
+def _json(value: Any) -> str:
+    """Compact JSON; lists and dicts of plain strings (most args, assigns, docs) skip the
+    generic encoder, which costs several times more per call on this hot path."""
+    if type(value) is list and value:
+        if all(type(item) is str for item in value) and _plain("".join(value)):
+            return '["' + '","'.join(value) + '"]'
+    elif (type(value) is dict and value and all(type(item) is str for item in value.values())
+          and _plain("".join(value) + "".join(value.values()))):
+        return "{" + ",".join(f'"{k}":"{v}"' for k, v in value.items()) + "}"
+    return _json_encode(value)
 
 
 class _Frame:
@@ -101,12 +99,9 @@ class _Frame:
 class RunWriter:
     """An :class:`~rf_log_listener.events.EventSink` that writes one run into the store."""
 
-    def __init__(self, conn: sqlite3.Connection, *, batch_rows: int = BATCH_ROWS,
-                 background_index: bool = False) -> None:
-        self.conn = conn
+    def __init__(self, sink: RowSink, *, batch_rows: int = BATCH_ROWS) -> None:
+        self.sink = sink
         self.batch_rows = batch_rows
-        self.background_index = background_index
-        self._indexer: _FullTextIndexer | None = None
         self.run_id: int | None = None
         self.base = 0
         self.generated_by_robot = True
@@ -117,33 +112,14 @@ class RunWriter:
         self._node_rows: list[tuple[Any, ...]] = []
         self._message_rows: list[tuple[Any, ...]] = []
         self._error_rows: list[tuple[Any, ...]] = []
-        self._indexed_msg = 0  # messages below this seq are in the full-text index
+        self._written_msg = 0  # messages below this seq were handed to the sink
         self._root: tuple[Node, _Frame] | None = None
 
     # -- run lifecycle -------------------------------------------------------------------
 
     def start_run(self, info: RunInfo) -> int:
-        status = "importing" if info.origin == "import" else "running"
-        now = time.time()
-        cur = self.conn.execute(
-            "INSERT INTO runs (origin, status, source_path, source_format, source_hash,"
-            " source_size, source_mtime_ns, generator, rf_version, schema_version, generated,"
-            " rpa, label, pid, host, heartbeat, created_at)"
-            " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-            (
-                info.origin, status, info.source_path, info.source_format, info.source_hash,
-                info.source_size, info.source_mtime_ns, info.generator,
-                rf_version(info.generator), info.schema_version, info.generated,
-                None if info.rpa is None else int(info.rpa), info.label, os.getpid(),
-                socket.gethostname(), now, now,
-            ),
-        )
-        self.run_id = int(cur.lastrowid or 0)
+        self.run_id = self.sink.begin_run(info)
         self.base = run_base(self.run_id)
-        self.conn.execute("UPDATE runs SET fts_upto = ? WHERE run_id = ?", (self.base, self.run_id))
-        db_path = self.conn.execute("PRAGMA database_list").fetchone()[2]
-        if self.background_index and db_path:
-            self._indexer = _FullTextIndexer(db_path, self.run_id)
         self._set_generator(info.generator)
         return self.run_id
 
@@ -162,8 +138,6 @@ class RunWriter:
             node.elapsed = None
             self.close_node(node)
         self._flush()
-        self.sync()
-        self.close()
         root = self._root
         totals = (end.total, end.passed, end.failed, end.skipped)
         if root is not None and (not end.complete or end.total is None):
@@ -171,20 +145,17 @@ class RunWriter:
             passed, failed, skipped = frame.passed_tests, frame.failed_tests, frame.skipped_tests
             totals = (passed + failed + skipped, passed, failed, skipped)
         rnode = root[0] if root else None
-        self.conn.execute(
-            "UPDATE runs SET status = ?, generator = coalesce(generator, ?),"
-            " rf_version = coalesce(rf_version, ?), name = ?, result_status = ?,"
-            " start_time = ?, elapsed = ?, total = ?, passed = ?, failed = ?, skipped = ?,"
-            " node_count = ?, message_count = ?, error_count = ?, heartbeat = ?,"
-            " finished_at = ? WHERE run_id = ?",
-            (
-                "complete" if end.complete else "interrupted", end.generator,
-                rf_version(end.generator), rnode.name if rnode else None,
-                rnode.status if rnode else None, rnode.start_time if rnode else None,
-                rnode.elapsed if rnode else None, *totals, self._next_pre, self._next_msg,
-                self._errors, time.time(), time.time(), self.run_id,
-            ),
-        )
+        self.sink.finish_run({
+            "status": "complete" if end.complete else "interrupted",
+            "generator": end.generator, "rf_version": rf_version(end.generator),
+            "name": rnode.name if rnode else None,
+            "result_status": rnode.status if rnode else None,
+            "start_time": rnode.start_time if rnode else None,
+            "elapsed": rnode.elapsed if rnode else None,
+            "total": totals[0], "passed": totals[1], "failed": totals[2], "skipped": totals[3],
+            "node_count": self._next_pre, "message_count": self._next_msg,
+            "error_count": self._errors,
+        })
 
     # -- events --------------------------------------------------------------------------
 
@@ -258,45 +229,11 @@ class RunWriter:
     # -- writing -------------------------------------------------------------------------
 
     def _flush(self) -> None:
-        """Commit the collected rows in one transaction; index their messages."""
-        conn = self.conn
-        conn.execute("BEGIN")
-        try:
-            if self._node_rows:
-                conn.executemany(_INSERT_NODE, self._node_rows)
-            if self._message_rows:
-                conn.executemany(_INSERT_MESSAGE, self._message_rows)
-            if self._error_rows:
-                conn.executemany(
-                    "INSERT INTO errors (run_id, seq, level, time, html, text) VALUES (?,?,?,?,?,?)",
-                    self._error_rows,
-                )
-            conn.execute("UPDATE runs SET heartbeat = ? WHERE run_id = ?", (time.time(), self.run_id))
-            conn.execute("COMMIT")
-        except BaseException:
-            conn.execute("ROLLBACK")
-            raise
-        self._node_rows.clear()
-        self._message_rows.clear()
-        self._error_rows.clear()
-        lo, hi = self.base + self._indexed_msg, self.base + self._next_msg
-        if hi > lo:
-            self._indexed_msg = self._next_msg
-            if self._indexer is not None:
-                self._indexer.add(lo, hi)
-            else:
-                index_messages(conn, self.run_id or 0, lo, hi)
-
-    def sync(self) -> None:
-        """Wait until every committed message is in the full-text index."""
-        if self._indexer is not None:
-            self._indexer.sync()
-
-    def close(self) -> None:
-        """Stop the background indexer (if any); ranges still waiting are dropped."""
-        if self._indexer is not None:
-            self._indexer.close()
-            self._indexer = None
+        """Hand the collected rows to the sink: one transaction, messages then indexed."""
+        self.sink.write(self._node_rows, self._message_rows, self._error_rows,
+                        self.base + self._written_msg, self.base + self._next_msg)
+        self._written_msg = self._next_msg
+        self._node_rows, self._message_rows, self._error_rows = [], [], []
 
     def _suite_teardown_rewrite(self, frame: _Frame) -> None:
         """Re-mark the suite's tests as RF's ExecutionResult does after a teardown failure.
@@ -307,140 +244,16 @@ class RunWriter:
         teardown = frame.teardown
         assert teardown is not None
         self._flush()
-        lo, hi = self.base + frame.pre, self.base + self._next_pre - 1
-        tests = self.conn.execute(
-            "SELECT key, status, message FROM nodes WHERE key BETWEEN ? AND ? AND type = 'TEST'",
-            (lo, hi),
-        ).fetchall()
-        updates = []
-        newly_failed: list[int] = []
-        for key, status, message in tests:
-            new_status, new_message = _teardown_rewritten(status, message or "", teardown)
-            if new_status == "FAIL" and status != "FAIL":
-                newly_failed.append(key)
-            updates.append((new_status, new_message, key))
-        conn = self.conn
-        conn.execute("BEGIN")
-        try:
-            conn.executemany("UPDATE nodes SET status = ?, message = ? WHERE key = ?", updates)
-            suites = conn.execute(
-                "SELECT key, last FROM nodes WHERE key BETWEEN ? AND ? AND type = 'SUITE'",
-                (lo, hi),
-            ).fetchall()
-            for key, last in suites:
-                gained = sum(1 for t in newly_failed if key < t <= self.base + last)
-                counts = dict(conn.execute(
-                    "SELECT status, count(*) FROM nodes WHERE key BETWEEN ? AND ?"
-                    " AND type = 'TEST' GROUP BY status", (key, self.base + last),
-                ).fetchall())
-                conn.execute(
-                    "UPDATE nodes SET status = ?,"
-                    " failed_descendant_count = failed_descendant_count + ? WHERE key = ?",
-                    (_status_from_counts(counts.get("PASS", 0), counts.get("FAIL", 0)), gained, key),
-                )
-            conn.execute("COMMIT")
-        except BaseException:
-            conn.execute("ROLLBACK")
-            raise
-        frame.failed += len(newly_failed)
-        counts = {"PASS": 0, "FAIL": 0, "SKIP": 0}
-        for new_status, _, _ in updates:
-            counts[new_status] = counts.get(new_status, 0) + 1
+        newly_failed, counts = self.sink.rewrite_suite_tests(
+            self.base + frame.pre, self.base + self._next_pre - 1, teardown.status,
+            teardown.message,
+        )
+        frame.failed += newly_failed
         frame.passed_tests = counts["PASS"]
         frame.failed_tests = counts["FAIL"]
         frame.skipped_tests = counts["SKIP"]
 
 
-class _FullTextIndexer:
-    """Indexes committed messages on a thread with its own connection.
-
-    The index build is one ``INSERT ... SELECT`` per range: SQLite runs it without the GIL,
-    so it overlaps with parsing instead of adding to it. Ranges queue up and are merged.
-    """
-
-    def __init__(self, db_path: str, run_id: int) -> None:
-        self.conn = sqlite3.connect(db_path, isolation_level=None, check_same_thread=False,
-                                    timeout=BUSY_TIMEOUT_MS / 1000)
-        self.conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
-        self.run_id = run_id
-        self.ranges: queue.Queue[tuple[int, int] | None] = queue.Queue()
-        self.failure: BaseException | None = None
-        self.thread = threading.Thread(target=self._run, name="rf-log-mcp-fts", daemon=True)
-        self.thread.start()
-
-    def add(self, lo: int, hi: int) -> None:
-        self.raise_failure()
-        self.ranges.put((lo, hi))
-
-    def _run(self) -> None:
-        while True:
-            item = self.ranges.get()
-            done = 1
-            try:
-                if item is None:
-                    return
-                lo, hi = item
-                while True:  # merge whatever else is already waiting
-                    try:
-                        nxt = self.ranges.get_nowait()
-                    except queue.Empty:
-                        break
-                    done += 1
-                    if nxt is None:
-                        self.ranges.put(None)
-                        done -= 1
-                        break
-                    hi = nxt[1]
-                if self.failure is None:
-                    index_messages(self.conn, self.run_id, lo, hi)
-            except BaseException as exc:  # handed to the producing thread at its next call
-                self.failure = exc
-            finally:
-                for _ in range(done):
-                    self.ranges.task_done()
-
-    def raise_failure(self) -> None:
-        if self.failure is not None:
-            failure, self.failure = self.failure, None
-            raise failure
-
-    def sync(self) -> None:
-        self.ranges.join()
-        self.raise_failure()
-
-    def close(self) -> None:
-        self.failure = self.failure or _Closed()
-        self.ranges.put(None)
-        self.thread.join()
-        self.conn.close()
-
-
-class _Closed(Exception):
-    """Marks a closed indexer so ranges still queued are dropped, not indexed."""
-
-
-def index_messages(conn: sqlite3.Connection, run_id: int, lo: int, hi: int) -> None:
-    """Add messages with keys in [lo, hi) to the full-text index, and record it on the run."""
-    conn.execute("BEGIN IMMEDIATE")
-    try:
-        conn.execute(_INDEX_MESSAGES, (lo, hi))
-        conn.execute("UPDATE runs SET fts_upto = ? WHERE run_id = ?", (hi, run_id))
-        conn.execute("COMMIT")
-    except BaseException:
-        conn.execute("ROLLBACK")
-        raise
-
-
-def _teardown_rewritten(status: str, message: str, teardown: Node) -> tuple[str, str]:
-    """One test's status and message after its suite's teardown failed or skipped (RF rules)."""
-    if teardown.status == "SKIP":
-        if message:
-            return "SKIP", (
-                f"Skipped in parent suite teardown:\n{teardown.message}\n\nEarlier message:\n{message}"
-            )
-        return "SKIP", f"Skipped in parent suite teardown:\n{teardown.message}"
-    prefix = "\n\nAlso parent suite teardown failed:\n" if message else "Parent suite teardown failed:\n"
-    return (status if status == "SKIP" else "FAIL"), message + prefix + teardown.message
 
 
 def _status_from_counts(passed: int, failed: int) -> str:

@@ -4,4 +4,5 @@ import sys
 
 from .cli import main
 
-sys.exit(main())
+if __name__ == "__main__":  # guarded: spawned import processes re-import this module
+    sys.exit(main())

@@ -26,9 +26,11 @@ from ..errors import (
     ResultError,
 )
 from ..events import RunInfo
+from ..rows import SqliteRowSink
 from ..store import delete_run, find_reusable_run, reap_stale_runs
 from ..writer import RunWriter
 from .json_source import JsonSource
+from .parallel import PARALLEL_MIN_BYTES, import_in_child
 from .xml_source import XmlSource
 
 # A file modified this recently is watched this long to see whether it is still growing.
@@ -70,8 +72,13 @@ def import_result(
     stable_window: float = STABLE_WINDOW_S,
     progress: Callable[[int, int], None] | None = None,
     label: str | None = None,
+    parallel_min_bytes: int = PARALLEL_MIN_BYTES,
 ) -> ImportOutcome:
-    """Import one result file (or find the run that already holds the same bytes)."""
+    """Import one result file (or find the run that already holds the same bytes).
+
+    Files of ``parallel_min_bytes`` or more are parsed in a child process while this one
+    writes (see ``parallel.py``); the result is the same either way.
+    """
     started = time.perf_counter()
     source = _checked_path(path)
     fmt = sniff_format(source)
@@ -85,7 +92,7 @@ def import_result(
         run_id = find_reusable_run(conn, key, stat.st_size, stat.st_mtime_ns, digest, **reuse)
         if run_id is None:
             run_id = _parse_into_store(conn, source, fmt, stat, digest, allow_incomplete,
-                                       progress, label)
+                                       progress, label, parallel_min_bytes)
             return _outcome(conn, run_id, False, started)
     return _outcome(conn, run_id, True, started)
 
@@ -168,17 +175,21 @@ def file_sha256(source: Path) -> str:
 def _parse_into_store(
     conn: sqlite3.Connection, source: Path, fmt: str, stat: os.stat_result, digest: str,
     allow_incomplete: bool, progress: Callable[[int, int], None] | None, label: str | None,
+    parallel_min_bytes: int,
 ) -> int:
     info = RunInfo(
         origin="import", source_path=str(source), source_format=fmt, source_hash=digest,
         source_size=stat.st_size, source_mtime_ns=stat.st_mtime_ns, label=label,
     )
-    writer = RunWriter(conn, background_index=True)
-    parser_cls = XmlSource if fmt == "xml" else JsonSource
+    sink = SqliteRowSink(conn, background_index=True)
     report = (lambda done: progress(done, stat.st_size)) if progress else None
     try:
-        with source.open("rb") as fh:
-            parser_cls(writer, info).feed_file(fh, report, allow_incomplete)
+        if stat.st_size >= parallel_min_bytes:
+            import_in_child(sink, source, fmt, info, allow_incomplete, report)
+        else:
+            parser_cls = XmlSource if fmt == "xml" else JsonSource
+            with source.open("rb") as fh:
+                parser_cls(RunWriter(sink), info).feed_file(fh, report, allow_incomplete)
         after = source.stat()
         if (after.st_size, after.st_mtime_ns) != (stat.st_size, stat.st_mtime_ns) and not allow_incomplete:
             raise ResultError(
@@ -186,18 +197,18 @@ def _parse_into_store(
                 "Wait for the run to finish, then import again.",
             )
     except BaseException as exc:
-        writer.close()
-        if writer.run_id is not None:
-            _discard(conn, writer.run_id)
+        sink.close()
+        if sink.run_id is not None:
+            _discard(conn, sink.run_id)
         if isinstance(exc, (ResultError, KeyboardInterrupt, SystemExit)):
             raise
         raise ResultError(
             IMPORT_FAILED, f"Importing {source} failed: {type(exc).__name__}: {exc}",
             "This is a bug in rf-log-mcp if the file is a valid RF output; please report it.",
         ) from exc
-    writer.close()
-    assert writer.run_id is not None
-    return writer.run_id
+    sink.close()
+    assert sink.run_id is not None
+    return sink.run_id
 
 
 def _discard(conn: sqlite3.Connection, run_id: int) -> None:

@@ -58,25 +58,51 @@ class XmlSource:
         for tag, ntype in _SIMPLE_NODES.items():
             self._start[tag] = self._simple_starter(tag, ntype)
         self._end: dict[str, Callable[[str], None]] = {
-            "robot": self._end_robot, "msg": self._end_msg, "status": self._end_status,
+            "msg": self._end_msg, "status": self._end_status,
             "arg": self._end_arg, "var": self._end_var, "value": self._end_value,
             "doc": self._end_doc, "tag": self._end_tag, "timeout": self._end_timeout,
-            "meta": self._end_meta, "pattern": self._end_pattern, "errors": self._end_errors,
-            "statistics": self._end_statistics, "stat": self._end_stat,
+            "meta": self._end_meta, "pattern": self._end_pattern,
         }
-        for tag in ("suite", "test", "kw", "for", "while", "branch", "group", "variable",
-                    *_SIMPLE_NODES):
-            self._end[tag] = self._end_node
+        self._end_plain: dict[str, Callable[[], None]] = {
+            **dict.fromkeys(("suite", "test", "kw", "for", "while", "branch", "group", "variable",
+                             *_SIMPLE_NODES), self._end_node),
+            "robot": self._end_robot, "errors": self._end_errors,
+        }
+        self._node_handlers = self._dispatchers(self._start, self._end, self._end_plain)
         # Inside <statistics> only <stat> matters (it has <suite> elements of its own).
-        self._node_start, self._node_end = self._start, self._end
-        self._stats_start: dict[str, Callable[[dict[str, str]], None]] = {
-            "stat": self._keep_attrs,
-        }
-        self._stats_end: dict[str, Callable[[str], None]] = {
-            "stat": self._end_stat, "statistics": self._end_statistics,
-        }
+        self._stats_handlers = self._dispatchers(
+            {"stat": self._keep_attrs}, {"stat": self._end_stat}, {"statistics": self._end_statistics},
+        )
         self.leaf: dict[str, str] = {}  # attributes of the innermost leaf element (no children)
         self.parser: expat.XMLParserType | None = None
+
+    def _dispatchers(
+        self, starts: dict[str, Callable[[dict[str, str]], None]],
+        text_ends: dict[str, Callable[[str], None]], plain_ends: dict[str, Callable[[], None]],
+    ) -> tuple[Callable[[str, dict[str, str]], None], Callable[[str], None]]:
+        """The expat callbacks for one handler table (closures: this is the hottest path)."""
+        text = self.text
+        clear = text.clear
+        join = "".join
+        get_start, get_text_end, get_plain_end = starts.get, text_ends.get, plain_ends.get
+
+        def on_start(tag: str, attrs: dict[str, str]) -> None:
+            clear()
+            handler = get_start(tag)
+            if handler is not None:
+                handler(attrs)
+
+        def on_end(tag: str) -> None:
+            handler = get_text_end(tag)
+            if handler is not None:
+                handler(join(text))
+            else:
+                plain = get_plain_end(tag)
+                if plain is not None:
+                    plain()
+            clear()
+
+        return on_start, on_end
 
     # -- driving expat -------------------------------------------------------------------
 
@@ -89,7 +115,7 @@ class XmlSource:
         parser.ordered_attributes = False
         parser.StartElementHandler = self._on_first_start
         self.parser = parser
-        parser.EndElementHandler = self._on_end
+        parser.EndElementHandler = self._node_handlers[1]
         parser.CharacterDataHandler = self.text.append
         parser.StartDoctypeDeclHandler = _refuse_doctype
         parser.EntityDeclHandler = _refuse_entity
@@ -149,23 +175,11 @@ class XmlSource:
                 "Pass the output.xml (or output.json) that robot or rebot wrote.",
             )
         assert self.parser is not None
-        self.parser.StartElementHandler = self._on_start
-        self._on_start(tag, attrs)
+        self.parser.StartElementHandler = self._node_handlers[0]
+        self._node_handlers[0](tag, attrs)
 
     def _keep_attrs(self, attrs: dict[str, str]) -> None:
         self.leaf = attrs
-
-    def _on_start(self, tag: str, attrs: dict[str, str]) -> None:
-        self.text.clear()
-        handler = self._start.get(tag)
-        if handler is not None:
-            handler(attrs)
-
-    def _on_end(self, tag: str) -> None:
-        handler = self._end.get(tag)
-        if handler is not None:
-            handler("".join(self.text))
-        self.text.clear()
 
     # -- root ------------------------------------------------------------------------------
 
@@ -186,7 +200,7 @@ class XmlSource:
         info.schema_version = int(schema)
         self.legacy_times = int(schema) < 5
 
-    def _end_robot(self, _text: str) -> None:
+    def _end_robot(self) -> None:
         self.root_closed = True
         total = self.totals
         self.sink.end_run(RunEnd(
@@ -206,7 +220,7 @@ class XmlSource:
         self.nodes.append(node)
         self.sink.open_node(node)
 
-    def _end_node(self, _text: str) -> None:
+    def _end_node(self) -> None:
         self.sink.close_node(self.nodes.pop())
 
     def _start_suite(self, attrs: dict[str, str]) -> None:
@@ -373,14 +387,18 @@ class XmlSource:
     def _start_errors(self, _attrs: dict[str, str]) -> None:
         self.in_errors = True
 
-    def _end_errors(self, _text: str) -> None:
+    def _end_errors(self) -> None:
         self.in_errors = False
 
     def _start_statistics(self, _attrs: dict[str, str]) -> None:
-        self._start, self._end = self._stats_start, self._stats_end
+        self._use_handlers(self._stats_handlers)
 
-    def _end_statistics(self, _text: str) -> None:
-        self._start, self._end = self._node_start, self._node_end
+    def _end_statistics(self) -> None:
+        self._use_handlers(self._node_handlers)
+
+    def _use_handlers(self, handlers: tuple[Callable[..., None], Callable[[str], None]]) -> None:
+        assert self.parser is not None
+        self.parser.StartElementHandler, self.parser.EndElementHandler = handlers
 
     def _end_stat(self, _text: str) -> None:
         # The first <stat> under <total> is "All Tests" (RF 4.0+).

@@ -60,10 +60,23 @@ def node_by_id(conn: sqlite3.Connection, run_id: int, node_id: str) -> NodeRow:
     return NodeRow(*row)
 
 
+# Children are found by hopping: the first child is at pre + 1, the next sibling of a node
+# at its last + 1. Primary-key seeks only, so no index on parent is maintained on import.
+_CHILDREN = f"""
+WITH RECURSIVE kids(key, last) AS (
+    SELECT key, last FROM nodes WHERE key = :first AND :first <= :end
+    UNION ALL
+    SELECT n.key, n.last FROM kids JOIN nodes AS n ON n.key = :base + kids.last + 1
+    WHERE :base + kids.last + 1 <= :end
+)
+SELECT {NODE_COLUMNS} FROM nodes WHERE key IN (SELECT key FROM kids) ORDER BY key
+"""
+
+
 def children(conn: sqlite3.Connection, run_id: int, parent: NodeRow) -> list[NodeRow]:
+    base = run_base(run_id)
     rows = conn.execute(
-        f"SELECT {NODE_COLUMNS} FROM nodes WHERE run_id = ? AND parent_pre = ? ORDER BY seq",
-        (run_id, parent.pre),
+        _CHILDREN, {"first": parent.key + 1, "end": base + parent.last, "base": base},
     ).fetchall()
     return [NodeRow(*row) for row in rows]
 

@@ -1,0 +1,271 @@
+"""Rows -> SQLite: the only code that writes a run's rows into the store.
+
+:class:`~rf_log_listener.writer.RunWriter` computes rows from events and hands them to a
+:class:`RowSink`. :class:`SqliteRowSink` commits them, keeps the full-text index up to date
+(on a thread of its own when asked) and publishes the run at the end. A sink in another
+process (see ``importers/parallel.py``) forwards the same calls to one of these.
+"""
+
+from __future__ import annotations
+
+import os
+import queue
+import socket
+import sqlite3
+import threading
+import time
+from typing import Any, Protocol
+
+from .events import RunInfo
+from .store import BUSY_TIMEOUT_MS
+
+_INSERT_RUN = (
+    "INSERT INTO runs (origin, status, source_path, source_format, source_hash, source_size,"
+    " source_mtime_ns, generator, rf_version, schema_version, generated, rpa, label, pid, host,"
+    " heartbeat, created_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"
+)
+_INSERT_NODE = (
+    "INSERT INTO nodes (key, last, parent_pre, seq, depth, node_id, type, raw_type,"
+    " name, owner, status, start_time, elapsed, message, owner_test, child_count,"
+    " failed_descendant_count, max_descendant_level, message_count, msg_lo, msg_hi, args,"
+    " assign, fields) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"
+)
+_INSERT_MESSAGE = (
+    "INSERT INTO messages (key, node_pre, msg_no, level, time, html, text) VALUES (?,?,?,?,?,?,?)"
+)
+_INSERT_ERROR = "INSERT INTO errors (run_id, seq, level, time, html, text) VALUES (?,?,?,?,?,?)"
+_INDEX_MESSAGES = (
+    "INSERT INTO messages_fts (rowid, text) SELECT key, text FROM messages"
+    " WHERE key >= ? AND key < ?"
+)
+FINISH_FIELDS = (
+    "status", "generator", "rf_version", "name", "result_status", "start_time", "elapsed",
+    "total", "passed", "failed", "skipped", "node_count", "message_count", "error_count",
+)
+
+
+class RowSink(Protocol):
+    def begin_run(self, info: RunInfo) -> int: ...
+    def write(self, nodes: list[tuple[Any, ...]], messages: list[tuple[Any, ...]],
+              errors: list[tuple[Any, ...]], msg_lo: int, msg_hi: int) -> None: ...
+    def rewrite_suite_tests(self, lo: int, hi: int, teardown_status: str,
+                            teardown_message: str) -> tuple[int, dict[str, int]]: ...
+    def finish_run(self, fields: dict[str, Any]) -> None: ...
+
+
+class SqliteRowSink:
+    """Writes one run's rows; with ``background_index`` the full-text index is built on a
+    thread, overlapping with whatever produces the rows."""
+
+    def __init__(self, conn: sqlite3.Connection, *, background_index: bool = False) -> None:
+        self.conn = conn
+        self.background_index = background_index
+        self.run_id: int | None = None
+        self._indexer: _FullTextIndexer | None = None
+
+    def begin_run(self, info: RunInfo) -> int:
+        from .writer import rf_version
+
+        status = "importing" if info.origin == "import" else "running"
+        now = time.time()
+        cur = self.conn.execute(_INSERT_RUN, (
+            info.origin, status, info.source_path, info.source_format, info.source_hash,
+            info.source_size, info.source_mtime_ns, info.generator, rf_version(info.generator),
+            info.schema_version, info.generated, None if info.rpa is None else int(info.rpa),
+            info.label, os.getpid(), socket.gethostname(), now, now,
+        ))
+        self.run_id = run_id = int(cur.lastrowid or 0)
+        self.conn.execute("UPDATE runs SET fts_upto = ? WHERE run_id = ?", (run_id << 32, run_id))
+        db_path = self.conn.execute("PRAGMA database_list").fetchone()[2]
+        if self.background_index and db_path:
+            self._indexer = _FullTextIndexer(db_path, run_id)
+        return run_id
+
+    def write(self, nodes: list[tuple[Any, ...]], messages: list[tuple[Any, ...]],
+              errors: list[tuple[Any, ...]], msg_lo: int, msg_hi: int) -> None:
+        """Commit the rows in one transaction; then index the messages."""
+        conn = self.conn
+        conn.execute("BEGIN")
+        try:
+            if nodes:
+                conn.executemany(_INSERT_NODE, nodes)
+            if messages:
+                conn.executemany(_INSERT_MESSAGE, messages)
+            if errors:
+                conn.executemany(_INSERT_ERROR, errors)
+            conn.execute("UPDATE runs SET heartbeat = ? WHERE run_id = ?", (time.time(), self.run_id))
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+        if msg_hi > msg_lo:
+            if self._indexer is not None:
+                self._indexer.add(msg_lo, msg_hi)
+            else:
+                index_messages(conn, self.run_id or 0, msg_lo, msg_hi)
+
+    def rewrite_suite_tests(self, lo: int, hi: int, teardown_status: str,
+                            teardown_message: str) -> tuple[int, dict[str, int]]:
+        """Re-mark tests in keys [lo, hi] as RF's ExecutionResult does after the suite's
+        teardown failed or skipped; fix the written suites between them and the suite.
+
+        Returns how many tests newly failed and the tests' status counts afterwards.
+        """
+        conn = self.conn
+        tests = conn.execute(
+            "SELECT key, status, message FROM nodes WHERE key BETWEEN ? AND ? AND type = 'TEST'",
+            (lo, hi),
+        ).fetchall()
+        updates = []
+        newly_failed: list[int] = []
+        counts = {"PASS": 0, "FAIL": 0, "SKIP": 0}
+        for key, status, message in tests:
+            new_status, new_message = _teardown_rewritten(status, message or "", teardown_status,
+                                                          teardown_message)
+            if new_status == "FAIL" and status != "FAIL":
+                newly_failed.append(key)
+            counts[new_status] = counts.get(new_status, 0) + 1
+            updates.append((new_status, new_message, key))
+        base = (lo >> 32) << 32
+        conn.execute("BEGIN")
+        try:
+            conn.executemany("UPDATE nodes SET status = ?, message = ? WHERE key = ?", updates)
+            suites = conn.execute(
+                "SELECT key, last FROM nodes WHERE key BETWEEN ? AND ? AND type = 'SUITE'", (lo, hi),
+            ).fetchall()
+            for key, last in suites:
+                gained = sum(1 for t in newly_failed if key < t <= base + last)
+                by_status = dict(conn.execute(
+                    "SELECT status, count(*) FROM nodes WHERE key BETWEEN ? AND ?"
+                    " AND type = 'TEST' GROUP BY status", (key, base + last),
+                ).fetchall())
+                status = "FAIL" if by_status.get("FAIL") else "PASS" if by_status.get("PASS") else "SKIP"
+                conn.execute(
+                    "UPDATE nodes SET status = ?,"
+                    " failed_descendant_count = failed_descendant_count + ? WHERE key = ?",
+                    (status, gained, key),
+                )
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+        return len(newly_failed), counts
+
+    def finish_run(self, fields: dict[str, Any]) -> None:
+        """Wait for the index, then publish the run in one statement."""
+        self.sync()
+        self.close()
+        now = time.time()
+        self.conn.execute(
+            "UPDATE runs SET status = ?, generator = coalesce(generator, ?),"
+            " rf_version = coalesce(rf_version, ?), name = ?, result_status = ?, start_time = ?,"
+            " elapsed = ?, total = ?, passed = ?, failed = ?, skipped = ?, node_count = ?,"
+            " message_count = ?, error_count = ?, heartbeat = ?, finished_at = ? WHERE run_id = ?",
+            (*(fields[name] for name in FINISH_FIELDS), now, now, self.run_id),
+        )
+
+    def sync(self) -> None:
+        """Wait until every committed message is in the full-text index."""
+        if self._indexer is not None:
+            self._indexer.sync()
+
+    def close(self) -> None:
+        """Stop the background indexer (if any); ranges still waiting are dropped."""
+        if self._indexer is not None:
+            self._indexer.close()
+            self._indexer = None
+
+
+def _teardown_rewritten(status: str, message: str, teardown_status: str,
+                        teardown_message: str) -> tuple[str, str]:
+    """One test's status and message after its suite's teardown failed or skipped (RF rules)."""
+    if teardown_status == "SKIP":
+        if message:
+            return "SKIP", (
+                f"Skipped in parent suite teardown:\n{teardown_message}\n\nEarlier message:\n{message}"
+            )
+        return "SKIP", f"Skipped in parent suite teardown:\n{teardown_message}"
+    prefix = "\n\nAlso parent suite teardown failed:\n" if message else "Parent suite teardown failed:\n"
+    return (status if status == "SKIP" else "FAIL"), message + prefix + teardown_message
+
+
+class _FullTextIndexer:
+    """Indexes committed messages on a thread with its own connection.
+
+    The index build is one ``INSERT ... SELECT`` per range: SQLite runs it without the GIL,
+    so it overlaps with parsing instead of adding to it. Ranges queue up and are merged.
+    """
+
+    def __init__(self, db_path: str, run_id: int) -> None:
+        self.conn = sqlite3.connect(db_path, isolation_level=None, check_same_thread=False,
+                                    timeout=BUSY_TIMEOUT_MS / 1000)
+        self.conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+        self.run_id = run_id
+        self.ranges: queue.Queue[tuple[int, int] | None] = queue.Queue()
+        self.failure: BaseException | None = None
+        self.thread = threading.Thread(target=self._run, name="rf-log-mcp-fts", daemon=True)
+        self.thread.start()
+
+    def add(self, lo: int, hi: int) -> None:
+        self.raise_failure()
+        self.ranges.put((lo, hi))
+
+    def _run(self) -> None:
+        while True:
+            item = self.ranges.get()
+            done = 1
+            try:
+                if item is None:
+                    return
+                lo, hi = item
+                while True:  # merge whatever else is already waiting
+                    try:
+                        nxt = self.ranges.get_nowait()
+                    except queue.Empty:
+                        break
+                    done += 1
+                    if nxt is None:
+                        self.ranges.put(None)
+                        done -= 1
+                        break
+                    hi = nxt[1]
+                if self.failure is None:
+                    index_messages(self.conn, self.run_id, lo, hi)
+            except BaseException as exc:  # handed to the producing thread at its next call
+                self.failure = exc
+            finally:
+                for _ in range(done):
+                    self.ranges.task_done()
+
+    def raise_failure(self) -> None:
+        if self.failure is not None:
+            failure, self.failure = self.failure, None
+            raise failure
+
+    def sync(self) -> None:
+        self.ranges.join()
+        self.raise_failure()
+
+    def close(self) -> None:
+        self.failure = self.failure or _Closed()
+        self.ranges.put(None)
+        self.thread.join()
+        self.conn.close()
+
+
+class _Closed(Exception):
+    """Marks a closed indexer so ranges still queued are dropped, not indexed."""
+
+
+def index_messages(conn: sqlite3.Connection, run_id: int, lo: int, hi: int) -> None:
+    """Add messages with keys in [lo, hi) to the full-text index, and record it on the run."""
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        conn.execute(_INDEX_MESSAGES, (lo, hi))
+        conn.execute("UPDATE runs SET fts_upto = ? WHERE run_id = ?", (hi, run_id))
+        conn.execute("COMMIT")
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+
+
