@@ -1,0 +1,117 @@
+"""Large files are parsed in a child process; the result must not differ, and killing
+either process mid-import must leave no run that looks complete."""
+
+from __future__ import annotations
+
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from conftest import FIXTURE_RESULTS
+from gen_output import generate
+from oracle import dump_execution_result, dump_store
+
+from rf_log_listener.errors import ResultError
+from rf_log_listener.importers import import_result
+from rf_log_listener.store import open_store
+
+
+@pytest.mark.parametrize("name", ["7.5/output.xml", "7.5/output.json", "7.5/rebot.json",
+                                  "6.0.2/output.xml"])
+def test_child_process_import_equals_in_process_and_rf(tmp_path: Path, name: str) -> None:
+    path = FIXTURE_RESULTS / name
+    single = open_store(tmp_path / "single.db")
+    parallel = open_store(tmp_path / "parallel.db")
+    one = import_result(single, path, stable_window=0)
+    two = import_result(parallel, path, stable_window=0, parallel_min_bytes=0)
+    assert (one.total, one.failed, one.node_count, one.message_count) == (
+        two.total, two.failed, two.node_count, two.message_count)
+    ours = dump_store(parallel, two.run_id)
+    assert ours == dump_store(single, one.run_id)
+    assert ours == dump_execution_result(str(path))
+    # every message is in the full-text index: it finds what a scan of the table finds
+    for needle in ("%700 == 700%", "%登录超时%", "%teardown%"):
+        indexed = parallel.execute("SELECT count(*) FROM messages_fts WHERE text LIKE ?", (needle,))
+        scanned = parallel.execute("SELECT count(*) FROM messages WHERE text LIKE ?", (needle,))
+        assert indexed.fetchone()[0] == scanned.fetchone()[0] > 0
+
+
+def test_child_process_reports_cut_files(tmp_path: Path) -> None:
+    data = (FIXTURE_RESULTS / "7.5" / "output.xml").read_bytes()
+    cut = tmp_path / "cut.xml"
+    cut.write_bytes(data[: len(data) // 3])
+    conn = open_store(tmp_path / "s.db")
+    with pytest.raises(ResultError) as info:
+        import_result(conn, cut, stable_window=0, parallel_min_bytes=0)
+    assert info.value.code == "INCOMPLETE_RESULT"
+    assert conn.execute("SELECT count(*) FROM runs").fetchone()[0] == 0
+    salvaged = import_result(conn, cut, stable_window=0, parallel_min_bytes=0, allow_incomplete=True)
+    reference = import_result(open_store(tmp_path / "ref.db"), cut, stable_window=0,
+                              allow_incomplete=True)
+    assert salvaged.status == reference.status == "interrupted"
+    assert salvaged.node_count == reference.node_count > 1000
+
+
+@pytest.fixture(scope="module")
+def big_output(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return generate(tmp_path_factory.mktemp("big") / "output.xml", size_mb=40, seed=3)
+
+
+def _wait_for_rows(db: Path, process: subprocess.Popen[bytes]) -> None:
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        assert process.poll() is None, "import ended before it could be killed"
+        if db.exists():
+            with sqlite3.connect(db, timeout=30) as conn:
+                try:
+                    if conn.execute("SELECT count(*) FROM nodes").fetchone()[0] > 20_000:
+                        return
+                except sqlite3.OperationalError:
+                    pass
+        time.sleep(0.05)
+    raise AssertionError("no rows written within 60 s")
+
+
+def _children_of(pid: int) -> list[int]:
+    out = subprocess.run(["pgrep", "-P", str(pid)], capture_output=True, text=True, check=False)
+    return [int(p) for p in out.stdout.split()]
+
+
+@pytest.mark.parametrize("victim", ["importer", "parser"])
+def test_killed_import_leaves_no_complete_run_and_reimport_works(
+    tmp_path: Path, big_output: Path, victim: str,
+) -> None:
+    db = tmp_path / "s.db"
+    process = subprocess.Popen(
+        [sys.executable, "-m", "rf_log_mcp", "import", str(big_output), "--db", str(db), "--json"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+    )
+    _wait_for_rows(db, process)
+    if victim == "importer":
+        children = _children_of(process.pid)
+        os.kill(process.pid, signal.SIGKILL)
+        process.wait()
+        for child in children:  # the parser notices its parent is gone and ends
+            deadline = time.monotonic() + 30
+            while Path(f"/proc/{child}").exists() and time.monotonic() < deadline:
+                time.sleep(0.05)
+            assert not Path(f"/proc/{child}").exists(), "orphaned parser process"
+    else:
+        for child in _children_of(process.pid):
+            os.kill(child, signal.SIGKILL)
+        out, err = process.communicate(timeout=60)
+        assert process.returncode == 1
+        assert b'"code": "IMPORT_FAILED"' in out, err
+    conn = open_store(db)
+    statuses = [r[0] for r in conn.execute("SELECT status FROM runs")]
+    assert "complete" not in statuses
+    outcome = import_result(conn, big_output, stable_window=0)
+    assert outcome.status == "complete" and not outcome.deduplicated
+    assert [r[0] for r in conn.execute("SELECT status FROM runs")] == ["complete"]
+    stray = conn.execute("SELECT count(*) FROM nodes WHERE run_id != ?", (outcome.run_id,))
+    assert stray.fetchone()[0] == 0
