@@ -26,25 +26,52 @@ def _plain(text: str) -> bool:
     return text.isprintable() and '"' not in text and "\\" not in text
 
 
+# Library keywords repeat the same short doc on every call: {"doc": "..."} is the most
+# common ``fields`` value by far, so its JSON is remembered (bounded).
+_DOC_JSON: dict[str, str] = {}
+
+
 def _json(value: Any) -> str:
     """Compact JSON; lists and dicts of plain strings (most args, assigns, docs) skip the
     generic encoder, which costs several times more per call on this hot path."""
-    if type(value) is list and value:
-        if all(type(item) is str for item in value) and _plain("".join(value)):
+    kind = type(value)
+    if kind is list:
+        try:
+            flat = "".join(value)
+        except TypeError:
+            return _json_encode(value)
+        if _plain(flat):
             return '["' + '","'.join(value) + '"]'
-    elif (type(value) is dict and value and all(type(item) is str for item in value.values())
-          and _plain("".join(value) + "".join(value.values()))):
-        return "{" + ",".join(f'"{k}":"{v}"' for k, v in value.items()) + "}"
+    elif kind is dict:
+        if len(value) == 1 and "doc" in value:
+            doc = value["doc"]
+            cached = _DOC_JSON.get(doc)
+            if cached is None:
+                cached = _json_encode(value)
+                if len(_DOC_JSON) < 4096:
+                    _DOC_JSON[doc] = cached
+            return cached
+        try:
+            flat = "".join(value.values()) + "".join(value)
+        except TypeError:
+            return _json_encode(value)
+        if _plain(flat):
+            return "{" + ",".join([f'"{k}":"{v}"' for k, v in value.items()]) + "}"
     return _json_encode(value)
 
 
 class _Frame:
-    """An open node: its position, id state and running aggregates."""
+    """An open node: its position, id state and running aggregates.
+
+    Built once per node on the import's hottest path, so suite-only counters are set only
+    for suites (only suites read them) and the ``-kN`` counter lives on the frame that owns
+    it: an IF/TRY root numbers its branches in its parent's counter (``counter_owner``).
+    """
 
     __slots__ = (
-        "node", "pre", "parent_pre", "seq", "depth", "node_id", "id_base", "kcounter",
-        "suites", "tests", "children", "failed", "max_level", "messages", "msg_lo",
-        "owner_test", "passed_tests", "failed_tests", "skipped_tests", "teardown",
+        "node", "pre", "parent_pre", "seq", "depth", "node_id", "id_base", "kcount",
+        "counter_owner", "children", "failed", "max_level", "messages", "msg_lo", "owner_test",
+        "suites", "tests", "passed_tests", "failed_tests", "skipped_tests", "teardown",
     )
 
     def __init__(self, node: Node, pre: int, parent: _Frame | None, msg_lo: int) -> None:
@@ -55,20 +82,21 @@ class _Frame:
         self.failed = 0
         self.max_level = 0
         self.messages = 0
-        self.suites = 0
-        self.tests = 0
-        self.passed_tests = 0
-        self.failed_tests = 0
-        self.skipped_tests = 0
-        self.teardown: Node | None = None
+        self.kcount = 0
+        self.counter_owner = self
         ntype = node.type
+        if ntype == ev.SUITE:
+            self.suites = 0
+            self.tests = 0
+            self.passed_tests = 0
+            self.failed_tests = 0
+            self.skipped_tests = 0
+            self.teardown: Node | None = None
         if parent is None:
             self.parent_pre = None
             self.seq = 0
             self.depth = 0
-            self.node_id = "s1"
-            self.id_base = "s1"
-            self.kcounter = [0]
+            self.node_id = self.id_base = "s1"
             self.owner_test = None
             return
         self.parent_pre = parent.pre
@@ -85,15 +113,16 @@ class _Frame:
         elif ntype in ev.ROOT_TYPES:
             # No RF id: the branches are numbered in the parent's counter, so the root shares
             # it. Synthetic id: parent base + "-r" + the number its first branch will get.
-            self.node_id = f"{parent.id_base}-r{parent.kcounter[0] + 1}"
+            owner = parent.counter_owner
+            self.node_id = f"{parent.id_base}-r{owner.kcount + 1}"
             self.id_base = parent.id_base
-            self.kcounter = parent.kcounter
+            self.counter_owner = owner
             return
         else:
-            parent.kcounter[0] += 1
-            self.node_id = f"{parent.id_base}-k{parent.kcounter[0]}"
+            owner = parent.counter_owner
+            owner.kcount += 1
+            self.node_id = f"{parent.id_base}-k{owner.kcount}"
         self.id_base = self.node_id
-        self.kcounter = [0]
 
 
 class RunWriter:
