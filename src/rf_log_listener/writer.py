@@ -83,7 +83,7 @@ class _Frame:
         self.max_level = 0
         self.messages = 0
         self.kcount = 0
-        self.counter_owner = self
+        self.counter_owner: _Frame | None = None  # None: this frame numbers its own -kN
         ntype = node.type
         if ntype == ev.SUITE:
             self.suites = 0
@@ -113,13 +113,13 @@ class _Frame:
         elif ntype in ev.ROOT_TYPES:
             # No RF id: the branches are numbered in the parent's counter, so the root shares
             # it. Synthetic id: parent base + "-r" + the number its first branch will get.
-            owner = parent.counter_owner
+            owner = parent.counter_owner or parent
             self.node_id = f"{parent.id_base}-r{owner.kcount + 1}"
             self.id_base = parent.id_base
             self.counter_owner = owner
             return
         else:
-            owner = parent.counter_owner
+            owner = parent.counter_owner or parent
             owner.kcount += 1
             self.node_id = f"{parent.id_base}-k{owner.kcount}"
         self.id_base = self.node_id
