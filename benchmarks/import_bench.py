@@ -58,7 +58,7 @@ def _run(code: str, *args: str) -> dict:
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
-def _file(size_mb: int) -> Path:
+def _file(size_mb: int, fmt: str) -> Path:
     sys.path.insert(0, str(HERE))
     from gen_output import generate
 
@@ -66,11 +66,19 @@ def _file(size_mb: int) -> Path:
     if not path.exists():
         print(f"generating {path} ...", flush=True)
         generate(path, size_mb, seed=1)
+    if fmt == "json":
+        json_path = path.with_suffix(".json")
+        if not json_path.exists():  # the same run as JSON, written by RF's own rebot
+            print(f"converting to {json_path} with rebot ...", flush=True)
+            subprocess.run([sys.executable, "-m", "robot.rebot", "--log", "NONE", "--report", "NONE",
+                            "--output", str(json_path), str(path)], check=True,
+                           stdout=subprocess.DEVNULL)
+        path = json_path
     return path
 
 
-def bench(size_mb: int, rounds: int, with_er: bool) -> dict:
-    path = _file(size_mb)
+def bench(size_mb: int, rounds: int, with_er: bool, fmt: str = "xml") -> dict:
+    path = _file(size_mb, fmt)
     er_runs, import_runs = [], []
     for _ in range(rounds):
         if with_er:
@@ -79,6 +87,7 @@ def bench(size_mb: int, rounds: int, with_er: bool) -> dict:
             import_runs.append(_run(_MEASURE_IMPORT, str(path), str(Path(tmp) / "store.sqlite3")))
             store_mb = sum(f.stat().st_size for f in Path(tmp).iterdir()) / 1e6
     row = {
+        "format": fmt,
         "size_mb": round(path.stat().st_size / 1e6, 1),
         "nodes": import_runs[0]["nodes"], "messages": import_runs[0]["messages"],
         "import_s": statistics.median(r["wall"] for r in import_runs),
@@ -100,11 +109,13 @@ def main() -> int:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--er-max-mb", type=int, default=200,
                         help="skip ExecutionResult above this size (1 GB needs ~4.5 GB RAM, minutes)")
+    parser.add_argument("--format", choices=("xml", "json"), default="xml",
+                        help="json: the same generated run converted by rebot to output.json")
     args = parser.parse_args()
     print(f"python {sys.version.split()[0]}, {os.cpu_count()} cores")
-    rows = [bench(size, args.rounds, size <= args.er_max_mb) for size in args.sizes]
+    rows = [bench(size, args.rounds, size <= args.er_max_mb, args.format) for size in args.sizes]
     for row in rows:
-        line = (f"{row['size_mb']:>7} MB  {row['nodes']:>9,} nodes {row['messages']:>9,} msgs  "
+        line = (f"{row['format']} {row['size_mb']:>7} MB {row['nodes']:>9,} nodes {row['messages']:>9,} msgs "
                 f"import {row['import_s']:6.2f} s  rss {row['import_rss_mib']:5.0f} MiB"
                 f" (parser {row['parser_rss_mib']:4.0f} MiB)  store {row['store_mb']:,.0f} MB")
         if "er_s" in row:

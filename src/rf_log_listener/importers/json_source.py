@@ -316,7 +316,10 @@ class JsonSource:
         try:
             self._run(ijson.basic_parse(reader, use_float=True))
         except ijson.IncompleteJSONError as exc:
-            if not (reader.at_eof and not self.top_closed and _looks_cut(str(exc), reader.tail)):
+            # The parser reports an error in the data as it reads it; only an error found when
+            # the data has run out (an unfinished value, string, escape or UTF-8 character)
+            # means the file was cut.
+            if not reader.at_eof or self.top_closed:
                 raise ResultError(INVALID_JSON, f"Invalid JSON: {_first_line(exc)}") from exc
             return self._cut(_first_line(exc), allow_incomplete)
         except ijson.JSONError as exc:
@@ -376,20 +379,6 @@ def _first_line(exc: Exception) -> str:
     return str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
 
 
-def _looks_cut(error: str, tail: bytes) -> bool:
-    """A parse error at the end of the data is a cut file, not a broken one, when the
-    parser ran out of data, or the data ends inside a multi-byte UTF-8 character."""
-    if "premature EOF" in error or "Incomplete" in error:
-        return True
-    for back in range(1, min(4, len(tail)) + 1):
-        byte = tail[-back]
-        if byte & 0xC0 == 0x80:  # continuation byte: keep looking for the lead byte
-            continue
-        needed = 2 if byte & 0xE0 == 0xC0 else 3 if byte & 0xF0 == 0xE0 else 4 if byte & 0xF8 == 0xF0 else 1
-        return needed > back
-    return False
-
-
 class _CountingReader:
     """Reports progress and tells whether a parse error happened at the end of the data."""
 
@@ -398,14 +387,11 @@ class _CountingReader:
         self.progress = progress
         self.done = 0
         self.at_eof = False
-        self.tail = b""
 
     def read(self, size: int = -1) -> bytes:
         chunk = self.fh.read(size)
         if not chunk:
             self.at_eof = True
-        else:
-            self.tail = (self.tail + chunk)[-4:]
         self.done += len(chunk)
         if self.progress:
             self.progress(self.done)
