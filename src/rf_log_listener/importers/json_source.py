@@ -34,12 +34,13 @@ _BARE_SUITE_KEYS = frozenset({"name", "source", "suites", "tests", "setup", "tea
 
 
 class _Skip:
-    """Consumes a value nobody needs (statistics per tag/suite)."""
+    """Consumes a value nobody needs (statistics per tag/suite); the base of the contexts
+    that only pick a few keys of their object."""
 
     key: Any = None
 
-    def child(self, is_map: bool) -> _Skip:
-        return self
+    def child(self, is_map: bool) -> Any:
+        return _SKIP
 
     def scalar(self, value: Any) -> None:
         pass
@@ -49,6 +50,16 @@ class _Skip:
 
 
 _SKIP = _Skip()
+
+
+class _Picker(_Skip):
+    """A context of the top-level object's parts: ignores what it does not ask for."""
+
+    __slots__ = ("key", "source")
+
+    def __init__(self, source: JsonSource) -> None:
+        self.key = None
+        self.source = source
 
 
 class _Value:
@@ -192,14 +203,10 @@ def _apply(node: Node, data: dict[str, Any]) -> None:
             fields[key] = value
 
 
-class _Errors:
+class _Errors(_Picker):
     """The run-level ``errors`` list."""
 
-    __slots__ = ("key", "source")
-
-    def __init__(self, source: JsonSource) -> None:
-        self.key: Any = None
-        self.source = source
+    __slots__ = ()
 
     def child(self, is_map: bool) -> _Value:
         return _Value(is_map, self._deliver)
@@ -210,12 +217,6 @@ class _Errors:
                 item.get("level", "INFO"), item.get("message", ""), bool(item.get("html")),
                 item.get("timestamp"),
             )
-
-    def scalar(self, value: Any) -> None:
-        pass
-
-    def finish(self) -> None:
-        pass
 
 
 class _Top:
@@ -263,12 +264,10 @@ class _Top:
         self.source.top_closed = True
 
 
-class _Statistics:
-    __slots__ = ("key", "source")
+class _Statistics(_Picker):
+    """Only ``total`` matters: it gives the run's totals."""
 
-    def __init__(self, source: JsonSource) -> None:
-        self.key: Any = None
-        self.source = source
+    __slots__ = ()
 
     def child(self, is_map: bool) -> Any:
         if self.key == "total" and is_map:
@@ -278,12 +277,6 @@ class _Statistics:
     def _total(self, total: dict[str, Any]) -> None:
         passed, failed, skipped = (int(total.get(k, 0)) for k in ("pass", "fail", "skip"))
         self.source.totals = (passed + failed + skipped, passed, failed, skipped)
-
-    def scalar(self, value: Any) -> None:
-        pass
-
-    def finish(self) -> None:
-        pass
 
 
 class JsonSource:
