@@ -176,6 +176,7 @@ def open_store(path: str | os.PathLike[str] | None = None, *, readonly: bool = F
         if not readonly:
             _prepare(conn)
             conn.execute("PRAGMA cache_size = -32768")  # 32 MiB: index inserts stay in memory
+            conn.execute("PRAGMA wal_autocheckpoint = 10000")
         conn.execute("PRAGMA foreign_keys = ON")
     except (sqlite3.Error, OSError) as exc:
         raise ResultError(
