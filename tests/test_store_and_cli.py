@@ -79,8 +79,10 @@ def test_cli_import_json_payload_and_exit_codes(tmp_path: Path) -> None:
     os.utime(cut, (1e9, 1e9))
     bad = cli("import", str(cut), "--json", env=env)
     assert bad.returncode == 1
-    assert json.loads(bad.stdout) == {"ok": False, "error": json.loads(bad.stdout)["error"]}
-    assert json.loads(bad.stdout)["error"]["code"] == "INCOMPLETE_RESULT"
+    error_payload = json.loads(bad.stdout)
+    assert error_payload["ok"] is False and "run_id" not in error_payload
+    assert error_payload["error"]["code"] == "INCOMPLETE_RESULT"
+    assert "allow_incomplete" in error_payload["error"]["hint"]
     salvaged = json.loads(cli("import", str(cut), "--json", "--allow-incomplete", env=env).stdout)
     assert salvaged["ok"] and salvaged["status"] == "interrupted" and salvaged["run_id"] == 2
 
@@ -92,7 +94,9 @@ def test_cli_import_json_payload_and_exit_codes(tmp_path: Path) -> None:
 def test_cli_summary_and_failures(tmp_path: Path) -> None:
     db = str(tmp_path / "s.db")
     assert cli("import", str(XML), "--db", db).returncode == 0
-    summary = json.loads(cli("summary", "1", "--db", db, "--json").stdout)
+    response = json.loads(cli("summary", "1", "--db", db, "--json").stdout)
+    assert response["ok"] is True and response["run_id"] == 1 and response["view"] == "summary"
+    summary = response["summary"]
     assert summary["totals"] == {"total": 25, "passed": 12, "failed": 11, "skipped": 2}
     failed = {t["name"]: t["message"] for t in summary["failed_tests"]}
     assert failed["Long Loop With One Failing Iteration"] == "700 == 700"

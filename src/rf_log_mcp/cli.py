@@ -21,15 +21,17 @@ from rf_log_listener.errors import ResultError
 from rf_log_listener.importers import import_result
 from rf_log_listener.store import ENV_DB, default_store_path, open_store
 
-from . import __version__
-from .models import ErrorInfo, ParseResultResponse
-from .views.failure_path import failed_test_ids, failure_path
-from .views.summary import summary
+from . import __version__, service
+from .models import Envelope, ErrorInfo, GetViewResponse, ParseResultResponse
+from .shaping import MAX_BUDGET
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = _parser()
-    args = parser.parse_args(argv)
+    arguments = sys.argv[1:] if argv is None else argv
+    if not arguments and not sys.stdin.isatty():
+        arguments = ["serve"]  # an MCP host starts `rf-log-mcp` with stdin as the protocol pipe
+    args = parser.parse_args(arguments)
     if not getattr(args, "handler", None):
         parser.print_help(sys.stderr)
         return 2
@@ -86,6 +88,10 @@ def _parser() -> argparse.ArgumentParser:
     cmd.add_argument("--test", help="a test id such as s1-s2-t3 (default: every failed test)")
     cmd.add_argument("--limit", type=int, default=10, help="at most this many tests")
     cmd.add_argument("--json", action="store_true")
+
+    cmd = sub.add_parser("serve", help="Serve MCP over stdio (the default when stdin is not a TTY).",
+                         description="Serve MCP over stdio; the store is $RF_LOG_MCP_DB or the default.")
+    cmd.set_defaults(handler=_cmd_serve)
 
     cmd = command("demo", _cmd_demo,
                   "Run robot on a suite, import its output, print the summary and failure paths.")
@@ -177,32 +183,60 @@ def _cmd_runs(args: argparse.Namespace) -> int:
     return 0
 
 
+def _checked(response: Envelope) -> Envelope:
+    if not response.ok and response.error is not None:
+        raise ResultError(response.error.code, response.error.message, response.error.hint)
+    return response
+
+
+def _summary(conn: sqlite3.Connection, run_id: int, limit: int = 200) -> GetViewResponse:
+    response = service.get_view(conn, "summary", run_id=run_id, page_size=limit, budget=MAX_BUDGET)
+    return _checked(response)  # type: ignore[return-value]
+
+
+def _failure_paths(conn: sqlite3.Connection, run_id: int, test: str | None, limit: int) -> list[dict]:
+    paths, cursor = [], None
+    while len(paths) < limit:
+        response = _checked(service.get_view(conn, "failure_path", run_id=run_id, selector=test,
+                                             cursor=cursor, budget=MAX_BUDGET))
+        assert isinstance(response, GetViewResponse) and response.failure_path is not None
+        paths.append(response.failure_path.model_dump(mode="json", exclude_none=True))
+        cursor = response.next_cursor
+        if test or not cursor:
+            break
+    return paths
+
+
 def _cmd_summary(args: argparse.Namespace) -> int:
-    data = summary(_connect(args), args.run_id)
+    response = _summary(_connect(args), args.run_id)
     if args.json:
-        _print_json(data)
+        _print_json(response.model_dump(mode="json", exclude_none=True))
     else:
-        _print_summary(data)
+        _print_summary(response)
     return 0
 
 
-def _print_summary(data: dict[str, Any]) -> None:
-    totals = data["totals"]
-    print(f"Run {data['run_id']}: {data['name']}  {data['result_status']}  ({data['status']})")
-    print(f"  {totals['total']} tests: {totals['passed']} passed, {totals['failed']} failed,"
-          f" {totals['skipped']} skipped")
-    if data["elapsed"] is not None:
-        print(f"  started {data['start_time']}, took {data['elapsed']:.2f} s")
-    if data["failed_tests"]:
+def _print_summary(response: GetViewResponse) -> None:
+    data = response.summary
+    assert data is not None
+    totals = data.totals
+    print(f"Run {response.run_id}: {data.name}  {data.result_status}  ({data.status})")
+    print(f"  {totals.total} tests: {totals.passed} passed, {totals.failed} failed,"
+          f" {totals.skipped} skipped")
+    if data.elapsed is not None:
+        print(f"  started {data.start_time}, took {data.elapsed:.2f} s")
+    if data.failed_tests:
         print("Failed tests:")
-        for test in data["failed_tests"]:
-            print(f"  {test['id']:<14} {test['name']}")
-            for line in _first_lines(test["message"]):
+        for test in data.failed_tests:
+            print(f"  {test.id:<14} {test.name}")
+            for line in _first_lines(test.message):
                 print(f"  {'':<14}   {line}")
-    if data["errors"]:
+        if response.page_truncated:
+            print("  … more failed tests: use --json and the next_cursor, or `rf-log-mcp failures`")
+    if data.errors:
         print("Run errors:")
-        for error in data["errors"]:
-            print(f"  {error['level']:<5} {_first_lines(error['text'], 1)[0]}")
+        for error in data.errors:
+            print(f"  {error.level:<5} {_first_lines(error.text, 1)[0]}")
 
 
 def _first_lines(text: str, count: int = 3, width: int = 160) -> list[str]:
@@ -214,9 +248,7 @@ def _first_lines(text: str, count: int = 3, width: int = 160) -> list[str]:
 
 
 def _cmd_failures(args: argparse.Namespace) -> int:
-    conn = _connect(args)
-    test_ids = [args.test] if args.test else failed_test_ids(conn, args.run_id)[: args.limit]
-    paths = [failure_path(conn, args.run_id, test_id) for test_id in test_ids]
+    paths = _failure_paths(_connect(args), args.run_id, args.test, args.limit)
     if args.json:
         _print_json({"run_id": args.run_id, "failures": paths})
     else:
@@ -228,15 +260,21 @@ def _print_failures(paths: list[dict[str, Any]]) -> None:
     if not paths:
         print("No failed tests.")
     for path in paths:
-        print(f"Failure path of {path['test_id']}:")
+        print(f"Failure path of {path['start_id']}:")
         for depth, step in enumerate(path["path"]):
             indent = "  " * (depth + 1)
             print(f"{indent}{step['type']} {step['id']}  {step['name']}  [{step['status']}]")
             for message in step["messages"]:
                 print(f"{indent}  {message['level']}: {_first_lines(message['text'], 1)[0]}")
         last = path["path"][-1]
-        if last["message"] and not last["messages"]:
+        if last.get("message") and not last["messages"]:
             print(f"  {'  ' * len(path['path'])}→ {_first_lines(last['message'], 1)[0]}")
+
+
+def _cmd_serve(_args: argparse.Namespace) -> int:
+    from .server import serve
+
+    return serve()
 
 
 # -- demo --------------------------------------------------------------------------------
@@ -255,8 +293,7 @@ def _cmd_demo(args: argparse.Namespace) -> int:
     conn = _connect(args)
     outcome = import_result(conn, outdir / "output.xml", stable_window=0)
     print(f"\nImported run {outcome.run_id} into {args.db or default_store_path()}\n")
-    _print_summary(summary(conn, outcome.run_id))
+    _print_summary(_summary(conn, outcome.run_id))
     print()
-    ids = failed_test_ids(conn, outcome.run_id)[:5]
-    _print_failures([failure_path(conn, outcome.run_id, test_id) for test_id in ids])
+    _print_failures(_failure_paths(conn, outcome.run_id, None, 5))
     return 0

@@ -16,11 +16,105 @@ class ErrorInfo(BaseModel):
     hint: str | None = Field(default=None, description="What to do about it.")
 
 
-class ParseResultResponse(BaseModel):
+class Envelope(BaseModel):
+    """Fields every tool response carries."""
+
+    ok: bool = True
+    run_id: int | None = None
+    estimated_tokens: int = Field(0, description="Estimated tokens of this response.")
+    truncated: bool = Field(False, description="Any of the three truncations below happened.")
+    message_truncated: bool = Field(False, description="Some long text was shortened (head+tail kept).")
+    budget_truncated: bool = Field(
+        False, description="Items were left out to stay within the budget; continue with next_cursor.",
+    )
+    page_truncated: bool = Field(False, description="More items follow; pass next_cursor.")
+    next_cursor: str | None = Field(None, description="Opaque; valid only with the same arguments.")
+    error: ErrorInfo | None = None
+
+
+class Totals(BaseModel):
+    total: int | None = None
+    passed: int | None = None
+    failed: int | None = None
+    skipped: int | None = None
+
+
+class FailedTest(BaseModel):
+    id: str
+    name: str
+    message: str
+
+
+class RunErrorItem(BaseModel):
+    id: str
+    level: str
+    text: str
+
+
+class SummaryView(BaseModel):
+    name: str | None = None
+    status: str = Field(description="Run status: complete, running, interrupted.")
+    result_status: str | None = Field(None, description="Root suite status: PASS, FAIL, SKIP.")
+    origin: str
+    source_path: str | None = None
+    generator: str | None = None
+    start_time: str | None = None
+    elapsed: float | None = Field(None, description="Seconds.")
+    totals: Totals
+    failed_tests: list[FailedTest] = Field(description="One page of failed tests, in run order.")
+    errors: list[RunErrorItem] = Field(description="Run-level errors and warnings (first ones).")
+    error_count: int = 0
+
+
+class LogMessage(BaseModel):
+    id: str
+    level: str
+    text: str
+
+
+class PathStep(BaseModel):
+    id: str
+    type: str
+    name: str
+    status: str
+    message: str | None = Field(None, description="Status message, when it adds to the messages.")
+    args: list[str] | None = None
+    messages: list[LogMessage] = Field(description="WARN and worse messages of this step.")
+
+
+class FailurePathView(BaseModel):
+    start_id: str = Field(description="The failed test (or suite setup/teardown) the path starts at.")
+    path: list[PathStep] = Field(description="From the start down the most severe failing branch.")
+    failed_tests_total: int
+
+
+class GetViewResponse(Envelope):
+    view: str | None = None
+    summary: SummaryView | None = None
+    failure_path: FailurePathView | None = None
+
+
+class RunItem(BaseModel):
+    run_id: int
+    status: str
+    origin: str
+    name: str | None = None
+    result_status: str | None = None
+    total: int | None = None
+    passed: int | None = None
+    failed: int | None = None
+    skipped: int | None = None
+    source_path: str | None = None
+    start_time: str | None = None
+
+
+class RunListResponse(Envelope):
+    runs: list[RunItem] = Field(default_factory=list)
+
+
+class ParseResultResponse(Envelope):
     """Result of importing one output.xml / output.json (or finding it already imported)."""
 
-    ok: bool
-    run_id: int | None = Field(default=None, description="Use this id in every later call.")
     source_format: Literal["xml", "json"] | None = None
     status: Literal["complete", "interrupted"] | None = Field(
         default=None, description="'interrupted': a cut file imported with allow_incomplete.",
@@ -41,4 +135,3 @@ class ParseResultResponse(BaseModel):
     message_count: int | None = None
     error_count: int | None = None
     seconds: float | None = Field(default=None, description="Wall time of this call.")
-    error: ErrorInfo | None = None

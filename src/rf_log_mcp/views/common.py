@@ -17,7 +17,7 @@ VISIBLE = "status != 'importing'"
 
 NODE_COLUMNS = (
     "key, pre, last, parent_pre, node_id, type, name, owner, status, message, elapsed,"
-    " failed_descendant_count, max_descendant_level, msg_lo, msg_hi, args"
+    " failed_descendant_count, max_descendant_level, msg_lo, msg_hi, args, owner_test"
 )
 
 
@@ -39,6 +39,7 @@ class NodeRow:
     msg_lo: int
     msg_hi: int
     args: str | None
+    owner_test: int | None
 
 
 def run_row(conn: sqlite3.Connection, run_id: int) -> dict[str, Any]:
@@ -71,6 +72,13 @@ WITH RECURSIVE kids(key, last) AS (
 )
 SELECT {NODE_COLUMNS} FROM nodes WHERE key IN (SELECT key FROM kids) ORDER BY key
 """
+
+
+def node_by_key(conn: sqlite3.Connection, key: int) -> NodeRow:
+    row = conn.execute(f"SELECT {NODE_COLUMNS} FROM nodes WHERE key = ?", (key,)).fetchone()
+    if row is None:
+        raise ResultError(NODE_NOT_FOUND, f"No node at key {key}.")
+    return NodeRow(*row)
 
 
 def children(conn: sqlite3.Connection, run_id: int, parent: NodeRow) -> list[NodeRow]:

@@ -2,41 +2,67 @@
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from typing import Any
 
 from rf_log_listener.events import LEVELS
 from rf_log_listener.store import run_base
 
-from .common import NodeRow, children, node_by_id, own_messages, run_row
+from ..shaping import Shaper
+from .common import NodeRow, children, node_by_id, node_by_key, own_messages, run_row
 
 
-def failed_test_ids(conn: sqlite3.Connection, run_id: int) -> list[str]:
+def failed_starts(conn: sqlite3.Connection, run_id: int) -> list[int]:
+    """Keys of failed tests, and of failed suite setups/teardowns (no test owns those)."""
     rows = conn.execute(
-        "SELECT node_id FROM nodes WHERE key >= ? AND key < ? AND type = 'TEST'"
-        " AND status = 'FAIL' ORDER BY key", (run_base(run_id), run_base(run_id + 1)),
+        "SELECT key FROM nodes WHERE key >= ? AND key < ? AND status = 'FAIL'"
+        " AND (type = 'TEST' OR (type IN ('SETUP', 'TEARDOWN') AND owner_test IS NULL))"
+        " ORDER BY key", (run_base(run_id), run_base(run_id + 1)),
     ).fetchall()
     return [r[0] for r in rows]
 
 
-def failure_path(conn: sqlite3.Connection, run_id: int, test_id: str) -> dict[str, Any]:
+def failure_path(conn: sqlite3.Connection, run_id: int, selector: str | None, shaper: Shaper,
+                 after_key: int | None) -> tuple[dict[str, Any] | None, int | None]:
+    """The path of the selected node's test (or the next failed start) and the next start."""
     run_row(conn, run_id)
-    node = node_by_id(conn, run_id, test_id)
-    steps = [_step(conn, run_id, node)]
+    starts = failed_starts(conn, run_id)
+    if selector:
+        node = node_by_id(conn, run_id, selector)
+        if node.type != "TEST" and node.owner_test is not None:
+            node = node_by_key(conn, run_base(run_id) + node.owner_test)
+        following = [k for k in starts if k > node.key]
+    else:
+        pending = [k for k in starts if after_key is None or k > after_key]
+        if not pending:
+            return None, None
+        node = node_by_key(conn, pending[0])
+        following = pending[1:]
+    steps = [_step(conn, run_id, node, shaper)]
     while True:
         failing = [c for c in children(conn, run_id, node) if c.status == "FAIL"]
         if not failing:
             break
         # Most severe first; among equals the smaller subtree (the shorter branch), then order.
         node = min(failing, key=lambda c: (-c.max_descendant_level, c.last - c.pre, c.pre))
-        steps.append(_step(conn, run_id, node))
-    return {"run_id": run_id, "test_id": test_id, "path": steps}
+        steps.append(_step(conn, run_id, node, shaper))
+    view: dict[str, Any] = {"start_id": steps[0]["id"], "failed_tests_total": len(starts)}
+    shaper.fit(view, steps, "path")
+    return view, (following[0] - 1 if following and not selector else None)
 
 
-def _step(conn: sqlite3.Connection, run_id: int, node: NodeRow) -> dict[str, Any]:
-    messages = own_messages(conn, run_id, node, min_level=LEVELS["WARN"])
-    return {
-        "id": node.node_id, "type": node.type, "name": node.name, "status": node.status,
-        "message": node.message or "",
-        "messages": [{"id": i, "level": lv, "text": t} for i, lv, t in messages],
+def _step(conn: sqlite3.Connection, run_id: int, node: NodeRow, shaper: Shaper) -> dict[str, Any]:
+    messages = [
+        {"id": i, "level": lv, "text": shaper.text(t)}
+        for i, lv, t in own_messages(conn, run_id, node, min_level=LEVELS["WARN"])
+    ]
+    step: dict[str, Any] = {
+        "id": node.node_id, "type": node.type, "name": node.name or "", "status": node.status,
+        "messages": messages,
     }
+    if node.args:
+        step["args"] = [shaper.text(a, 200) for a in json.loads(node.args)]
+    if node.message and not any(m["text"] == node.message for m in messages):
+        step["message"] = shaper.text(node.message)
+    return step

@@ -1,4 +1,4 @@
-"""summary view: run status and totals, failed tests with their messages, run errors."""
+"""summary view: run status and totals, one page of failed tests with their messages, run errors."""
 
 from __future__ import annotations
 
@@ -7,31 +7,37 @@ from typing import Any
 
 from rf_log_listener.store import run_base
 
+from ..shaping import Shaper
 from .common import run_row
 
+ERRORS_SHOWN = 20
 
-def summary(conn: sqlite3.Connection, run_id: int, limit: int = 50) -> dict[str, Any]:
+
+def summary(conn: sqlite3.Connection, run_id: int, shaper: Shaper, after_key: int | None,
+            page_size: int) -> tuple[dict[str, Any], int | None]:
+    """The summary and the key to continue the failed-test list from (None: no more)."""
     run = run_row(conn, run_id)
     base = run_base(run_id)
-    failed = conn.execute(
-        "SELECT node_id, name, message FROM nodes WHERE key >= ? AND key < ?"
+    rows = conn.execute(
+        "SELECT key, node_id, name, message FROM nodes WHERE key > ? AND key < ?"
         " AND type = 'TEST' AND status = 'FAIL' ORDER BY key LIMIT ?",
-        (base, run_base(run_id + 1), limit),
+        (after_key if after_key is not None else base - 1, run_base(run_id + 1), page_size + 1),
     ).fetchall()
     errors = conn.execute(
-        "SELECT seq, level, text FROM errors WHERE run_id = ? ORDER BY seq LIMIT ?", (run_id, limit)
+        "SELECT seq, level, text FROM errors WHERE run_id = ? ORDER BY seq LIMIT ?",
+        (run_id, ERRORS_SHOWN),
     ).fetchall()
-    return {
-        "run_id": run_id,
-        "name": run["name"],
-        "status": run["status"],
-        "result_status": run["result_status"],
-        "origin": run["origin"],
-        "source_path": run["source_path"],
-        "generator": run["generator"],
-        "start_time": run["start_time"],
-        "elapsed": run["elapsed"],
+    view: dict[str, Any] = {
+        "name": run["name"], "status": run["status"], "result_status": run["result_status"],
+        "origin": run["origin"], "source_path": run["source_path"], "generator": run["generator"],
+        "start_time": run["start_time"], "elapsed": run["elapsed"],
         "totals": {k: run[k] for k in ("total", "passed", "failed", "skipped")},
-        "failed_tests": [{"id": i, "name": n, "message": m or ""} for i, n, m in failed],
-        "errors": [{"id": f"errors-m{s}", "level": lv, "text": t} for s, lv, t in errors],
+        "errors": [{"id": f"errors-m{s}", "level": lv, "text": shaper.text(t, 300)} for s, lv, t in errors],
+        "error_count": run["error_count"] or 0,
     }
+    page = rows[:page_size]
+    tests = [{"id": i, "name": n, "message": shaper.text(m or "", 500)} for _, i, n, m in page]
+    kept = shaper.fit(view, tests, "failed_tests")
+    if kept < len(page):
+        return view, page[kept - 1][0]
+    return view, page[-1][0] if len(rows) > page_size else None

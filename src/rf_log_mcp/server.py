@@ -1,0 +1,145 @@
+"""The MCP stdio server: tools and resources over the shared store.
+
+Never print to stdout here: stdout is the protocol channel.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import sqlite3
+import threading
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from typing import Annotated, Literal
+
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.types import ToolAnnotations
+from pydantic import Field
+
+from rf_log_listener import __version__
+from rf_log_listener.store import open_store
+
+from . import service
+from .models import GetViewResponse, ParseResultResponse, RunListResponse
+from .shaping import DEFAULT_BUDGET, MAX_BUDGET, MIN_BUDGET
+
+log = logging.getLogger("rf_log_mcp")
+
+INSTRUCTIONS = """\
+Robot Framework results, small and exact. Typical flow:
+1. parse_result(path) imports an output.xml/output.json (or finds it) and returns run_id;
+   list_runs shows runs already in the store, including live ones.
+2. get_view(run_id, view="summary"): status, totals, failed tests with messages, run errors.
+3. get_view(run_id, view="failure_path", selector=<test id>): the failing branch of a test
+   down to its decisive messages (without selector: the first failure; next_cursor: the next).
+Responses carry ok, estimated_tokens and truncation flags; pass next_cursor to continue a page.
+Errors come back as ok=false with error.code, error.message and error.hint.
+"""
+
+
+@dataclass
+class AppState:
+    conn: sqlite3.Connection
+    lock: threading.Lock
+
+
+@asynccontextmanager
+async def lifespan(_server: MCPServer) -> AsyncIterator[AppState]:
+    conn = open_store()
+    try:
+        yield AppState(conn=conn, lock=threading.Lock())
+    finally:
+        conn.close()
+
+
+mcp = MCPServer(name="rf-log-mcp", version=__version__, instructions=INSTRUCTIONS, lifespan=lifespan)
+
+_READ_ONLY = ToolAnnotations(read_only_hint=True, idempotent_hint=True, open_world_hint=False)
+
+
+def _state(ctx: Context) -> AppState:
+    return ctx.request_context.lifespan_context  # type: ignore[no-any-return]
+
+
+@mcp.tool(
+    title="Import a Robot Framework result",
+    annotations=ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=True,
+                                open_world_hint=False),
+)
+def parse_result(
+    ctx: Context,
+    path: Annotated[str, Field(description="Path of an output.xml (RF 4.0+) or output.json (RF 7.2+).")],
+    allow_incomplete: Annotated[bool, Field(
+        description="Import the readable part of a cut file as an 'interrupted' run.")] = False,
+) -> ParseResultResponse:
+    """Import a result file into the store (streamed, any size) and return its run_id.
+
+    The same bytes give the same run_id without parsing again. A file still being written or
+    cut gives INCOMPLETE_RESULT unless allow_incomplete is true.
+    """
+    state = _state(ctx)
+    with state.lock:
+        return service.parse_result(state.conn, path, allow_incomplete)
+
+
+@mcp.tool(title="View a run", annotations=_READ_ONLY)
+def get_view(
+    ctx: Context,
+    view: Annotated[Literal["summary", "failure_path"], Field(
+        description="summary: status, totals, failed tests, run errors. failure_path: a failed "
+                    "test's most severe failing branch down to its messages.")],
+    run_id: Annotated[int | None, Field(description="From parse_result or list_runs.")] = None,
+    path: Annotated[str | None, Field(
+        description="Instead of run_id: a result file already imported.")] = None,
+    selector: Annotated[str | None, Field(
+        description="failure_path: a test id (s1-s2-t3) or any node id inside it.")] = None,
+    cursor: Annotated[str | None, Field(description="next_cursor of the previous page.")] = None,
+    page_size: Annotated[int | None, Field(ge=1, le=200, description="Items per page (25).")] = None,
+    budget: Annotated[int | None, Field(
+        ge=MIN_BUDGET, le=MAX_BUDGET, description=f"Token budget of the response ({DEFAULT_BUDGET}).",
+    )] = None,
+) -> GetViewResponse:
+    """One view of a run, paged and within a token budget."""
+    state = _state(ctx)
+    with state.lock:
+        return service.get_view(state.conn, view, run_id, path, selector, cursor, page_size, budget)
+
+
+@mcp.tool(title="List runs", annotations=_READ_ONLY)
+def list_runs(
+    ctx: Context,
+    status: Annotated[Literal["complete", "running", "interrupted"] | None, Field(
+        description="Only runs with this status.")] = None,
+    limit: Annotated[int, Field(ge=1, le=200)] = 20,
+    cursor: Annotated[str | None, Field(description="next_cursor of the previous page.")] = None,
+) -> RunListResponse:
+    """Runs in the store, newest first: imported files and live captures alike."""
+    state = _state(ctx)
+    with state.lock:
+        return service.list_runs(state.conn, status, limit, cursor)
+
+
+@mcp.resource("rf://runs/{run_id}/summary", mime_type="application/json")
+def run_summary(run_id: int, ctx: Context) -> str:
+    """The summary view of a run."""
+    state = _state(ctx)
+    with state.lock:
+        response = service.get_view(state.conn, "summary", run_id=run_id)
+    return response.model_dump_json(exclude_none=True)
+
+
+@mcp.resource("rf://runs/{run_id}/tests/{test_id}", mime_type="application/json")
+def run_test(run_id: int, test_id: str, ctx: Context) -> str:
+    """The failure path of one test (its status and message when it passed)."""
+    state = _state(ctx)
+    with state.lock:
+        response = service.get_view(state.conn, "failure_path", run_id=run_id, selector=test_id)
+    return json.dumps(response.model_dump(mode="json", exclude_none=True), ensure_ascii=False)
+
+
+def serve() -> int:
+    logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    mcp.run("stdio")
+    return 0

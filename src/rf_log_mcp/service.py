@@ -1,0 +1,132 @@
+"""The operations behind every MCP tool and CLI command: arguments in, response model out.
+
+Both the server and the command line call these, so humans and agents get the same answers.
+Failures never raise out of here: they become ``ok: false`` responses with a stable code.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from typing import Literal, TypeVar
+
+from rf_log_listener.errors import ResultError
+from rf_log_listener.importers import import_result
+
+from .models import (
+    Envelope,
+    ErrorInfo,
+    FailurePathView,
+    GetViewResponse,
+    ParseResultResponse,
+    RunListResponse,
+    SummaryView,
+)
+from .shaping import Shaper, clamp_budget, estimate_tokens, make_cursor, read_cursor
+from .views.failure_path import failure_path
+from .views.summary import summary
+
+ViewName = Literal["summary", "failure_path"]
+INVALID_ARGUMENT = "INVALID_ARGUMENT"
+DEFAULT_PAGE = 25
+MAX_PAGE = 200
+
+E = TypeVar("E", bound=Envelope)
+
+
+def parse_result(conn: sqlite3.Connection, path: str, allow_incomplete: bool = False) -> ParseResultResponse:
+    try:
+        outcome = import_result(conn, path, allow_incomplete=allow_incomplete)
+    except ResultError as err:
+        return _failed(ParseResultResponse, err)
+    return _finish(ParseResultResponse(**outcome.to_dict()), Shaper())
+
+
+def list_runs(conn: sqlite3.Connection, status: str | None = None, limit: int = 20,
+              cursor: str | None = None) -> RunListResponse:
+    binding = {"tool": "list_runs", "status": status}
+    try:
+        before = read_cursor(cursor, binding)
+    except ResultError as err:
+        return _failed(RunListResponse, err)
+    limit = max(1, min(limit, MAX_PAGE))
+    where, params = ["status != 'importing'"], []
+    if status:
+        where.append("status = ?")
+        params.append(status)
+    if before is not None:
+        where.append("run_id < ?")
+        params.append(before)
+    rows = conn.execute(
+        "SELECT run_id, status, origin, name, result_status, total, passed, failed, skipped,"
+        f" source_path, start_time FROM runs WHERE {' AND '.join(where)}"
+        " ORDER BY run_id DESC LIMIT ?", (*params, limit + 1),
+    ).fetchall()
+    keys = ("run_id", "status", "origin", "name", "result_status", "total", "passed", "failed",
+            "skipped", "source_path", "start_time")
+    shaper = Shaper()
+    data: dict = {}
+    items = [dict(zip(keys, row, strict=True)) for row in rows[:limit]]
+    kept = shaper.fit(data, items, "runs")
+    response = RunListResponse(**data)
+    more = kept < len(items) or len(rows) > limit
+    if more:
+        response.next_cursor = make_cursor(binding, items[kept - 1]["run_id"])
+    response.page_truncated = more
+    return _finish(response, shaper)
+
+
+def resolve_run(conn: sqlite3.Connection, run_id: int | None, path: str | None) -> int:
+    """A run id, or the run that holds the bytes of ``path`` (imported or written live)."""
+    if run_id is not None:
+        return run_id
+    if not path:
+        raise ResultError(INVALID_ARGUMENT, "Pass run_id or path.",
+                          "run_id comes from parse_result or list_runs.")
+    outcome = import_result(conn, path)  # deduplicated: an imported file is not parsed again
+    return outcome.run_id
+
+
+def get_view(conn: sqlite3.Connection, view: ViewName, run_id: int | None = None,
+             path: str | None = None, selector: str | None = None, cursor: str | None = None,
+             page_size: int | None = None, budget: int | None = None) -> GetViewResponse:
+    shaper = Shaper(budget=clamp_budget(budget))
+    try:
+        rid = resolve_run(conn, run_id, path)
+        binding = {"run": rid, "view": view, "selector": selector}
+        position = read_cursor(cursor, binding)
+        size = max(1, min(page_size or DEFAULT_PAGE, MAX_PAGE))
+        response = GetViewResponse(run_id=rid, view=view)
+        if view == "summary":
+            data, after = summary(conn, rid, shaper, position, size)
+            response.summary = SummaryView(**data)
+        elif view == "failure_path":
+            data, after = failure_path(conn, rid, selector, shaper, position)
+            if data is None:
+                raise ResultError("NO_FAILURES", f"Run {rid} has no failed test or suite setup/teardown.",
+                                  "Use the summary view for the run's status.")
+            response.failure_path = FailurePathView(**data)
+        else:
+            raise ResultError(INVALID_ARGUMENT, f"Unknown view {view!r}.")
+    except ResultError as err:
+        failed = _failed(GetViewResponse, err)
+        failed.run_id = run_id
+        failed.view = view
+        return failed
+    if after is not None:
+        response.next_cursor = make_cursor(binding, after)
+        response.page_truncated = True
+    return _finish(response, shaper)
+
+
+def _failed(model: type[E], err: ResultError) -> E:
+    response = model(ok=False, error=ErrorInfo(**err.to_dict()))
+    return _finish(response, Shaper())
+
+
+def _finish(response: E, shaper: Shaper) -> E:
+    response.message_truncated = response.message_truncated or shaper.message_truncated
+    response.budget_truncated = response.budget_truncated or shaper.budget_truncated
+    response.truncated = response.message_truncated or response.budget_truncated or response.page_truncated
+    response.estimated_tokens = 0
+    response.estimated_tokens = estimate_tokens(response.model_dump(mode="json", exclude_none=True))
+    return response
