@@ -54,7 +54,8 @@ async def test_tools_schemas_and_instructions(tmp_path: Path) -> None:
         assert tools["get_view"].annotations.read_only_hint is True
         assert tools["list_runs"].annotations.read_only_hint is True
         assert tools["parse_result"].annotations.read_only_hint is False
-        assert tools["get_view"].input_schema["properties"]["view"]["enum"] == ["summary", "failure_path"]
+        assert tools["get_view"].input_schema["properties"]["view"]["enum"] == [
+            "summary", "failure_path", "tree"]
         assert "parse_result" in (client.instructions or "")
 
 
@@ -178,3 +179,67 @@ def test_estimated_tokens_track_a_real_tokenizer(tmp_path: Path) -> None:
                           separators=(",", ":"))
         real = len(encoding.encode(text))
         assert abs(response.estimated_tokens - real) <= 0.15 * real, (response.estimated_tokens, real)
+
+
+@pytest.mark.anyio
+async def test_tree_folds_iterations_and_reaches_the_failing_one_in_two_calls(tmp_path: Path) -> None:
+    async with server(tmp_path) as client:
+        run_id = (await call(client, "parse_result", path=str(XML)))["run_id"]
+        root = await call(client, "get_view", run_id=run_id, view="tree")
+        assert root["tree"]["children"][0]["id"] == "s1"
+        assert root["tree"]["children"][1]["kind"] == "RUN_ERRORS"
+
+        # from the test, two calls with the failures projection reach the failing ITERATION
+        first = await call(client, "get_view", run_id=run_id, view="tree", selector="s1-s2-t1",
+                           projection="failures")
+        assert [c["id"] for c in first["tree"]["children"]] == ["s1-s2-t1-k1"]
+        second = await call(client, "get_view", run_id=run_id, view="tree", selector="s1-s2-t1-k1",
+                            projection="failures")
+        [failing] = second["tree"]["children"]
+        assert failing["id"] == "s1-s2-t1-k1-k701" and failing["assign"] == {"${i}": "700"}
+
+        # with all children, the 1,099 passing iterations are folded around it
+        everything = await call(client, "get_view", run_id=run_id, view="tree", selector="s1-s2-t1-k1")
+        kinds = [(c.get("kind") or c["type"], c.get("count")) for c in everything["tree"]["children"]]
+        assert kinds == [("ITERATION_GROUP", 700), ("ITERATION", None), ("ITERATION_GROUP", 399)]
+        group = everything["tree"]["children"][0]
+        assert group["first_node_id"] == "s1-s2-t1-k1-k1" and group["last_node_id"] == "s1-s2-t1-k1-k700"
+        assert group["first_assign"] == {"${i}": "0"} and group["last_assign"] == {"${i}": "699"}
+
+        # expanding the group pages through the raw iterations in order
+        seen, cursor = [], None
+        for _ in range(40):
+            page = await call(client, "get_view", run_id=run_id, view="tree",
+                              selector=group["expand_selector"], page_size=100, cursor=cursor)
+            seen += [c["id"] for c in page["tree"]["children"]]
+            cursor = page["next_cursor"]
+            if not cursor:
+                break
+        assert seen == [f"s1-s2-t1-k1-k{i}" for i in range(1, 701)]
+
+
+@pytest.mark.anyio
+async def test_tree_keeps_control_structures_and_their_fields(tmp_path: Path) -> None:
+    async with server(tmp_path) as client:
+        run_id = (await call(client, "parse_result", path=str(JSON)))["run_id"]
+        suites = await call(client, "get_view", run_id=run_id, view="tree", selector="s1")
+        by_name = {c["name"]: c["id"] for c in suites["tree"]["children"] if c["type"] == "SUITE"}
+        rf5 = await call(client, "get_view", run_id=run_id, view="tree", selector=by_name["05 Rf5 Control"])
+        try_test = rf5["tree"]["children"][0]["id"]
+        body = await call(client, "get_view", run_id=run_id, view="tree", selector=try_test)
+        root = body["tree"]["children"][0]
+        assert root["type"] == "TRY/EXCEPT ROOT" and root["id"].endswith("-r1")
+        branches = await call(client, "get_view", run_id=run_id, view="tree", selector=root["id"])
+        types = [(c["type"], c["status"]) for c in branches["tree"]["children"]]
+        assert types == [("TRY", "FAIL"), ("EXCEPT", "PASS"), ("EXCEPT", "NOT RUN"),
+                         ("ELSE", "NOT RUN"), ("FINALLY", "PASS")]
+        except_branch = branches["tree"]["children"][1]
+        assert except_branch["patterns"] == ["boom*"] and except_branch["pattern_type"] == "glob"
+        assert except_branch["assign"] == "${err}"
+        var_suite = await call(client, "get_view", run_id=run_id, view="tree", selector=by_name["06 Rf7"])
+        var_test = var_suite["tree"]["children"][0]["id"]
+        variables = await call(client, "get_view", run_id=run_id, view="tree", selector=var_test)
+        joined = next(c for c in variables["tree"]["children"] if c["name"] == "${joined}")
+        assert joined["type"] == "VAR" and joined["value"] == ["x", "y"] and joined["separator"] == "-"
+        wrong = await call(client, "get_view", run_id=run_id, view="tree", selector="ig:s1:x")
+        assert wrong["error"]["code"] == "NODE_NOT_FOUND"

@@ -5,7 +5,7 @@ The MCP output schemas and the README tables are generated from these, never wri
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
@@ -88,10 +88,23 @@ class FailurePathView(BaseModel):
     failed_tests_total: int
 
 
+class TreeView(BaseModel):
+    projection: str
+    node: dict[str, Any] = Field(
+        description="The expanded node (or the run): id, type, name, status, aggregates, "
+                    "type-specific fields, and a summary of its own messages.")
+    children: list[dict[str, Any]] = Field(
+        description="One page of direct children in execution order. Each is a node (id, type, "
+                    "name, status, child_count, failed_descendant_count, max_level, args, "
+                    "assign, condition, ...) or an ITERATION_GROUP of >= 25 clean PASS "
+                    "iterations (expand with its expand_selector) or RUN_ERRORS.")
+
+
 class GetViewResponse(Envelope):
     view: str | None = None
     summary: SummaryView | None = None
     failure_path: FailurePathView | None = None
+    tree: TreeView | None = None
 
 
 class RunItem(BaseModel):

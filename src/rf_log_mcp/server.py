@@ -34,6 +34,8 @@ Robot Framework results, small and exact. Typical flow:
 2. get_view(run_id, view="summary"): status, totals, failed tests with messages, run errors.
 3. get_view(run_id, view="failure_path", selector=<test id>): the failing branch of a test
    down to its decisive messages (without selector: the first failure; next_cursor: the next).
+4. get_view(run_id, view="tree", selector=<node id>, projection="failures"): expand any node;
+   long runs of passing iterations come folded (expand_selector opens them).
 Responses carry ok, estimated_tokens and truncation flags; pass next_cursor to continue a page.
 Errors come back as ok=false with error.code, error.message and error.hint.
 """
@@ -87,14 +89,19 @@ def parse_result(
 @mcp.tool(title="View a run", annotations=_READ_ONLY)
 def get_view(
     ctx: Context,
-    view: Annotated[Literal["summary", "failure_path"], Field(
+    view: Annotated[Literal["summary", "failure_path", "tree"], Field(
         description="summary: status, totals, failed tests, run errors. failure_path: a failed "
-                    "test's most severe failing branch down to its messages.")],
+                    "test's most severe failing branch down to its messages. tree: the direct "
+                    "children of selector (default: the run), filtered by projection.")],
     run_id: Annotated[int | None, Field(description="From parse_result or list_runs.")] = None,
     path: Annotated[str | None, Field(
         description="Instead of run_id: a result file already imported.")] = None,
     selector: Annotated[str | None, Field(
-        description="failure_path: a test id (s1-s2-t3) or any node id inside it.")] = None,
+        description="failure_path: a test id (s1-s2-t3) or any node inside it. tree: the node "
+                    "to expand (a node id or an ITERATION_GROUP's expand_selector).")] = None,
+    projection: Annotated[Literal["all", "failures", "warnings"], Field(
+        description="tree: all children, only failing branches, or branches with WARN or "
+                    "worse.")] = "all",
     cursor: Annotated[str | None, Field(description="next_cursor of the previous page.")] = None,
     page_size: Annotated[int | None, Field(ge=1, le=200, description="Items per page (25).")] = None,
     budget: Annotated[int | None, Field(
@@ -104,7 +111,8 @@ def get_view(
     """One view of a run, paged and within a token budget."""
     state = _state(ctx)
     with state.lock:
-        return service.get_view(state.conn, view, run_id, path, selector, cursor, page_size, budget)
+        return service.get_view(state.conn, view, run_id, path, selector, cursor, page_size, budget,
+                                projection)
 
 
 @mcp.tool(title="List runs", annotations=_READ_ONLY)

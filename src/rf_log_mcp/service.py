@@ -20,12 +20,14 @@ from .models import (
     ParseResultResponse,
     RunListResponse,
     SummaryView,
+    TreeView,
 )
 from .shaping import Shaper, clamp_budget, estimate_tokens, make_cursor, read_cursor
 from .views.failure_path import failure_path
 from .views.summary import summary
+from .views.tree import Projection, tree
 
-ViewName = Literal["summary", "failure_path"]
+ViewName = Literal["summary", "failure_path", "tree"]
 INVALID_ARGUMENT = "INVALID_ARGUMENT"
 DEFAULT_PAGE = 25
 MAX_PAGE = 200
@@ -88,11 +90,12 @@ def resolve_run(conn: sqlite3.Connection, run_id: int | None, path: str | None) 
 
 def get_view(conn: sqlite3.Connection, view: ViewName, run_id: int | None = None,
              path: str | None = None, selector: str | None = None, cursor: str | None = None,
-             page_size: int | None = None, budget: int | None = None) -> GetViewResponse:
+             page_size: int | None = None, budget: int | None = None,
+             projection: Projection = "all") -> GetViewResponse:
     shaper = Shaper(budget=clamp_budget(budget))
     try:
         rid = resolve_run(conn, run_id, path)
-        binding = {"run": rid, "view": view, "selector": selector}
+        binding = {"run": rid, "view": view, "selector": selector, "projection": projection}
         position = read_cursor(cursor, binding)
         size = max(1, min(page_size or DEFAULT_PAGE, MAX_PAGE))
         response = GetViewResponse(run_id=rid, view=view)
@@ -105,6 +108,9 @@ def get_view(conn: sqlite3.Connection, view: ViewName, run_id: int | None = None
                 raise ResultError("NO_FAILURES", f"Run {rid} has no failed test or suite setup/teardown.",
                                   "Use the summary view for the run's status.")
             response.failure_path = FailurePathView(**data)
+        elif view == "tree":
+            data, after = tree(conn, rid, selector, projection, shaper, position, size)
+            response.tree = TreeView(projection=projection, **data)
         else:
             raise ResultError(INVALID_ARGUMENT, f"Unknown view {view!r}.")
     except ResultError as err:

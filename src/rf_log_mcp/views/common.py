@@ -17,7 +17,8 @@ VISIBLE = "status != 'importing'"
 
 NODE_COLUMNS = (
     "key, pre, last, parent_pre, node_id, type, name, owner, status, message, elapsed,"
-    " failed_descendant_count, max_descendant_level, msg_lo, msg_hi, args, owner_test"
+    " failed_descendant_count, max_descendant_level, msg_lo, msg_hi, args, owner_test, assign,"
+    " fields, child_count, message_count"
 )
 
 
@@ -40,6 +41,10 @@ class NodeRow:
     msg_hi: int
     args: str | None
     owner_test: int | None
+    assign: str | None
+    fields: str | None
+    child_count: int
+    message_count: int
 
 
 def run_row(conn: sqlite3.Connection, run_id: int) -> dict[str, Any]:

@@ -1,0 +1,174 @@
+"""tree view: the direct children of a node under a projection, paged, with long runs of
+clean PASS iterations folded into ITERATION_GROUP items.
+
+Projections use the aggregates stored for every node (computed on the full tree while the
+run was written), never a pre-filtered tree: ``failures`` keeps a child that failed or has a
+failed descendant, ``warnings`` also one whose subtree logged WARN or worse.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from typing import Any, Literal
+
+from rf_log_listener.errors import ResultError
+from rf_log_listener.events import LEVEL_NAMES, LEVELS
+from rf_log_listener.store import run_base
+
+from ..shaping import Shaper
+from .common import NODE_NOT_FOUND, NodeRow, children, node_by_id, node_by_key, run_row
+
+Projection = Literal["all", "failures", "warnings"]
+FOLD_AT = 25  # consecutive clean PASS iterations folded into one ITERATION_GROUP
+_WARN = LEVELS["WARN"]
+
+
+def _kept(node: NodeRow, projection: Projection) -> bool:
+    if projection == "all":
+        return True
+    failing = node.status == "FAIL" or node.failed_descendant_count > 0
+    if projection == "failures":
+        return failing
+    return failing or node.max_descendant_level >= _WARN
+
+
+def _clean_iteration(node: NodeRow) -> bool:
+    return (node.type == "ITERATION" and node.status == "PASS"
+            and node.failed_descendant_count == 0 and node.max_descendant_level < _WARN)
+
+
+def tree(conn: sqlite3.Connection, run_id: int, selector: str | None, projection: Projection,
+         shaper: Shaper, after_key: int | None, page_size: int) -> tuple[dict[str, Any], int | None]:
+    """One page of the children of ``selector`` (the run root when None)."""
+    run = run_row(conn, run_id)
+    if selector is None:
+        return _run_root(conn, run_id, run, shaper), None
+    if selector.startswith("ig:"):
+        parent, rows = _group_members(conn, run_id, selector)
+        fold = False
+    else:
+        parent = node_by_id(conn, run_id, selector)
+        rows = children(conn, run_id, parent)
+        fold = True
+    rows = [r for r in rows if _kept(r, projection) and (after_key is None or r.key > after_key)]
+    items: list[tuple[int, dict[str, Any]]] = []  # (key to continue after, item)
+    index = 0
+    while index < len(rows) and len(items) < page_size + 1:
+        run_end = index
+        if fold:
+            while run_end < len(rows) and _clean_iteration(rows[run_end]) and (
+                    run_end == index or rows[run_end - 1].last + 1 == rows[run_end].pre):
+                run_end += 1
+        if fold and run_end - index >= FOLD_AT:
+            group = rows[index:run_end]
+            items.append((group[-1].key, _group_item(parent, group)))
+            index = run_end
+        else:
+            items.append((rows[index].key, _node_item(rows[index], shaper)))
+            index += 1
+    more = len(items) > page_size or index < len(rows)
+    page = items[:page_size]
+    view: dict[str, Any] = {"node": _node_item(parent, shaper, with_messages=True, conn=conn,
+                                               run_id=run_id)}
+    kept = shaper.fit(view, [item for _, item in page], "children")
+    if kept < len(page) or more:
+        return view, page[kept - 1][0]
+    return view, None
+
+
+def _run_root(conn: sqlite3.Connection, run_id: int, run: dict[str, Any], shaper: Shaper) -> dict[str, Any]:
+    root = node_by_key(conn, run_base(run_id))
+    items = [_node_item(root, shaper)]
+    errors = conn.execute(
+        "SELECT seq, level, text FROM errors WHERE run_id = ? ORDER BY seq LIMIT 10", (run_id,)
+    ).fetchall()
+    if errors:
+        items.append({
+            "kind": "RUN_ERRORS", "count": run["error_count"],
+            "messages": [{"id": f"errors-m{s}", "level": lv, "text": shaper.text(t, 300)}
+                         for s, lv, t in errors],
+        })
+    view: dict[str, Any] = {"node": {"kind": "RUN", "run_id": run_id, "status": run["status"],
+                                     "name": run["name"]}}
+    shaper.fit(view, items, "children")
+    return view
+
+
+def _group_id(parent: NodeRow, group: list[NodeRow]) -> str:
+    return f"ig:{parent.node_id}:{group[0].pre - parent.pre}-{group[-1].pre - parent.pre}"
+
+
+def _group_item(parent: NodeRow, group: list[NodeRow]) -> dict[str, Any]:
+    group_id = _group_id(parent, group)
+    return {
+        "kind": "ITERATION_GROUP", "group_id": group_id, "status": "PASS", "count": len(group),
+        "first_node_id": group[0].node_id, "last_node_id": group[-1].node_id,
+        "first_assign": json.loads(group[0].assign) if group[0].assign else None,
+        "last_assign": json.loads(group[-1].assign) if group[-1].assign else None,
+        "expand_selector": group_id,
+    }
+
+
+def _group_members(conn: sqlite3.Connection, run_id: int, selector: str) -> tuple[NodeRow, list[NodeRow]]:
+    """The parent and the iterations of an ``ig:<parent id>:<first>-<last>`` group, where
+    first/last are pre-order offsets from the parent (stable for the run)."""
+    try:
+        _, parent_id, span = selector.split(":")
+        first, last = (int(x) for x in span.split("-"))
+    except ValueError:
+        raise ResultError(NODE_NOT_FOUND, f"{selector!r} is not a group id.",
+                          "Use expand_selector of an ITERATION_GROUP as it was returned.") from None
+    parent = node_by_id(conn, run_id, parent_id)
+    members = [c for c in children(conn, run_id, parent) if first <= c.pre - parent.pre <= last]
+    if not members:
+        raise ResultError(NODE_NOT_FOUND, f"Run {run_id} has no iterations in {selector!r}.")
+    return parent, members
+
+
+def _node_item(node: NodeRow, shaper: Shaper, *, with_messages: bool = False,
+               conn: sqlite3.Connection | None = None, run_id: int | None = None) -> dict[str, Any]:
+    item: dict[str, Any] = {
+        "id": node.node_id, "type": node.type, "name": node.name or "", "status": node.status,
+        "child_count": node.child_count, "has_children": node.last > node.pre,
+        "failed_descendant_count": node.failed_descendant_count,
+    }
+    if node.max_descendant_level:
+        item["max_level"] = LEVEL_NAMES.get(node.max_descendant_level, str(node.max_descendant_level))
+    if node.owner:
+        item["owner"] = node.owner
+    if node.elapsed is not None:
+        item["elapsed_s"] = round(node.elapsed, 3)
+    if node.message:
+        item["message"] = shaper.text(node.message, 500)
+    if node.args:
+        item["args"] = [shaper.text(a, 200) for a in json.loads(node.args)]
+    if node.assign:
+        item["assign"] = json.loads(node.assign)
+    if node.fields:
+        fields = json.loads(node.fields)
+        fields.pop("doc", None) if node.type not in ("SUITE", "TEST") else None
+        item.update({k: v for k, v in fields.items() if v not in (None, "", [], {})})
+    if node.message_count:
+        item["message_count"] = node.message_count
+    if with_messages and conn is not None and run_id is not None and node.message_count:
+        item["messages"] = _message_summary(conn, run_id, node, shaper)
+    return item
+
+
+def _message_summary(conn: sqlite3.Connection, run_id: int, node: NodeRow, shaper: Shaper) -> dict[str, Any]:
+    """The node's own messages: counts by level, and the WARN-or-worse ones (shortened).
+    Full TRACE/DEBUG/INFO text is never sent here; search for it."""
+    base = run_base(run_id)
+    rows = conn.execute(
+        "SELECT msg_no, level, text FROM messages WHERE key >= ? AND key < ? AND node_pre = ?"
+        " ORDER BY key", (base + node.msg_lo, base + node.msg_hi, node.pre),
+    ).fetchall()
+    by_level: dict[str, int] = {}
+    important = []
+    for number, level, text in rows:
+        by_level[level] = by_level.get(level, 0) + 1
+        if LEVELS.get(level, 3) >= _WARN and len(important) < 10:
+            important.append({"id": f"{node.node_id}-m{number}", "level": level,
+                              "text": shaper.text(text, 600)})
+    return {"by_level": by_level, "important": important}
