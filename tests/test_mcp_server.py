@@ -55,7 +55,7 @@ async def test_tools_schemas_and_instructions(tmp_path: Path) -> None:
         assert tools["list_runs"].annotations.read_only_hint is True
         assert tools["parse_result"].annotations.read_only_hint is False
         assert tools["get_view"].input_schema["properties"]["view"]["enum"] == [
-            "summary", "failure_path", "tree"]
+            "summary", "failure_path", "step_window", "tree"]
         assert "parse_result" in (client.instructions or "")
 
 
@@ -243,3 +243,35 @@ async def test_tree_keeps_control_structures_and_their_fields(tmp_path: Path) ->
         assert joined["type"] == "VAR" and joined["value"] == ["x", "y"] and joined["separator"] == "-"
         wrong = await call(client, "get_view", run_id=run_id, view="tree", selector="ig:s1:x")
         assert wrong["error"]["code"] == "NODE_NOT_FOUND"
+
+
+@pytest.mark.anyio
+async def test_step_window_centres_pages_both_ways_and_works_outside_tests(tmp_path: Path) -> None:
+    async with server(tmp_path) as client:
+        run_id = (await call(client, "parse_result", path=str(XML)))["run_id"]
+        centre = "s1-s2-t1-k1-k701-k1"
+        window = await call(client, "get_view", run_id=run_id, view="step_window", selector=centre,
+                            page_size=5)
+        steps = window["step_window"]["steps"]
+        assert [s["id"] for s in steps] == [
+            "s1-s2-t1-k1-k700-k1-k1", "s1-s2-t1-k1-k701", centre, "s1-s2-t1-k1-k701-k1-k1",
+            "s1-s2-t1-k1-k702"]
+        assert steps[2]["center"] is True and steps[2]["status"] == "FAIL"
+        assert [s["depth"] for s in steps] == [4, 2, 3, 4, 2]
+        assert window["step_window"]["scope_id"] == "s1-s2-t1"
+        after = await call(client, "get_view", run_id=run_id, view="step_window", selector=centre,
+                           page_size=5, cursor=window["next_cursor"])
+        assert after["step_window"]["steps"][0]["id"] == "s1-s2-t1-k1-k702-k1"
+        before = await call(client, "get_view", run_id=run_id, view="step_window", selector=centre,
+                            page_size=5, cursor=window["step_window"]["prev_cursor"])
+        assert before["step_window"]["steps"][-1]["id"] == "s1-s2-t1-k1-k700-k1"
+        # a suite setup has no owning test: its own keyword is the scope
+        setup = await call(client, "get_view", run_id=run_id, view="step_window", selector="s1-s3-k1")
+        assert setup["step_window"]["scope_id"] == "s1-s3-k1"
+        assert setup["step_window"]["steps"][0]["status"] == "FAIL"
+        missing = await call(client, "get_view", run_id=run_id, view="step_window")
+        assert missing["error"]["code"] == "SELECTOR_REQUIRED"
+        suite = await call(client, "get_view", run_id=run_id, view="step_window", selector="s1-s2")
+        assert suite["error"]["code"] == "NODE_NOT_IN_TEST"
+        unknown = await call(client, "get_view", run_id=run_id, view="step_window", selector="s1-t99")
+        assert unknown["error"]["code"] == "NODE_NOT_FOUND"

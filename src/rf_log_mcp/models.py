@@ -100,10 +100,24 @@ class TreeView(BaseModel):
                     "iterations (expand with its expand_selector) or RUN_ERRORS.")
 
 
+class StepWindowView(BaseModel):
+    scope_id: str = Field(description="The test (or suite setup/teardown) the steps belong to.")
+    scope_type: str
+    center_id: str
+    first_pre: int
+    steps_total: int = Field(description="Steps in the scope.")
+    position: int = Field(description="Index of the first step of this page in the scope.")
+    steps: list[dict[str, Any]] = Field(
+        description="Nodes in execution order: id, depth below the scope, type, name, status, "
+                    "args, assign, message; the selected node has center=true.")
+    prev_cursor: str | None = Field(None, description="Cursor of the page before this one.")
+
+
 class GetViewResponse(Envelope):
     view: str | None = None
     summary: SummaryView | None = None
     failure_path: FailurePathView | None = None
+    step_window: StepWindowView | None = None
     tree: TreeView | None = None
 
 

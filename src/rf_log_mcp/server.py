@@ -89,16 +89,18 @@ def parse_result(
 @mcp.tool(title="View a run", annotations=_READ_ONLY)
 def get_view(
     ctx: Context,
-    view: Annotated[Literal["summary", "failure_path", "tree"], Field(
+    view: Annotated[Literal["summary", "failure_path", "step_window", "tree"], Field(
         description="summary: status, totals, failed tests, run errors. failure_path: a failed "
-                    "test's most severe failing branch down to its messages. tree: the direct "
-                    "children of selector (default: the run), filtered by projection.")],
+                    "test's most severe failing branch down to its messages. step_window: the "
+                    "steps around selector in execution order (prev_cursor/next_cursor page). "
+                    "tree: the direct children of selector (default: the run), by projection.")],
     run_id: Annotated[int | None, Field(description="From parse_result or list_runs.")] = None,
     path: Annotated[str | None, Field(
         description="Instead of run_id: a result file already imported.")] = None,
     selector: Annotated[str | None, Field(
-        description="failure_path: a test id (s1-s2-t3) or any node inside it. tree: the node "
-                    "to expand (a node id or an ITERATION_GROUP's expand_selector).")] = None,
+        description="failure_path/step_window: a test id (s1-s2-t3) or any node inside it "
+                    "(step_window: required; suite setup/teardown nodes work too). tree: the "
+                    "node to expand (a node id or an ITERATION_GROUP's expand_selector).")] = None,
     projection: Annotated[Literal["all", "failures", "warnings"], Field(
         description="tree: all children, only failing branches, or branches with WARN or "
                     "worse.")] = "all",

@@ -19,15 +19,17 @@ from .models import (
     GetViewResponse,
     ParseResultResponse,
     RunListResponse,
+    StepWindowView,
     SummaryView,
     TreeView,
 )
 from .shaping import Shaper, clamp_budget, estimate_tokens, make_cursor, read_cursor
 from .views.failure_path import failure_path
+from .views.step_window import step_window
 from .views.summary import summary
 from .views.tree import Projection, tree
 
-ViewName = Literal["summary", "failure_path", "tree"]
+ViewName = Literal["summary", "failure_path", "step_window", "tree"]
 INVALID_ARGUMENT = "INVALID_ARGUMENT"
 DEFAULT_PAGE = 25
 MAX_PAGE = 200
@@ -108,6 +110,13 @@ def get_view(conn: sqlite3.Connection, view: ViewName, run_id: int | None = None
                 raise ResultError("NO_FAILURES", f"Run {rid} has no failed test or suite setup/teardown.",
                                   "Use the summary view for the run's status.")
             response.failure_path = FailurePathView(**data)
+        elif view == "step_window":
+            data, after = step_window(conn, rid, selector, shaper, position, size)
+            prev = data.pop("prev_position", None)
+            response.step_window = StepWindowView(**data)
+            if prev is not None:
+                response.step_window.prev_cursor = make_cursor(
+                    binding, [data["first_pre"] + prev])
         elif view == "tree":
             data, after = tree(conn, rid, selector, projection, shaper, position, size)
             response.tree = TreeView(projection=projection, **data)

@@ -18,7 +18,7 @@ VISIBLE = "status != 'importing'"
 NODE_COLUMNS = (
     "key, pre, last, parent_pre, node_id, type, name, owner, status, message, elapsed,"
     " failed_descendant_count, max_descendant_level, msg_lo, msg_hi, args, owner_test, assign,"
-    " fields, child_count, message_count"
+    " fields, child_count, message_count, depth"
 )
 
 
@@ -45,6 +45,7 @@ class NodeRow:
     fields: str | None
     child_count: int
     message_count: int
+    depth: int
 
 
 def run_row(conn: sqlite3.Connection, run_id: int) -> dict[str, Any]:

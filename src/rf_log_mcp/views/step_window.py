@@ -1,0 +1,89 @@
+"""step_window view: the steps around a node in execution order, centred on it, paged both ways.
+
+The window runs over the node's test, or, for nodes outside tests (suite setup/teardown),
+over the suite-level keyword that contains it. Steps are nodes in pre-order, so paging is a
+key range: O(page), whatever the size of the run.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from typing import Any
+
+from rf_log_listener.errors import ResultError
+from rf_log_listener.store import run_base
+
+from ..shaping import Shaper
+from .common import NODE_COLUMNS, NodeRow, node_by_id, node_by_key, run_row
+
+SELECTOR_REQUIRED = "SELECTOR_REQUIRED"
+NODE_NOT_IN_TEST = "NODE_NOT_IN_TEST"
+
+
+def _scope(conn: sqlite3.Connection, run_id: int, node: NodeRow) -> NodeRow:
+    """The test around ``node``, or the suite setup/teardown keyword around it."""
+    base = run_base(run_id)
+    if node.type == "TEST":
+        return node
+    if node.owner_test is not None:
+        return node_by_key(conn, base + node.owner_test)
+    if node.type == "SUITE":
+        raise ResultError(NODE_NOT_IN_TEST, f"{node.node_id} is a suite: it has no steps of its own.",
+                          "Pass a test id, a step inside one, or a suite setup/teardown node; "
+                          "use the tree view to list a suite's children.")
+    while node.parent_pre is not None:
+        parent = node_by_key(conn, base + node.parent_pre)
+        if parent.type == "SUITE":
+            return node
+        node = parent
+    return node
+
+
+def step_window(conn: sqlite3.Connection, run_id: int, selector: str | None, shaper: Shaper,
+                position: list[Any] | None, page_size: int) -> tuple[dict[str, Any], Any]:
+    """A page of steps and the cursor position of the next page (None at the end)."""
+    run_row(conn, run_id)
+    if not selector:
+        raise ResultError(SELECTOR_REQUIRED, "step_window needs a selector.",
+                          "Pass a test id (s1-s2-t3) or any node id, e.g. from failure_path.")
+    node = node_by_id(conn, run_id, selector)
+    scope = _scope(conn, run_id, node)
+    base = run_base(run_id)
+    if position is None:
+        start = max(scope.pre, node.pre - page_size // 2)
+    else:
+        start = max(scope.pre, int(position[0]))
+    rows = [NodeRow(*r) for r in conn.execute(
+        f"SELECT {NODE_COLUMNS} FROM nodes WHERE key BETWEEN ? AND ? ORDER BY key LIMIT ?",
+        (base + start, base + scope.last, page_size + 1),
+    )]
+    page = rows[:page_size]
+    steps = [_step(r, scope, node, shaper) for r in page]
+    view: dict[str, Any] = {
+        "scope_id": scope.node_id, "scope_type": scope.type, "center_id": node.node_id,
+        "first_pre": scope.pre, "steps_total": scope.last - scope.pre + 1,
+        "position": start - scope.pre,
+    }
+    if start > scope.pre:
+        view["prev_position"] = max(scope.pre, start - page_size) - scope.pre
+    kept = shaper.fit(view, steps, "steps")
+    if kept < len(page):
+        return view, [page[kept].pre]
+    return view, [rows[page_size].pre] if len(rows) > page_size else None
+
+
+def _step(row: NodeRow, scope: NodeRow, center: NodeRow, shaper: Shaper) -> dict[str, Any]:
+    step: dict[str, Any] = {
+        "id": row.node_id, "depth": row.depth - scope.depth, "type": row.type, "name": row.name or "",
+        "status": row.status,
+    }
+    if row.key == center.key:
+        step["center"] = True
+    if row.args:
+        step["args"] = [shaper.text(a, 120) for a in json.loads(row.args)]
+    if row.assign:
+        step["assign"] = json.loads(row.assign)
+    if row.message:
+        step["message"] = shaper.text(row.message, 300)
+    return step
