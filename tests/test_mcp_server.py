@@ -45,7 +45,7 @@ async def call(client: Client, tool: str, **arguments: Any) -> dict[str, Any]:
 async def test_tools_schemas_and_instructions(tmp_path: Path) -> None:
     async with server(tmp_path) as client:
         tools = {tool.name: tool for tool in (await client.list_tools()).tools}
-        assert set(tools) == {"parse_result", "get_view", "list_runs"}
+        assert set(tools) == {"parse_result", "get_view", "search_messages", "list_runs"}
         for tool in tools.values():
             assert tool.description and tool.output_schema
             assert {"ok", "run_id", "estimated_tokens", "truncated", "message_truncated",
@@ -53,6 +53,7 @@ async def test_tools_schemas_and_instructions(tmp_path: Path) -> None:
                 tool.output_schema["properties"])
         assert tools["get_view"].annotations.read_only_hint is True
         assert tools["list_runs"].annotations.read_only_hint is True
+        assert tools["search_messages"].annotations.read_only_hint is True
         assert tools["parse_result"].annotations.read_only_hint is False
         assert tools["get_view"].input_schema["properties"]["view"]["enum"] == [
             "summary", "failure_path", "step_window", "tree"]
@@ -275,3 +276,90 @@ async def test_step_window_centres_pages_both_ways_and_works_outside_tests(tmp_p
         assert suite["error"]["code"] == "NODE_NOT_IN_TEST"
         unknown = await call(client, "get_view", run_id=run_id, view="step_window", selector="s1-t99")
         assert unknown["error"]["code"] == "NODE_NOT_FOUND"
+
+
+@pytest.mark.anyio
+async def test_search_messages_plain_text(tmp_path: Path) -> None:
+    async with server(tmp_path) as client:
+        run_id = (await call(client, "parse_result", path=str(XML)))["run_id"]
+        cjk = await call(client, "search_messages", run_id=run_id, query="登录")
+        assert [(h["id"], h["node_id"], h["node_status"]) for h in cjk["hits"]] == [
+            ("s1-s1-t9-k3-m1", "s1-s1-t9-k3", "PASS")]
+        mixed_case = await call(client, "search_messages", run_id=run_id, query="WARN TEXT")
+        ids = [h["id"] for h in mixed_case["hits"]]
+        assert "s1-s1-t8-k6-m2" in ids and ids[-1] == "errors-m2"  # run errors come last
+        assert (await call(client, "search_messages", run_id=run_id, query="100%"))["hits"] == []
+        literal = await call(client, "search_messages", run_id=run_id, query="${VALUE} = hello")
+        assert [h["text"] for h in literal["hits"]] == ["${value} = Hello, world"]
+        # % and _ are literal characters, not wildcards
+        assert (await call(client, "search_messages", run_id=run_id, query="v_lue"))["hits"] == []
+        assert (await call(client, "search_messages", run_id=run_id, query="Hel%world"))["hits"] == []
+        seen, cursor = [], None
+        for _ in range(20):
+            page = await call(client, "search_messages", run_id=run_id, query="setup", page_size=4,
+                              cursor=cursor)
+            seen += [h["id"] for h in page["hits"]]
+            cursor = page["next_cursor"]
+            if not cursor:
+                break
+        assert len(seen) == len(set(seen)) > 8 and seen[0] == "s1-k1-m1"
+        empty = await call(client, "search_messages", run_id=run_id, query="  ")
+        assert empty["error"]["code"] == "INVALID_QUERY"
+
+
+@pytest.mark.anyio
+async def test_every_kind_of_failure_is_reachable_and_xml_json_answer_alike(tmp_path: Path) -> None:
+    async with server(tmp_path) as client:
+        from_xml = (await call(client, "parse_result", path=str(XML)))["run_id"]
+        from_json = (await call(client, "parse_result", path=str(JSON)))["run_id"]
+        for view, selector in [("summary", None), ("failure_path", "s1-s1-t3"),
+                               ("tree", "s1-s2-t1-k1"), ("step_window", "s1-s5-t1-k1")]:
+            a = await call(client, "get_view", run_id=from_xml, view=view, selector=selector)
+            b = await call(client, "get_view", run_id=from_json, view=view, selector=selector)
+            for response in (a, b):
+                response.pop("run_id")
+                response.pop("estimated_tokens")
+                if response.get("summary"):
+                    response["summary"].pop("source_path")
+                    response["summary"].pop("generator")
+            assert a == b, view
+
+        async def path_of(selector: str) -> list[dict[str, Any]]:
+            data = await call(client, "get_view", run_id=from_xml, view="failure_path", selector=selector)
+            return data["failure_path"]["path"]
+
+        # Run Keyword And Continue On Failure: the first failing branch, and the steps after it
+        continued = await path_of("s1-s1-t3")
+        assert [s["id"] for s in continued] == ["s1-s1-t3", "s1-s1-t3-k2", "s1-s1-t3-k2-k1"]
+        after = await call(client, "get_view", run_id=from_xml, view="step_window",
+                           selector="s1-s1-t3-k2-k1", page_size=10)
+        names = [s["name"] for s in after["step_window"]["steps"]]
+        assert names.count("Run Keyword And Continue On Failure") == 2 and "Log" in names
+        # test setup, body, teardown, suite setup and suite teardown failures
+        assert (await path_of("s1-s1-t6"))[1]["type"] == "SETUP"
+        assert (await path_of("s1-s1-t2"))[-1]["messages"][0]["level"] == "FAIL"
+        assert (await path_of("s1-s1-t7"))[1]["type"] == "TEARDOWN"
+        assert (await path_of("s1-s3-k1"))[0]["messages"][0]["text"] == "sub-suite setup failed"
+        assert (await path_of("s1-s4-k1"))[0]["messages"][0]["text"] == "sub-suite teardown failed"
+
+
+def test_responses_never_exceed_their_budget(tmp_path: Path) -> None:
+    from rf_log_listener.store import open_store
+    from rf_log_mcp import service
+
+    conn = open_store(tmp_path / "s.db")
+    run_id = service.parse_result(conn, str(XML)).run_id
+    for budget in (500, 900, 2000):
+        responses = [
+            service.get_view(conn, "summary", run_id=run_id, budget=budget, page_size=200),
+            service.get_view(conn, "tree", run_id=run_id, selector="s1-s1", budget=budget,
+                             page_size=200),
+            service.get_view(conn, "step_window", run_id=run_id, selector="s1-s2-t1-k1-k500",
+                             budget=budget, page_size=200),
+            service.search_messages(conn, "e", run_id=run_id, budget=budget, page_size=200),
+        ]
+        for response in responses:
+            assert response.ok, response.error
+            assert response.estimated_tokens <= budget, (budget, response.estimated_tokens)
+            if budget == 500:  # every one of these has more than 500 tokens to say
+                assert response.budget_truncated and response.truncated and response.next_cursor

@@ -127,3 +127,13 @@ def test_demo_runs_robot_on_the_example_and_prints_failures(tmp_path: Path) -> N
     assert "Failure path of" in done.stdout and "pear is out of stock" in done.stdout
     conn = sqlite3.connect(tmp_path / "s.db")
     assert conn.execute("SELECT status, origin FROM runs").fetchall() == [("complete", "import")]
+
+
+def test_store_of_schema_1_is_migrated_on_open(db_path: Path) -> None:
+    conn = open_store(db_path)
+    conn.execute("DROP INDEX nodes_failed")
+    conn.execute("UPDATE meta SET value = '1' WHERE key = 'schema_version'")
+    conn.close()
+    conn = open_store(db_path)
+    assert conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()[0] == "2"
+    assert conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'nodes_failed'").fetchone()

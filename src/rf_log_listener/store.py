@@ -26,7 +26,7 @@ from pathlib import Path
 
 from .errors import STORE_UNAVAILABLE, ResultError
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 ENV_DB = "RF_LOG_MCP_DB"
 RUN_SHIFT = 32  # node/message keys are run_id << RUN_SHIFT | position
 BUSY_TIMEOUT_MS = 30_000
@@ -102,6 +102,10 @@ CREATE TABLE IF NOT EXISTS nodes (
     pre                     INTEGER GENERATED ALWAYS AS (key & 4294967295) VIRTUAL
 );
 CREATE UNIQUE INDEX IF NOT EXISTS nodes_by_id ON nodes(run_id, node_id);
+-- Failures are few: a partial index finds a run's failed tests and suite-level keywords
+-- without scanning the run, and costs almost nothing to keep up on import.
+CREATE INDEX IF NOT EXISTS nodes_failed ON nodes(key) WHERE status = 'FAIL'
+    AND (type = 'TEST' OR (type IN ('SETUP', 'TEARDOWN') AND owner_test IS NULL));
 
 CREATE TABLE IF NOT EXISTS messages (
     key      INTEGER PRIMARY KEY,                  -- run_id << 32 | seq
@@ -133,7 +137,12 @@ CREATE TABLE IF NOT EXISTS errors (
 """
 
 # Each entry upgrades the store from version N to N+1; applied in order on open.
-_MIGRATIONS: dict[int, str] = {}
+_MIGRATIONS: dict[int, str] = {
+    1: """
+    CREATE INDEX IF NOT EXISTS nodes_failed ON nodes(key) WHERE status = 'FAIL'
+        AND (type = 'TEST' OR (type IN ('SETUP', 'TEARDOWN') AND owner_test IS NULL));
+    """,
+}
 
 
 def default_store_path() -> Path:

@@ -121,6 +121,23 @@ class GetViewResponse(Envelope):
     tree: TreeView | None = None
 
 
+class SearchHit(BaseModel):
+    id: str = Field(description="Message id (<node>-mN) or run error id (errors-mN).")
+    level: str
+    time: str | None = None
+    text: str = Field(description="The message; a long one is cut around the first match.")
+    node_id: str | None = Field(None, description="The node that logged it (None for run errors).")
+    node_type: str | None = None
+    node_name: str | None = None
+    node_status: str | None = None
+
+
+class SearchResponse(Envelope):
+    query: str | None = None
+    hits: list[SearchHit] = Field(default_factory=list, description="In execution order; run "
+                                  "errors after the messages.")
+
+
 class RunItem(BaseModel):
     run_id: int
     status: str

@@ -22,7 +22,7 @@ from rf_log_listener import __version__
 from rf_log_listener.store import open_store
 
 from . import service
-from .models import GetViewResponse, ParseResultResponse, RunListResponse
+from .models import GetViewResponse, ParseResultResponse, RunListResponse, SearchResponse
 from .shaping import DEFAULT_BUDGET, MAX_BUDGET, MIN_BUDGET
 
 log = logging.getLogger("rf_log_mcp")
@@ -36,6 +36,7 @@ Robot Framework results, small and exact. Typical flow:
    down to its decisive messages (without selector: the first failure; next_cursor: the next).
 4. get_view(run_id, view="tree", selector=<node id>, projection="failures"): expand any node;
    long runs of passing iterations come folded (expand_selector opens them).
+search_messages(run_id, query) finds text in messages and run errors (plain text).
 Responses carry ok, estimated_tokens and truncation flags; pass next_cursor to continue a page.
 Errors come back as ok=false with error.code, error.message and error.hint.
 """
@@ -115,6 +116,24 @@ def get_view(
     with state.lock:
         return service.get_view(state.conn, view, run_id, path, selector, cursor, page_size, budget,
                                 projection)
+
+
+@mcp.tool(title="Search messages", annotations=_READ_ONLY)
+def search_messages(
+    ctx: Context,
+    query: Annotated[str, Field(description="Plain text, case-insensitive; % _ \\ are literal.")],
+    run_id: Annotated[int | None, Field(description="From parse_result or list_runs.")] = None,
+    path: Annotated[str | None, Field(description="Instead of run_id: a result file.")] = None,
+    cursor: Annotated[str | None, Field(description="next_cursor of the previous page.")] = None,
+    page_size: Annotated[int | None, Field(ge=1, le=200, description="Hits per page (25).")] = None,
+    budget: Annotated[int | None, Field(ge=MIN_BUDGET, le=MAX_BUDGET,
+                                        description=f"Token budget ({DEFAULT_BUDGET}).")] = None,
+) -> SearchResponse:
+    """Messages and run errors containing the text, in execution order, with the node that
+    logged each one."""
+    state = _state(ctx)
+    with state.lock:
+        return service.search_messages(state.conn, query, run_id, path, cursor, page_size, budget)
 
 
 @mcp.tool(title="List runs", annotations=_READ_ONLY)

@@ -19,12 +19,14 @@ from .models import (
     GetViewResponse,
     ParseResultResponse,
     RunListResponse,
+    SearchResponse,
     StepWindowView,
     SummaryView,
     TreeView,
 )
 from .shaping import Shaper, clamp_budget, estimate_tokens, make_cursor, read_cursor
 from .views.failure_path import failure_path
+from .views.search import search
 from .views.step_window import step_window
 from .views.summary import summary
 from .views.tree import Projection, tree
@@ -127,6 +129,27 @@ def get_view(conn: sqlite3.Connection, view: ViewName, run_id: int | None = None
         failed.run_id = run_id
         failed.view = view
         return failed
+    if after is not None:
+        response.next_cursor = make_cursor(binding, after)
+        response.page_truncated = True
+    return _finish(response, shaper)
+
+
+def search_messages(conn: sqlite3.Connection, query: str | None, run_id: int | None = None,
+                    path: str | None = None, cursor: str | None = None,
+                    page_size: int | None = None, budget: int | None = None) -> SearchResponse:
+    shaper = Shaper(budget=clamp_budget(budget))
+    try:
+        rid = resolve_run(conn, run_id, path)
+        binding = {"run": rid, "tool": "search_messages", "query": query}
+        position = read_cursor(cursor, binding)
+        size = max(1, min(page_size or DEFAULT_PAGE, MAX_PAGE))
+        data, after = search(conn, rid, query, shaper, position, size)
+    except ResultError as err:
+        failed = _failed(SearchResponse, err)
+        failed.run_id = run_id
+        return failed
+    response = SearchResponse(run_id=rid, **data)
     if after is not None:
         response.next_cursor = make_cursor(binding, after)
         response.page_truncated = True

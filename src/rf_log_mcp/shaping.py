@@ -73,7 +73,7 @@ class Shaper:
         always moves forward.
         """
         envelope[key] = []
-        used = estimate_tokens(envelope) + 60  # the flags and cursor added afterwards
+        used = estimate_tokens(envelope) + _ENVELOPE_TOKENS
         kept = 0
         for item in items:
             cost = estimate_tokens(item) + 1
@@ -84,6 +84,14 @@ class Shaper:
             used += cost
             kept += 1
         return kept
+
+
+# What the response adds around a view: the envelope's flags, counts and a cursor.
+_ENVELOPE_TOKENS = estimate_tokens({
+    "ok": True, "run_id": 123456, "estimated_tokens": 12345, "truncated": True,
+    "message_truncated": True, "budget_truncated": True, "page_truncated": True,
+    "next_cursor": "x" * 96, "view": "failure_path", "projection": "warnings",
+}) + 10
 
 
 def clamp_budget(budget: int | None) -> int:

@@ -16,7 +16,8 @@ from .common import NodeRow, children, node_by_id, node_by_key, own_messages, ru
 def failed_starts(conn: sqlite3.Connection, run_id: int) -> list[int]:
     """Keys of failed tests, and of failed suite setups/teardowns (no test owns those)."""
     rows = conn.execute(
-        "SELECT key FROM nodes WHERE key >= ? AND key < ? AND status = 'FAIL'"
+        "SELECT key FROM nodes INDEXED BY nodes_failed WHERE key >= ? AND key < ?"
+        " AND status = 'FAIL'"
         " AND (type = 'TEST' OR (type IN ('SETUP', 'TEARDOWN') AND owner_test IS NULL))"
         " ORDER BY key", (run_base(run_id), run_base(run_id + 1)),
     ).fetchall()

@@ -19,8 +19,10 @@ def summary(conn: sqlite3.Connection, run_id: int, shaper: Shaper, after_key: in
     run = run_row(conn, run_id)
     base = run_base(run_id)
     rows = conn.execute(
-        "SELECT key, node_id, name, message FROM nodes WHERE key > ? AND key < ?"
-        " AND type = 'TEST' AND status = 'FAIL' ORDER BY key LIMIT ?",
+        "SELECT key, node_id, name, message FROM nodes INDEXED BY nodes_failed"
+        " WHERE key > ? AND key < ? AND status = 'FAIL'"
+        " AND (type = 'TEST' OR (type IN ('SETUP', 'TEARDOWN') AND owner_test IS NULL))"
+        " AND type = 'TEST' ORDER BY key LIMIT ?",
         (after_key if after_key is not None else base - 1, run_base(run_id + 1), page_size + 1),
     ).fetchall()
     errors = conn.execute(
