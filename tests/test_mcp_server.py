@@ -363,3 +363,21 @@ def test_responses_never_exceed_their_budget(tmp_path: Path) -> None:
             assert response.estimated_tokens <= budget, (budget, response.estimated_tokens)
             if budget == 500:  # every one of these has more than 500 tokens to say
                 assert response.budget_truncated and response.truncated and response.next_cursor
+
+
+def test_summary_of_an_interrupted_run_says_what_was_running(tmp_path: Path) -> None:
+    from rf_log_listener.importers import import_result
+    from rf_log_listener.store import open_store
+    from rf_log_mcp import service
+
+    data = XML.read_bytes()
+    cut = tmp_path / "cut.xml"
+    cut.write_bytes(data[: data.index(b"<kw name=\"Keyword With Teardown\"") + 300])
+    conn = open_store(tmp_path / "s.db")
+    run_id = import_result(conn, cut, stable_window=0, allow_incomplete=True).run_id
+    summary = service.get_view(conn, "summary", run_id=run_id).summary
+    assert summary is not None and summary.status == "interrupted"
+    assert [(n["id"], n["type"]) for n in summary.unfinished or []] == [
+        ("s1", "SUITE"), ("s1-s1", "SUITE"), ("s1-s1-t8", "TEST"), ("s1-s1-t8-k10", "KEYWORD"),
+        ("s1-s1-t8-k10-k1", "KEYWORD")]
+    assert summary.unfinished[-2]["name"] == "Keyword With Teardown"

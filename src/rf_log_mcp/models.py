@@ -64,6 +64,9 @@ class SummaryView(BaseModel):
     failed_tests: list[FailedTest] = Field(description="One page of failed tests, in run order.")
     errors: list[RunErrorItem] = Field(description="Run-level errors and warnings (first ones).")
     error_count: int = 0
+    unfinished: list[dict[str, str]] | None = Field(
+        None, description="Running or interrupted runs: the open suite/test/keyword chain, "
+                          "outermost first (what is running now, or was when the run stopped).")
 
 
 class LogMessage(BaseModel):

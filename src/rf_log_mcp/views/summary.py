@@ -37,9 +37,22 @@ def summary(conn: sqlite3.Connection, run_id: int, shaper: Shaper, after_key: in
         "errors": [{"id": f"errors-m{s}", "level": lv, "text": shaper.text(t, 300)} for s, lv, t in errors],
         "error_count": run["error_count"] or 0,
     }
+    if run["status"] in ("running", "interrupted"):
+        view["unfinished"] = _unfinished(conn, run_id)
     page = rows[:page_size]
     tests = [{"id": i, "name": n, "message": shaper.text(m or "", 500)} for _, i, n, m in page]
     kept = shaper.fit(view, tests, "failed_tests")
     if kept < len(page):
         return view, page[kept - 1][0]
     return view, page[-1][0] if len(rows) > page_size else None
+
+
+def _unfinished(conn: sqlite3.Connection, run_id: int) -> list[dict[str, Any]]:
+    """What is running now (a live run) or was running when the run stopped: the open nodes,
+    outermost first. They form one chain, so there are as many as the tree is deep."""
+    rows = conn.execute(
+        "SELECT node_id, type, name FROM nodes WHERE key >= ? AND key < ?"
+        " AND status IN ('RUNNING', 'NOT FINISHED') ORDER BY key LIMIT 50",
+        (run_base(run_id), run_base(run_id + 1)),
+    ).fetchall()
+    return [{"id": i, "type": t, "name": n or ""} for i, t, n in rows]
