@@ -420,3 +420,18 @@ def test_a_strict_typescript_client_accepts_results_and_errors(tmp_path: Path) -
     assert error["structuredContent"]["error"]["code"] == "RUN_NOT_FOUND"
     resource = _inspector(tmp_path, "--method", "resources/read", "--uri", "rf://runs/1/summary")
     assert json.loads(resource["contents"][0]["text"])["summary"]["totals"]["failed"] == 11
+
+
+def test_a_path_selects_a_run_only_once_it_was_imported(tmp_path: Path) -> None:
+    from rf_log_listener.store import open_store
+    from rf_log_mcp import service
+
+    conn = open_store(tmp_path / "s.db")
+    before = service.get_view(conn, "summary", path=str(XML))
+    assert before.error is not None and before.error.code == "RUN_NOT_FOUND"
+    assert "parse_result" in (before.error.hint or "")
+    assert conn.execute("SELECT count(*) FROM runs").fetchone()[0] == 0  # read-only
+    run_id = service.parse_result(conn, str(XML)).run_id
+    copy = tmp_path / "same-bytes.xml"
+    copy.write_bytes(XML.read_bytes())
+    assert service.get_view(conn, "summary", path=str(copy)).run_id == run_id

@@ -7,10 +7,12 @@ Failures never raise out of here: they become ``ok: false`` responses with a sta
 from __future__ import annotations
 
 import sqlite3
+from pathlib import Path
 from typing import Literal, TypeVar
 
 from rf_log_listener.errors import ResultError
-from rf_log_listener.importers import import_result
+from rf_log_listener.importers import file_sha256, import_result
+from rf_log_listener.store import find_reusable_run
 
 from .models import (
     Envelope,
@@ -82,14 +84,28 @@ def list_runs(conn: sqlite3.Connection, status: str | None = None, limit: int = 
 
 
 def resolve_run(conn: sqlite3.Connection, run_id: int | None, path: str | None) -> int:
-    """A run id, or the run that holds the bytes of ``path`` (imported or written live)."""
+    """A run id, or the run that already holds the bytes of ``path`` (imported, or written by
+    a live run). Read-only: a file nobody imported yet is RUN_NOT_FOUND, not imported here."""
     if run_id is not None:
         return run_id
     if not path:
         raise ResultError(INVALID_ARGUMENT, "Pass run_id or path.",
                           "run_id comes from parse_result or list_runs.")
-    outcome = import_result(conn, path)  # deduplicated: an imported file is not parsed again
-    return outcome.run_id
+    source = Path(path).expanduser()
+    try:
+        source = source.resolve(strict=True)
+        stat = source.stat()
+    except (OSError, RuntimeError):
+        raise ResultError("FILE_NOT_FOUND", f"No result file at {source}.") from None
+    found = find_reusable_run(conn, str(source), stat.st_size, stat.st_mtime_ns, None,
+                              allow_interrupted=True)
+    if found is None and source.is_file():
+        found = find_reusable_run(conn, str(source), stat.st_size, stat.st_mtime_ns,
+                                  file_sha256(source), allow_interrupted=True)
+    if found is None:
+        raise ResultError("RUN_NOT_FOUND", f"{source} has not been imported.",
+                          "Call parse_result with this path first; it returns the run_id.")
+    return found
 
 
 def get_view(conn: sqlite3.Connection, view: ViewName, run_id: int | None = None,

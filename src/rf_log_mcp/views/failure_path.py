@@ -45,12 +45,27 @@ def failure_path(conn: sqlite3.Connection, run_id: int, selector: str | None, sh
         failing = [c for c in children(conn, run_id, node) if c.status == "FAIL"]
         if not failing:
             break
-        # Most severe first; among equals the smaller subtree (the shorter branch), then order.
-        node = min(failing, key=lambda c: (-c.max_descendant_level, c.last - c.pre, c.pre))
+        if len(failing) > 1:
+            # The shortest failing branch first; between equally short ones the one whose
+            # messages are more severe; then execution order.
+            node = min(failing, key=lambda c: (_failing_depth(conn, run_id, c),
+                                               -c.max_descendant_level, c.pre))
+        else:
+            node = failing[0]
         steps.append(_step(conn, run_id, node, shaper))
     view: dict[str, Any] = {"start_id": steps[0]["id"], "failed_tests_total": len(starts)}
     shaper.fit(view, steps, "path")
     return view, (following[0] - 1 if following and not selector else None)
+
+
+def _failing_depth(conn: sqlite3.Connection, run_id: int, node: NodeRow) -> int:
+    """How many levels below ``node`` its deepest failed descendant is."""
+    base = run_base(run_id)
+    deepest = conn.execute(
+        "SELECT max(depth) FROM nodes WHERE key > ? AND key <= ? AND status = 'FAIL'",
+        (node.key, base + node.last),
+    ).fetchone()[0]
+    return (deepest - node.depth) if deepest is not None else 0
 
 
 def _step(conn: sqlite3.Connection, run_id: int, node: NodeRow, shaper: Shaper) -> dict[str, Any]:
