@@ -2,7 +2,20 @@
 
 This package must stay importable inside a ``robot`` process without importing ``mcp``:
 the event vocabulary (:mod:`.events`), the store (:mod:`.store`), the one writer
-(:mod:`.writer`) and the offline importers (:mod:`.importers`) live here.
+(:mod:`.writer`, :mod:`.rows`), the offline importers (:mod:`.importers`) and the live
+listener (:mod:`.listener`): ``robot --listener rf_log_listener`` finds the class of the
+module's own name here.
 """
 
+from typing import Any
+
 __version__ = "0.1.0"
+
+
+def __getattr__(name: str) -> Any:
+    # Loaded on first use, so the read side does not import the listener (and robot) eagerly.
+    if name == "rf_log_listener":
+        from .listener import rf_log_listener
+
+        return rf_log_listener
+    raise AttributeError(name)

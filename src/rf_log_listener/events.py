@@ -51,8 +51,10 @@ KEYWORD_TYPES = frozenset({KEYWORD, SETUP, TEARDOWN})
 # IF/TRY roots have no RF id; their branches are numbered in the root's parent counter.
 ROOT_TYPES = frozenset({IF_ROOT, TRY_ROOT})
 
-# Status of a node whose end never arrived (a cut file imported with allow_incomplete).
+# Status of a node whose end never arrived (a cut file imported with allow_incomplete, or a
+# live run whose process died), and of a node still running in a live run.
 NOT_FINISHED = "NOT FINISHED"
+RUNNING = "RUNNING"
 
 # Message severities. Stored per node as ``max_descendant_level`` so projections such as
 # "warnings" are a column test. SKIP sits with WARN: a skip reason is worth surfacing, but

@@ -57,9 +57,13 @@ class SqliteRowSink:
     """Writes one run's rows; with ``background_index`` the full-text index is built on a
     thread, overlapping with whatever produces the rows."""
 
-    def __init__(self, conn: sqlite3.Connection, *, background_index: bool = False) -> None:
+    def __init__(self, conn: sqlite3.Connection, *, background_index: bool = False,
+                 replace_nodes: bool = False) -> None:
         self.conn = conn
         self.background_index = background_index
+        # A live run writes open nodes early and replaces them with their final rows.
+        self._insert_node = _INSERT_NODE.replace("INSERT", "INSERT OR REPLACE", 1) if replace_nodes \
+            else _INSERT_NODE
         self.run_id: int | None = None
         self._indexer: _FullTextIndexer | None = None
 
@@ -88,7 +92,7 @@ class SqliteRowSink:
         conn.execute("BEGIN")
         try:
             if nodes:
-                conn.executemany(_INSERT_NODE, nodes)
+                conn.executemany(self._insert_node, nodes)
             if messages:
                 conn.executemany(_INSERT_MESSAGE, messages)
             if errors:

@@ -315,6 +315,38 @@ def reap_stale_runs(conn: sqlite3.Connection) -> list[int]:
     return dead
 
 
+STALE_LIVE_S = 60.0  # a live run's heartbeat is refreshed every few seconds
+
+
+def mark_dead_live_runs(conn: sqlite3.Connection) -> list[int]:
+    """Live runs whose robot process died (SIGKILL, power loss) become ``interrupted``, and
+    their open nodes ``NOT FINISHED``; everything up to the last flush stays."""
+    import socket
+
+    host = socket.gethostname()
+    now = time.time()
+    dead = [
+        run_id for run_id, pid, run_host, heartbeat in conn.execute(
+            "SELECT run_id, pid, host, heartbeat FROM runs WHERE status = 'running'").fetchall()
+        if (run_host == host and pid is not None and not pid_alive(pid))
+        or heartbeat is None or now - heartbeat > STALE_LIVE_S
+    ]
+    for run_id in dead:
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            conn.execute(
+                "UPDATE nodes SET status = 'NOT FINISHED' WHERE key >= ? AND key < ?"
+                " AND status = 'RUNNING'", (run_base(run_id), run_base(run_id + 1)),
+            )
+            conn.execute("UPDATE runs SET status = 'interrupted', finished_at = ? WHERE run_id = ?"
+                         " AND status = 'running'", (now, run_id))
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+    return dead
+
+
 def pid_alive(pid: int) -> bool:
     if pid == os.getpid():
         return True

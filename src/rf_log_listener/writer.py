@@ -128,9 +128,10 @@ class _Frame:
 class RunWriter:
     """An :class:`~rf_log_listener.events.EventSink` that writes one run into the store."""
 
-    def __init__(self, sink: RowSink, *, batch_rows: int = BATCH_ROWS) -> None:
+    def __init__(self, sink: RowSink, *, batch_rows: int = BATCH_ROWS, live: bool = False) -> None:
         self.sink = sink
         self.batch_rows = batch_rows
+        self.live = live
         self.run_id: int | None = None
         self.base = 0
         self.generated_by_robot = True
@@ -227,17 +228,22 @@ class RunWriter:
                 parent.teardown = node
         else:
             self._root = (node, frame)
+        self._node_rows.append(self._row(frame, status))
+        if len(self._node_rows) + len(self._message_rows) >= self.batch_rows:
+            self._flush()
+
+    def _row(self, frame: _Frame, status: str) -> tuple[Any, ...]:
+        """The node's row as it stands: final at close, provisional while it is open."""
+        node = frame.node
         fields = node.fields
-        self._node_rows.append((
+        return (
             self.base + frame.pre, self._next_pre - 1, frame.parent_pre,
-            frame.seq, frame.depth, frame.node_id, ntype, node.raw_type, node.name, node.owner,
+            frame.seq, frame.depth, frame.node_id, node.type, node.raw_type, node.name, node.owner,
             status, node.start_time, node.elapsed, node.message or None, frame.owner_test,
             frame.children, frame.failed, frame.max_level, frame.messages, frame.msg_lo,
             self._next_msg, _json(node.args) if node.args else None,
             _json(node.assign) if node.assign else None, _json(fields) if fields else None,
-        ))
-        if len(self._node_rows) + len(self._message_rows) >= self.batch_rows:
-            self._flush()
+        )
 
     def message(self, level: str, text: str, html: bool, time: str | None) -> None:
         frame = self._stack[-1]
@@ -256,6 +262,17 @@ class RunWriter:
         self._error_rows.append((self.run_id, self._errors, level, time, 1 if html else 0, text))
 
     # -- writing -------------------------------------------------------------------------
+
+    def flush(self) -> None:
+        """Write what is pending now. A live run also writes its open nodes, as RUNNING rows
+        that their final rows replace, so readers see what is running."""
+        if self.live:
+            self._node_rows.extend(self._row(frame, ev.RUNNING) for frame in self._stack)
+        self._flush()
+
+    @property
+    def pending(self) -> bool:
+        return bool(self._node_rows or self._message_rows or self._error_rows)
 
     def _flush(self) -> None:
         """Hand the collected rows to the sink: one transaction, messages then indexed."""

@@ -12,7 +12,7 @@ from typing import Literal, TypeVar
 
 from rf_log_listener.errors import ResultError
 from rf_log_listener.importers import file_sha256, import_result
-from rf_log_listener.store import find_reusable_run
+from rf_log_listener.store import find_reusable_run, mark_dead_live_runs
 
 from .models import (
     Envelope,
@@ -57,6 +57,7 @@ def list_runs(conn: sqlite3.Connection, status: str | None = None, limit: int = 
     except ResultError as err:
         return _failed(RunListResponse, err)
     limit = max(1, min(limit, MAX_PAGE))
+    mark_dead_live_runs(conn)
     where, params = ["status != 'importing'"], []
     if status:
         where.append("status = ?")

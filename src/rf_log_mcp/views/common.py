@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from rf_log_listener.errors import ResultError
-from rf_log_listener.store import run_base
+from rf_log_listener.store import mark_dead_live_runs, run_base
 
 RUN_NOT_FOUND = "RUN_NOT_FOUND"
 NODE_NOT_FOUND = "NODE_NOT_FOUND"
@@ -49,6 +49,8 @@ class NodeRow:
 
 
 def run_row(conn: sqlite3.Connection, run_id: int) -> dict[str, Any]:
+    if conn.execute("SELECT 1 FROM runs WHERE run_id = ? AND status = 'running'", (run_id,)).fetchone():
+        mark_dead_live_runs(conn)
     cur = conn.execute(f"SELECT * FROM runs WHERE run_id = ? AND {VISIBLE}", (run_id,))
     row = cur.fetchone()
     if row is None:

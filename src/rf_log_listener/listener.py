@@ -1,0 +1,371 @@
+"""Live capture: ``robot --listener rf_log_listener[:db=PATH][:label=TEXT]``.
+
+Listener v3 (RF 7.0+) events become the same :class:`~rf_log_listener.events.Node` events
+the importers emit, and the same :class:`RunWriter` writes them, so a live run and the import
+of its output.xml give the same rows (the invariant test). Rows are committed every half
+second or 10,000 rows, open nodes included (as RUNNING), so another process sees the run as
+it goes. The listener never breaks the run: any failure of its own becomes one warning on
+the console and capture stops; robot goes on.
+
+RF 6.x has no keyword events in Listener v3: there the listener warns once and imports the
+output file robot writes at the end (nothing is captured with ``--output NONE``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import signal
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+from . import events as ev
+from .events import Node, RunEnd, RunInfo
+from .rows import SqliteRowSink
+from .store import open_store
+from .writer import RunWriter
+
+FLUSH_EVERY_S = 0.5
+HEARTBEAT_EVERY_S = 5.0
+
+# Attributes copied from RF's result objects into Node.fields at the end of each item.
+_FIELDS: dict[str, tuple[str, ...]] = {
+    ev.KEYWORD: ("source_name", "doc", "tags", "timeout"),
+    ev.FOR: ("flavor", "values", "start", "mode", "fill"),
+    ev.WHILE: ("condition", "limit", "on_limit", "on_limit_message"),
+    ev.IF: ("condition",), ev.ELSE_IF: ("condition",),
+    ev.EXCEPT: ("patterns", "pattern_type"),
+    ev.VAR: ("scope", "separator"),
+    ev.RETURN: ("values",), ev.ERROR: ("values",),
+}
+_FIELDS[ev.SETUP] = _FIELDS[ev.TEARDOWN] = _FIELDS[ev.KEYWORD]
+
+
+def _blocked_alarm() -> contextlib.AbstractContextManager[None]:
+    """RF 7.3+ raises test timeouts from SIGALRM, even inside listener code; a half-done
+    update of the writer's state would corrupt the capture. The signal waits until the
+    method returns (microseconds), then fires in robot's own code as it should."""
+    return _BLOCK_ALARM() if _BLOCK_ALARM else contextlib.nullcontext()
+
+
+@contextlib.contextmanager
+def _alarm_blocked() -> Iterator[None]:
+    signal.pthread_sigmask(signal.SIG_BLOCK, (signal.SIGALRM,))
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, (signal.SIGALRM,))
+
+
+_BLOCK_ALARM = _alarm_blocked if hasattr(signal, "pthread_sigmask") and hasattr(signal, "SIGALRM") else None
+
+
+def _guarded(method: Callable[..., None]) -> Callable[..., None]:
+    """Run a listener method under the lock, with SIGALRM held, never raising into robot."""
+
+    def wrapper(self: rf_log_listener, *args: Any) -> None:
+        if self._disabled:
+            return
+        try:
+            with _blocked_alarm(), self._lock:
+                method(self, *args)
+        except Exception as exc:  # never fail a test because of the capture
+            self._disable(f"{type(exc).__name__}: {exc}")
+
+    wrapper.__name__ = method.__name__
+    wrapper.__doc__ = method.__doc__
+    return wrapper
+
+
+def _iso(stamp: Any) -> str | None:
+    if stamp is None:
+        return None
+    return stamp.isoformat() if hasattr(stamp, "isoformat") else str(stamp)
+
+
+class rf_log_listener:
+    """Robot Framework listener that writes the run into the rf-log-mcp store while it runs."""
+
+    ROBOT_LISTENER_API_VERSION = 3
+
+    def __init__(self, *options: str) -> None:
+        settings = dict(option.split("=", 1) for option in options if "=" in option)
+        unknown = [option for option in options if "=" not in option]
+        self.db: str | None = settings.get("db")
+        self.label: str | None = settings.get("label")
+        self._lock = threading.Lock()
+        self._disabled = False
+        self._writer: RunWriter | None = None
+        self._sink: SqliteRowSink | None = None
+        self._nodes: list[Node] = []  # open nodes, innermost last
+        self._last_flush = time.monotonic()
+        self._ticker: threading.Thread | None = None
+        self._stop = threading.Event()
+        self._ended = False
+        self._early_errors: list[tuple[str, str, bool, str | None]] = []  # before the run starts
+        self._rf6 = _rf_major() < 7
+        if unknown:
+            _warn(f"ignoring unknown listener options {unknown}; use db=PATH and label=TEXT")
+        if self._rf6:
+            _warn("RF 6.x gives listeners no keyword events: this run is imported from its output"
+                  " file when robot has written it (nothing is captured with --output NONE).")
+
+    # -- run and suites ----------------------------------------------------------------------
+
+    @_guarded
+    def start_suite(self, data: Any, result: Any) -> None:
+        if self._rf6:
+            return
+        if self._writer is None:
+            self._start_run(result)
+        node = Node(ev.SUITE, "suite", result.name)
+        if data.source:
+            node.fields["source"] = str(data.source)
+        self._open(node)
+
+    def _start_run(self, result: Any) -> None:
+        from robot.version import get_full_version
+
+        conn = open_store(self.db)
+        conn.execute("PRAGMA synchronous = NORMAL")
+        self._sink = SqliteRowSink(conn, replace_nodes=True)
+        self._writer = RunWriter(self._sink, live=True, batch_rows=10_000)
+        self._writer.start_run(RunInfo(origin="listener", generator=get_full_version("Robot"),
+                                       rpa=bool(getattr(result, "rpa", False)), label=self.label))
+        for error in self._early_errors:  # e.g. the root suite's failed library imports
+            self._writer.run_error(*error)
+        self._early_errors.clear()
+        self._ticker = threading.Thread(target=self._tick, name="rf-log-mcp-flush", daemon=True)
+        self._ticker.start()
+
+    @_guarded
+    def end_suite(self, data: Any, result: Any) -> None:
+        if self._rf6 or self._writer is None:
+            return
+        node = self._nodes[-1]
+        self._finish(node, result)
+        if result.doc:
+            node.fields["doc"] = result.doc
+        if result.metadata:
+            node.fields["metadata"] = dict(result.metadata)
+        self._close()
+        if not self._nodes:
+            stats = result.statistics
+            self._writer.end_run(RunEnd(complete=True, passed=stats.passed, failed=stats.failed,
+                                        skipped=stats.skipped,
+                                        total=stats.passed + stats.failed + stats.skipped))
+            self._ended = True
+
+    # -- tests -----------------------------------------------------------------------------
+
+    @_guarded
+    def start_test(self, data: Any, result: Any) -> None:
+        if self._writer is None:
+            return
+        node = Node(ev.TEST, "test", result.name)
+        if data.lineno:
+            node.fields["lineno"] = data.lineno
+        self._open(node)
+
+    @_guarded
+    def end_test(self, data: Any, result: Any) -> None:
+        if self._writer is None:
+            return
+        node = self._nodes[-1]
+        self._finish(node, result)
+        for key, value in (("doc", result.doc), ("tags", list(result.tags)),
+                           ("timeout", result.timeout)):
+            if value:
+                node.fields[key] = str(value) if key == "timeout" else value
+        self._close()
+
+    # -- keywords and control structures ------------------------------------------------------
+
+    @_guarded
+    def start_keyword(self, data: Any, result: Any) -> None:
+        if self._writer is None:
+            return
+        ntype = result.type if result.type in ev.KEYWORD_TYPES else ev.KEYWORD
+        node = Node(ntype, "keyword", result.name or "", result.owner or None)
+        node.args = [str(a) for a in result.args] or None
+        node.assign = list(result.assign) or None
+        self._open(node)
+
+    @_guarded
+    def end_keyword(self, data: Any, result: Any) -> None:
+        if self._writer is None:
+            return
+        node = self._nodes[-1]
+        self._finish(node, result)
+        self._copy_fields(node, result)
+        self._close()
+
+    @_guarded
+    def start_body_item(self, data: Any, result: Any) -> None:
+        if self._writer is None:
+            return
+        ntype = result.type
+        # Only GROUP and VAR have a name (elsewhere RF 7 deprecates the attribute).
+        name = result.name if ntype in (ev.GROUP, ev.VAR) else ""
+        self._open(Node(ntype, ntype, name or ""))
+
+    @_guarded
+    def end_body_item(self, data: Any, result: Any) -> None:
+        if self._writer is None:
+            return
+        node = self._nodes[-1]
+        self._finish(node, result)
+        ntype = node.type
+        if ntype in (ev.FOR, ev.EXCEPT):
+            node.assign = (list(result.assign) if ntype == ev.FOR else result.assign) or None
+        elif ntype == ev.ITERATION and self._nodes[-2].type == ev.FOR:  # WHILE ones have none
+            node.assign = dict(result.assign) or None
+        elif ntype == ev.VAR and result.value:
+            node.fields["value"] = list(result.value)
+        self._copy_fields(node, result)
+        self._close()
+
+    # -- messages ----------------------------------------------------------------------------
+
+    @_guarded
+    def log_message(self, message: Any) -> None:
+        # Messages logged while no keyword or test is open never reach the output file.
+        if self._writer is None or not self._nodes or self._nodes[-1].type == ev.SUITE:
+            return
+        self._writer.message(message.level, message.message, bool(message.html),
+                             _iso(message.timestamp))
+        self._maybe_flush()
+
+    @_guarded
+    def message(self, message: Any) -> None:
+        if message.level not in ("WARN", "ERROR"):
+            return
+        error = (message.level, message.message, bool(message.html), _iso(message.timestamp))
+        if self._writer is None:
+            self._early_errors.append(error)
+        else:
+            self._writer.run_error(*error)
+
+    # -- files and the end ---------------------------------------------------------------------
+
+    @_guarded
+    def output_file(self, path: Any) -> None:
+        """Robot wrote the output file: record its path and hash, so importing it later finds
+        this run (on RF 6, import it now)."""
+        source = Path(str(path))
+        if not source.is_file():
+            return
+        if self._rf6:
+            from .importers import import_result
+
+            import_result(open_store(self.db), source, stable_window=0, label=self.label)
+            return
+        if self._sink is None or self._sink.run_id is None:
+            return
+        digest = hashlib.sha256()
+        with source.open("rb") as fh:
+            while chunk := fh.read(1 << 20):
+                digest.update(chunk)
+        stat = source.stat()
+        self._sink.conn.execute(
+            "UPDATE runs SET source_path = ?, source_format = ?, source_hash = ?, source_size = ?,"
+            " source_mtime_ns = ? WHERE run_id = ?",
+            (str(source.resolve()), "json" if source.suffix.lower() == ".json" else "xml",
+             digest.hexdigest(), stat.st_size, stat.st_mtime_ns, self._sink.run_id),
+        )
+
+    def close(self) -> None:
+        self._stop.set()
+        if self._ticker is not None:
+            self._ticker.join(5)
+        with self._lock:
+            if self._writer is not None and not self._ended and not self._disabled:
+                try:  # robot stopped before the root suite ended
+                    self._writer.end_run(RunEnd(complete=False))
+                except Exception as exc:
+                    _warn(f"could not close the run: {exc}")
+            if self._sink is not None:
+                self._sink.close()
+                self._sink.conn.close()
+
+    # -- helpers ---------------------------------------------------------------------------------
+
+    def _open(self, node: Node) -> None:
+        assert self._writer is not None
+        self._nodes.append(node)
+        self._writer.open_node(node)
+        self._maybe_flush()
+
+    def _close(self) -> None:
+        assert self._writer is not None
+        self._writer.close_node(self._nodes.pop())
+        self._maybe_flush()
+
+    @staticmethod
+    def _finish(node: Node, result: Any) -> None:
+        node.status = result.status
+        node.message = result.message or ""
+        node.start_time = _iso(result.start_time)
+        elapsed = result.elapsed_time
+        node.elapsed = elapsed.total_seconds() if elapsed is not None else None
+
+    @staticmethod
+    def _copy_fields(node: Node, result: Any) -> None:
+        for key in _FIELDS.get(node.type, ()):
+            value = getattr(result, key, None)
+            if value in (None, "", (), []) or (key == "tags" and not list(value)):
+                continue
+            if key in ("values", "patterns", "tags"):
+                value = [str(v) for v in value]
+            node.fields[key] = value if isinstance(value, (list, int)) else str(value)
+
+    def _maybe_flush(self) -> None:
+        if time.monotonic() - self._last_flush >= FLUSH_EVERY_S:
+            self._flush()
+
+    def _flush(self) -> None:
+        assert self._writer is not None
+        self._writer.flush()
+        self._last_flush = time.monotonic()
+
+    def _tick(self) -> None:
+        """Flush what waits while robot is busy elsewhere (a long keyword, a sleep) and keep
+        the heartbeat fresh, so readers can tell a live run from a dead one."""
+        last_beat = time.monotonic()
+        while not self._stop.wait(FLUSH_EVERY_S):
+            if not self._lock.acquire(blocking=False):
+                continue  # robot is in a listener method; it flushes itself when due
+            try:
+                if self._disabled or self._writer is None or self._ended:
+                    continue
+                now = time.monotonic()
+                if now - self._last_flush >= FLUSH_EVERY_S and (
+                        self._writer.pending or now - last_beat >= HEARTBEAT_EVERY_S):
+                    self._flush()
+                    last_beat = now
+            except Exception as exc:
+                self._disable(f"{type(exc).__name__}: {exc}")
+            finally:
+                self._lock.release()
+
+    def _disable(self, reason: str) -> None:
+        if not self._disabled:
+            self._disabled = True
+            _warn(f"capture stopped, the run goes on: {reason}")
+
+
+def _rf_major() -> int:
+    try:
+        from robot.version import VERSION
+    except ImportError:
+        return 7
+    return int(VERSION.split(".")[0])
+
+
+def _warn(text: str) -> None:
+    sys.__stderr__.write(f"[ WARN ] rf_log_listener: {text}\n")
+    sys.__stderr__.flush()

@@ -1,0 +1,183 @@
+"""Live capture with the real robot: invariant with the import, live visibility, SIGKILL,
+concurrent runs, a store that cannot be written, --output NONE."""
+
+from __future__ import annotations
+
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from fixtures.generate import VERSIONS, _suite_dir
+from oracle import dump_store
+
+from rf_log_listener.importers import import_result
+from rf_log_listener.store import open_store
+from rf_log_mcp import service
+
+
+def robot(*args: str, cwd: Path, wait: bool = True) -> Any:
+    command = [sys.executable, "-m", "robot", "--log", "NONE", "--report", "NONE",
+               "--console", "none", *args]
+    if not wait:
+        return subprocess.Popen(command, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                text=True)
+    return subprocess.run(command, cwd=cwd, capture_output=True, text=True, timeout=300, check=False)
+
+
+@pytest.fixture(scope="module")
+def fixture_suite(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return _suite_dir(tmp_path_factory.mktemp("suite"), VERSIONS["7.5"])
+
+
+FLATTENED = "Flattened Keyword"  # robot:flatten: live sees the children, the file does not
+
+
+def _without_flattened(dump: dict, flattened_kw: str) -> dict:
+    inside = flattened_kw + "-"
+    return {
+        "nodes": [n for n in dump["nodes"] if not n["id"].startswith(inside)],
+        "messages": [m for m in dump["messages"] if not m["id"].startswith(inside)],
+        "errors": dump["errors"],
+    }
+
+
+@pytest.mark.parametrize("output", ["output.xml", "output.json"])
+def test_live_capture_equals_the_import_of_the_same_run(tmp_path: Path, fixture_suite: Path,
+                                                        output: str) -> None:
+    db = tmp_path / "live.sqlite3"
+    done = robot("--listener", f"rf_log_listener:db={db}", "--loglevel", "DEBUG", "--output",
+                 str(tmp_path / output), str(fixture_suite), cwd=tmp_path)
+    assert done.returncode == 11, done.stderr  # 11 failed tests, on purpose
+    assert "rf_log_listener" not in done.stderr  # no warnings from the capture
+    conn = open_store(db)
+    [(run_id, status, origin, totals)] = [
+        (r[0], r[1], r[2], r[3:]) for r in conn.execute(
+            "SELECT run_id, status, origin, total, passed, failed, skipped FROM runs")]
+    assert (status, origin, totals) == ("complete", "listener", (25, 12, 11, 2))
+    # importing the file robot wrote finds the live run instead of importing it again
+    again = import_result(conn, tmp_path / output, stable_window=0)
+    assert again.run_id == run_id and again.deduplicated
+    imported = import_result(open_store(tmp_path / "imported.sqlite3"), tmp_path / output,
+                             stable_window=0)
+    reference = dump_store(open_store(tmp_path / "imported.sqlite3"), imported.run_id)
+    live = dump_store(conn, run_id)
+    flattened = next(n["id"] for n in live["nodes"] if n.get("name") == "Flattened")
+    assert _without_flattened(live, flattened) == _without_flattened(reference, flattened)
+    # the documented exception, explicitly: live keeps the flattened keyword's children
+    live_inside = [n["name"] for n in live["nodes"] if n["id"].startswith(flattened + "-")]
+    file_inside = [n for n in reference["nodes"] if n["id"].startswith(flattened + "-")]
+    assert live_inside == ["Log", "Inner Of Flattened", "Log"] and file_inside == []
+    assert [m["text"] for m in reference["messages"] if m["id"].startswith(flattened + "-m")] == [
+        "flattened outer", "flattened inner"]
+
+
+def test_another_process_sees_the_run_while_it_runs(tmp_path: Path) -> None:
+    suite = tmp_path / "slow.robot"
+    suite.write_text(
+        "*** Test Cases ***\nSlow Test\n    Log    before the wait\n    Waiting Keyword\n"
+        "    Log    after the wait\n\n*** Keywords ***\nWaiting Keyword\n"
+        "    Log    waiting now\n    Sleep    4s\n")
+    db = tmp_path / "live.sqlite3"
+    process = robot("--listener", f"rf_log_listener:db={db}", str(suite), cwd=tmp_path, wait=False)
+    seen: dict[str, str] = {}
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        time.sleep(0.2)
+        if not db.exists():
+            continue
+        reader = sqlite3.connect(db, timeout=10)
+        try:
+            rows = reader.execute("SELECT node_id, name, status FROM nodes").fetchall()
+            run_status = reader.execute("SELECT status FROM runs").fetchone()
+        except sqlite3.OperationalError:
+            continue
+        finally:
+            reader.close()
+        seen = {name: status for _, name, status in rows}
+        if seen.get("Sleep") == "RUNNING":
+            break
+    assert run_status == ("running",)
+    assert seen["Slow Test"] == "RUNNING" and seen["Waiting Keyword"] == "RUNNING"
+    assert seen["Sleep"] == "RUNNING" and seen["Log"] == "PASS"  # the finished step is there
+    conn = open_store(db)
+    summary = service.get_view(conn, "summary", run_id=1).summary
+    assert summary is not None and summary.status == "running"
+    assert [n["name"] for n in summary.unfinished or []][-2:] == ["Waiting Keyword", "Sleep"]
+    process.wait(60)
+    final = service.get_view(conn, "summary", run_id=1).summary
+    assert final is not None and final.status == "complete" and final.totals.passed == 1
+
+
+def test_a_killed_robot_leaves_an_interrupted_run(tmp_path: Path) -> None:
+    suite = tmp_path / "killed.robot"
+    suite.write_text("*** Test Cases ***\nFirst\n    Log    done\nSecond\n    Log    started\n"
+                     "    Sleep    30s\n")
+    db = tmp_path / "live.sqlite3"
+    process = robot("--listener", f"rf_log_listener:db={db}", str(suite), cwd=tmp_path, wait=False)
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        time.sleep(0.2)
+        try:
+            with sqlite3.connect(db, timeout=10) as reader:
+                if reader.execute("SELECT 1 FROM nodes WHERE name = 'Sleep'").fetchone():
+                    break
+        except sqlite3.OperationalError:
+            continue
+    os.kill(process.pid, signal.SIGKILL)
+    process.wait()
+    conn = open_store(db)
+    runs = service.list_runs(conn)
+    assert [(r.run_id, r.status) for r in runs.runs] == [(1, "interrupted")]
+    statuses = dict(conn.execute("SELECT name, status FROM nodes").fetchall())
+    assert statuses["First"] == "PASS" and statuses["Second"] == "NOT FINISHED"
+    assert statuses["Sleep"] == "NOT FINISHED"
+    found = service.search_messages(conn, "started", run_id=1)
+    assert [h.node_id for h in found.hits] == ["s1-t2-k1"]
+
+
+def test_four_robots_write_one_store_at_once(tmp_path: Path, fixture_suite: Path) -> None:
+    db = tmp_path / "shared.sqlite3"
+    processes = [
+        robot("--listener", f"rf_log_listener:db={db}:label=worker{i}", "--output",
+              str(tmp_path / f"out{i}.xml"), str(fixture_suite), cwd=tmp_path, wait=False)
+        for i in range(4)
+    ]
+    outputs = [p.communicate(timeout=300) for p in processes]
+    assert all(p.returncode == 11 for p in processes), outputs
+    assert not any("rf_log_listener" in err for _, err in outputs)
+    conn = open_store(db)
+    runs = conn.execute("SELECT label, status, total, failed FROM runs ORDER BY label").fetchall()
+    assert runs == [(f"worker{i}", "complete", 25, 11) for i in range(4)]
+    counts = {r[0] for r in conn.execute("SELECT count(*) FROM nodes GROUP BY run_id")}
+    assert len(counts) == 1  # the same run, four times, complete each time
+
+
+def test_an_unwritable_store_warns_once_and_the_run_goes_on(tmp_path: Path) -> None:
+    suite = tmp_path / "ok.robot"
+    suite.write_text("*** Test Cases ***\nPasses\n    Log    fine\n")
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a folder")
+    done = robot("--listener", f"rf_log_listener:db={blocker / 'store.sqlite3'}", "--output",
+                 str(tmp_path / "out.xml"), str(suite), cwd=tmp_path)
+    assert done.returncode == 0
+    assert done.stderr.count("[ WARN ] rf_log_listener") == 1
+    assert "capture stopped, the run goes on" in done.stderr and str(blocker) in done.stderr
+    assert (tmp_path / "out.xml").exists()
+
+
+def test_output_none_makes_the_store_the_only_record(tmp_path: Path) -> None:
+    suite = tmp_path / "none.robot"
+    suite.write_text("*** Test Cases ***\nFails\n    Fail    only in the store\n")
+    db = tmp_path / "live.sqlite3"
+    done = robot("--listener", f"rf_log_listener:db={db}", "--output", "NONE", str(suite),
+                 cwd=tmp_path)
+    assert done.returncode == 1
+    conn = open_store(db)
+    path = service.get_view(conn, "failure_path", run_id=1).failure_path
+    assert path is not None and path.path[-1].messages[0].text == "only in the store"
