@@ -13,13 +13,12 @@ output file robot writes at the end (nothing is captured with ``--output NONE``)
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import signal
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -45,23 +44,25 @@ _FIELDS: dict[str, tuple[str, ...]] = {
 _FIELDS[ev.SETUP] = _FIELDS[ev.TEARDOWN] = _FIELDS[ev.KEYWORD]
 
 
-def _blocked_alarm() -> contextlib.AbstractContextManager[None]:
+def _alarm_maskers() -> tuple[Callable[[], None], Callable[[], None]]:
     """RF 7.3+ raises test timeouts from SIGALRM, even inside listener code; a half-done
-    update of the writer's state would corrupt the capture. The signal waits until the
-    method returns (microseconds), then fires in robot's own code as it should."""
-    return _BLOCK_ALARM() if _BLOCK_ALARM else contextlib.nullcontext()
-
-
-@contextlib.contextmanager
-def _alarm_blocked() -> Iterator[None]:
-    signal.pthread_sigmask(signal.SIG_BLOCK, (signal.SIGALRM,))
+    update of the writer's state would corrupt the capture. While a listener method runs the
+    signal waits (microseconds), then fires in robot's own code as it should. The C-level
+    call is used directly: the ``signal`` module's wrapper costs several times more, on
+    every event."""
     try:
-        yield
-    finally:
-        signal.pthread_sigmask(signal.SIG_UNBLOCK, (signal.SIGALRM,))
+        import _signal as raw
+    except ImportError:  # pragma: no cover - CPython always has it
+        raw = signal  # type: ignore[assignment]
+    if not (hasattr(raw, "pthread_sigmask") and hasattr(raw, "SIGALRM")):
+        return (lambda: None), (lambda: None)
+    alarm = [raw.SIGALRM]
+    mask = raw.pthread_sigmask
+    block, unblock = raw.SIG_BLOCK, raw.SIG_UNBLOCK
+    return (lambda: mask(block, alarm)), (lambda: mask(unblock, alarm))
 
 
-_BLOCK_ALARM = _alarm_blocked if hasattr(signal, "pthread_sigmask") and hasattr(signal, "SIGALRM") else None
+_hold_alarm, _release_alarm = _alarm_maskers()
 
 
 def _guarded(method: Callable[..., None]) -> Callable[..., None]:
@@ -70,11 +71,15 @@ def _guarded(method: Callable[..., None]) -> Callable[..., None]:
     def wrapper(self: rf_log_listener, *args: Any) -> None:
         if self._disabled:
             return
+        _hold_alarm()
         try:
-            with _blocked_alarm(), self._lock:
+            with self._lock:
                 method(self, *args)
         except Exception as exc:  # never fail a test because of the capture
             self._disable(f"{type(exc).__name__}: {exc}")
+        finally:
+            _release_alarm()
+            self._events += 1
 
     wrapper.__name__ = method.__name__
     wrapper.__doc__ = method.__doc__
@@ -103,6 +108,7 @@ class rf_log_listener:
         self._sink: SqliteRowSink | None = None
         self._nodes: list[Node] = []  # open nodes, innermost last
         self._last_flush = time.monotonic()
+        self._events = 0  # the ticker compares it between ticks to see whether robot is quiet
         self._ticker: threading.Thread | None = None
         self._stop = threading.Event()
         self._ended = False
@@ -317,14 +323,15 @@ class rf_log_listener:
     def _copy_fields(node: Node, result: Any) -> None:
         for key in _FIELDS.get(node.type, ()):
             value = getattr(result, key, None)
-            if value in (None, "", (), []) or (key == "tags" and not list(value)):
+            if not value:  # None, "", empty tags/tuples (comparing Tags to () is costly)
                 continue
             if key in ("values", "patterns", "tags"):
                 value = [str(v) for v in value]
             node.fields[key] = value if isinstance(value, (list, int)) else str(value)
 
     def _maybe_flush(self) -> None:
-        if time.monotonic() - self._last_flush >= FLUSH_EVERY_S:
+        # Looking at the clock on every event costs more than it buys: every 32nd will do.
+        if not self._events & 31 and time.monotonic() - self._last_flush >= FLUSH_EVERY_S:
             self._flush()
 
     def _flush(self) -> None:
@@ -336,15 +343,19 @@ class rf_log_listener:
         """Flush what waits while robot is busy elsewhere (a long keyword, a sleep) and keep
         the heartbeat fresh, so readers can tell a live run from a dead one."""
         last_beat = time.monotonic()
+        seen = -1
         while not self._stop.wait(FLUSH_EVERY_S):
+            events, seen = seen, self._events
+            quiet = events == seen  # no listener call since the previous tick
             if not self._lock.acquire(blocking=False):
                 continue  # robot is in a listener method; it flushes itself when due
             try:
                 if self._disabled or self._writer is None or self._ended:
                     continue
                 now = time.monotonic()
-                if now - self._last_flush >= FLUSH_EVERY_S and (
-                        self._writer.pending or now - last_beat >= HEARTBEAT_EVERY_S):
+                # Only while robot is quiet (a long keyword, a sleep): when it is busy its own
+                # events flush, and a flush from here would contend with it for the GIL.
+                if quiet and (self._writer.pending or now - last_beat >= HEARTBEAT_EVERY_S):
                     self._flush()
                     last_beat = now
             except Exception as exc:
