@@ -196,19 +196,30 @@ class rf_log_listener:
         if self._writer is None:
             return
         ntype = result.type if result.type in ev.KEYWORD_TYPES else ev.KEYWORD
-        node = Node(ntype, "keyword", result.name or "", result.owner or None)
-        node.args = [str(a) for a in result.args] or None
-        node.assign = list(result.assign) or None
-        self._open(node)
+        args, assign = result.args, result.assign
+        node = Node(ntype, "keyword", result.name or "", result.owner or None, ev.NOT_FINISHED,
+                    None, None, "", list(args) if args else None, list(assign) if assign else None)
+        self._nodes.append(node)
+        self._writer.open_node(node)
 
     @_guarded
     def end_keyword(self, data: Any, result: Any) -> None:
         if self._writer is None:
             return
-        node = self._nodes[-1]
+        node = self._nodes.pop()
         self._finish(node, result)
-        self._copy_fields(node, result)
-        self._close()
+        fields = node.fields
+        if result.doc:
+            fields["doc"] = result.doc
+        if result.tags:
+            fields["tags"] = list(result.tags)
+        if result.timeout:
+            fields["timeout"] = str(result.timeout)
+        if result.source_name:
+            fields["source_name"] = result.source_name
+        self._writer.close_node(node)
+        if not self._events & 31:
+            self._maybe_flush()
 
     @_guarded
     def start_body_item(self, data: Any, result: Any) -> None:
@@ -240,11 +251,14 @@ class rf_log_listener:
     @_guarded
     def log_message(self, message: Any) -> None:
         # Messages logged while no keyword or test is open never reach the output file.
-        if self._writer is None or not self._nodes or self._nodes[-1].type == ev.SUITE:
+        nodes = self._nodes
+        if not nodes or nodes[-1].type == ev.SUITE or self._writer is None:
             return
-        self._writer.message(message.level, message.message, bool(message.html),
-                             _iso(message.timestamp))
-        self._maybe_flush()
+        stamp = message.timestamp
+        self._writer.message(message.level, message.message, message.html,
+                             stamp.isoformat() if stamp is not None else None)
+        if not self._events & 31:
+            self._maybe_flush()
 
     @_guarded
     def message(self, message: Any) -> None:
@@ -300,22 +314,27 @@ class rf_log_listener:
 
     # -- helpers ---------------------------------------------------------------------------------
 
+    # Looking at the clock on every event costs more than it buys: every 32nd event checks.
+
     def _open(self, node: Node) -> None:
         assert self._writer is not None
         self._nodes.append(node)
         self._writer.open_node(node)
-        self._maybe_flush()
+        if not self._events & 31:
+            self._maybe_flush()
 
     def _close(self) -> None:
         assert self._writer is not None
         self._writer.close_node(self._nodes.pop())
-        self._maybe_flush()
+        if not self._events & 31:
+            self._maybe_flush()
 
     @staticmethod
     def _finish(node: Node, result: Any) -> None:
         node.status = result.status
         node.message = result.message or ""
-        node.start_time = _iso(result.start_time)
+        start = result.start_time
+        node.start_time = start.isoformat() if start is not None else None
         elapsed = result.elapsed_time
         node.elapsed = elapsed.total_seconds() if elapsed is not None else None
 
@@ -330,8 +349,7 @@ class rf_log_listener:
             node.fields[key] = value if isinstance(value, (list, int)) else str(value)
 
     def _maybe_flush(self) -> None:
-        # Looking at the clock on every event costs more than it buys: every 32nd will do.
-        if not self._events & 31 and time.monotonic() - self._last_flush >= FLUSH_EVERY_S:
+        if time.monotonic() - self._last_flush >= FLUSH_EVERY_S:
             self._flush()
 
     def _flush(self) -> None:
