@@ -16,8 +16,6 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import Any, BinaryIO
 
-import ijson
-
 from .. import events as ev
 from ..errors import INCOMPLETE_RESULT, INVALID_JSON, UNSUPPORTED_FORMAT, ResultError
 from ..events import EventSink, Node, RunEnd, RunInfo
@@ -305,6 +303,8 @@ class JsonSource:
 
     def feed_file(self, fh: BinaryIO, progress: Callable[[int], None] | None = None,
                   allow_incomplete: bool = False) -> bool:
+        import ijson  # here, not at the top: a listener inside robot never needs it
+
         reader = _CountingReader(fh, progress)
         try:
             self._run(ijson.basic_parse(reader, use_float=True))
