@@ -181,3 +181,46 @@ def test_output_none_makes_the_store_the_only_record(tmp_path: Path) -> None:
     conn = open_store(db)
     path = service.get_view(conn, "failure_path", run_id=1).failure_path
     assert path is not None and path.path[-1].messages[0].text == "only in the store"
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+@pytest.mark.anyio
+async def test_the_mcp_server_follows_a_live_run(tmp_path: Path) -> None:
+    from mcp import Client
+    from mcp.client.stdio import StdioServerParameters
+
+    suite = tmp_path / "live.robot"
+    suite.write_text("*** Test Cases ***\nChecks Then Waits\n    Log    checked\n"
+                     "    Run Keyword And Continue On Failure    Should Be Equal    1    2"
+                     "    early failure\n"
+                     "    Sleep    4s\n")
+    db = tmp_path / "live.sqlite3"
+    process = robot("--listener", f"rf_log_listener:db={db}", str(suite), cwd=tmp_path, wait=False)
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        time.sleep(0.2)
+        try:
+            with sqlite3.connect(db, timeout=10) as reader:
+                if reader.execute("SELECT 1 FROM nodes WHERE name = 'Sleep'"
+                                  " AND status = 'RUNNING'").fetchone():
+                    break
+        except sqlite3.OperationalError:
+            continue
+    params = StdioServerParameters(command=sys.executable, args=["-m", "rf_log_mcp"],
+                                   env={"RF_LOG_MCP_DB": str(db)})
+    async with Client(params) as client:
+        running = (await client.call_tool("list_runs", {"status": "running"})).structured_content
+        assert [(r["run_id"], r["origin"]) for r in running["runs"]] == [(1, "listener")]
+        summary = (await client.call_tool("get_view", {"run_id": 1, "view": "summary"})).structured_content
+        assert summary["summary"]["status"] == "running"
+        assert [n["name"] for n in summary["summary"]["unfinished"]][-1] == "Sleep"
+        found = (await client.call_tool("search_messages", {"run_id": 1, "query": "early failure"}))
+        assert [h["node_name"] for h in found.structured_content["hits"]] == ["Should Be Equal"]
+        process.wait(60)
+        done = (await client.call_tool("get_view", {"run_id": 1, "view": "summary"})).structured_content
+        assert done["summary"]["status"] == "complete"
+        assert [t["message"] for t in done["summary"]["failed_tests"]] == ["early failure: 1 != 2"]
