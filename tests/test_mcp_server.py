@@ -36,9 +36,14 @@ async def call(client: Client, tool: str, **arguments: Any) -> dict[str, Any]:
     data = result.structured_content
     assert data is not None, result.content
     assert result.is_error is (not data["ok"])  # errors are flagged, and still structured
-    # the text copy says the same as the structured content, compactly, without nulls
+    # every response carries the envelope; the text copy says the same, compactly, and
+    # leaves out other empty fields
+    envelope = {"ok", "run_id", "estimated_tokens", "truncated", "message_truncated",
+                "budget_truncated", "page_truncated", "next_cursor"}
+    assert envelope <= set(data)
     text = result.content[0].text  # type: ignore[union-attr]
-    assert json.loads(text) == data and "null" not in text and "\n  " not in text
+    assert json.loads(text) == data and "\n  " not in text
+    assert all(value is not None for key, value in data.items() if key not in envelope)
     return data
 
 

@@ -66,12 +66,17 @@ def _state(ctx: Context) -> AppState:
     return ctx.request_context.lifespan_context  # type: ignore[no-any-return]
 
 
+_ENVELOPE_FIELDS = tuple(Envelope.model_fields)
+
+
 def _respond(response: Envelope) -> CallToolResult:
-    """The response as structured content and as one compact JSON text, both without null
-    fields (the SDK's default text copy is indented and spells out every null: tokens an
-    agent pays for). ``ok: false`` responses are flagged as tool errors; their payload
-    still matches the declared output schema, so strict clients accept it."""
+    """The response as structured content and as one compact JSON text. Empty optional
+    fields are left out (the SDK's default text copy is indented and spells out every
+    null: tokens an agent pays for), except the envelope's, which every response carries.
+    ``ok: false`` responses are flagged as tool errors; their payload still matches the
+    declared output schema, so strict clients accept it."""
     data = response.model_dump(mode="json", exclude_none=True)
+    data = {**{name: getattr(response, name) for name in _ENVELOPE_FIELDS if name != "error"}, **data}
     text = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
     return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=data,
                           is_error=not response.ok)
