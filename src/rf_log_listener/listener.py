@@ -14,7 +14,10 @@ output file robot writes at the end (nothing is captured with ``--output NONE``)
 from __future__ import annotations
 
 import hashlib
+import os
 import signal
+import sqlite3
+import subprocess
 import sys
 import threading
 import time
@@ -23,7 +26,9 @@ from pathlib import Path
 from typing import Any
 
 from . import events as ev
+from .event_pipe import EventForwarder
 from .events import Node, RunEnd, RunInfo
+from .row_pipe import FramedPipe
 from .rows import SqliteRowSink
 from .store import open_store
 from .writer import RunWriter
@@ -105,7 +110,10 @@ class rf_log_listener:
         self._lock = threading.Lock()
         self._disabled = False
         self._writer: RunWriter | None = None
-        self._sink: SqliteRowSink | None = None
+        self._sink: SqliteRowSink | None = None  # only when rows are written in-process
+        self._conn: sqlite3.Connection | None = None
+        self._process: subprocess.Popen[bytes] | None = None
+        self._pipe: FramedPipe | None = None
         self._nodes: list[Node] = []  # open nodes, innermost last
         self._last_flush = time.monotonic()
         self._events = 0  # the ticker compares it between ticks to see whether robot is quiet
@@ -136,12 +144,18 @@ class rf_log_listener:
     def _start_run(self, result: Any) -> None:
         from robot.version import get_full_version
 
-        conn = open_store(self.db)
-        conn.execute("PRAGMA synchronous = NORMAL")
-        self._sink = SqliteRowSink(conn, replace_nodes=True)
-        self._writer = RunWriter(self._sink, live=True, batch_rows=10_000)
-        self._writer.start_run(RunInfo(origin="listener", generator=get_full_version("Robot"),
-                                       rpa=bool(getattr(result, "rpa", False)), label=self.label))
+        self._conn = conn = open_store(self.db)  # fails here, at once, if the store is unusable
+        local = SqliteRowSink(conn, replace_nodes=True)
+        info = RunInfo(origin="listener", generator=get_full_version("Robot"),
+                       rpa=bool(getattr(result, "rpa", False)), label=self.label)
+        run_id = local.begin_run(info)
+        forwarder = self._writer_process(conn, run_id, info.generator or "")
+        if forwarder is not None:
+            self._writer = forwarder  # type: ignore[assignment]
+        else:
+            self._sink = local
+            self._writer = RunWriter(local, live=True, batch_rows=10_000)
+            self._writer.attach_run(run_id, info.generator)
         for error in self._early_errors:  # e.g. the root suite's failed library imports
             self._writer.run_error(*error)
         self._early_errors.clear()
@@ -284,18 +298,18 @@ class rf_log_listener:
 
             import_result(open_store(self.db), source, stable_window=0, label=self.label)
             return
-        if self._sink is None or self._sink.run_id is None:
+        if self._conn is None or self._writer is None or self._writer.run_id is None:
             return
         digest = hashlib.sha256()
         with source.open("rb") as fh:
             while chunk := fh.read(1 << 20):
                 digest.update(chunk)
         stat = source.stat()
-        self._sink.conn.execute(
+        self._conn.execute(
             "UPDATE runs SET source_path = ?, source_format = ?, source_hash = ?, source_size = ?,"
             " source_mtime_ns = ? WHERE run_id = ?",
             (str(source.resolve()), "json" if source.suffix.lower() == ".json" else "xml",
-             digest.hexdigest(), stat.st_size, stat.st_mtime_ns, self._sink.run_id),
+             digest.hexdigest(), stat.st_size, stat.st_mtime_ns, self._writer.run_id),
         )
 
     def close(self) -> None:
@@ -308,9 +322,17 @@ class rf_log_listener:
                     self._writer.end_run(RunEnd(complete=False))
                 except Exception as exc:
                     _warn(f"could not close the run: {exc}")
+            if self._pipe is not None:
+                self._pipe.close()  # the writer process commits what it has and ends
+            if self._process is not None:
+                try:
+                    self._process.wait(30)
+                except subprocess.TimeoutExpired:
+                    self._process.kill()
             if self._sink is not None:
                 self._sink.close()
-                self._sink.conn.close()
+            if self._conn is not None:
+                self._conn.close()
 
     # -- helpers ---------------------------------------------------------------------------------
 
@@ -351,6 +373,26 @@ class rf_log_listener:
     def _maybe_flush(self) -> None:
         if time.monotonic() - self._last_flush >= FLUSH_EVERY_S:
             self._flush()
+
+    def _writer_process(self, conn: sqlite3.Connection, run_id: int, generator: str) -> EventForwarder | None:
+        """Start the process that turns this run's events into rows and commits them, so
+        robot waits for neither; None (all is done in-process) if it cannot start."""
+        db_path = conn.execute("PRAGMA database_list").fetchone()[2]
+        package_root = str(Path(__file__).resolve().parent.parent)
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join(
+            p for p in (package_root, os.environ.get("PYTHONPATH")) if p)}
+        try:
+            self._process = subprocess.Popen(
+                [sys.executable, "-m", "rf_log_listener.writer_process", db_path, str(run_id),
+                 generator],
+                stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env, bufsize=1 << 16,
+            )
+        except OSError as exc:
+            _warn(f"writing in-process (no writer process: {exc})")
+            return None
+        assert self._process.stdin is not None and self._process.stdout is not None
+        self._pipe = FramedPipe(self._process.stdout, self._process.stdin)
+        return EventForwarder(self._pipe, run_id)
 
     def _flush(self) -> None:
         assert self._writer is not None

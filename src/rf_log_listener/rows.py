@@ -85,6 +85,10 @@ class SqliteRowSink:
             self._indexer = _FullTextIndexer(db_path, run_id)
         return run_id
 
+    def attach(self, run_id: int) -> None:
+        """Write into a run another connection began (the live writer process)."""
+        self.run_id = run_id
+
     def write(self, nodes: list[tuple[Any, ...]], messages: list[tuple[Any, ...]],
               errors: list[tuple[Any, ...]], msg_lo: int, msg_hi: int) -> None:
         """Commit the rows in one transaction; then index the messages."""

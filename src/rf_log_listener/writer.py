@@ -153,6 +153,13 @@ class RunWriter:
         self._set_generator(info.generator)
         return self.run_id
 
+    def attach_run(self, run_id: int, generator: str | None) -> None:
+        """Continue a run whose row was inserted elsewhere (the live listener begins the run
+        itself and lets a writer process commit the rows)."""
+        self.run_id = run_id
+        self.base = run_base(run_id)
+        self._set_generator(generator)
+
     def _set_generator(self, generator: str | None) -> None:
         # RF rewrites test statuses after a suite-teardown failure only for robot's own files.
         if generator:

@@ -1,0 +1,39 @@
+"""``python -m rf_log_listener.writer_process DB RUN_ID GENERATOR``: a live run's writer.
+
+The listener packs robot's events and sends them here (``event_pipe.py``); this process
+runs the one :class:`RunWriter` and does the SQLite work (rows, full-text index, commits) on
+another core, so robot waits for neither. It ends when the run ends or the pipe closes;
+if robot died, what arrived is committed and readers see the run as interrupted (robot's
+pid is gone).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+from .event_pipe import apply_events
+from .row_pipe import FramedPipe
+from .rows import SqliteRowSink
+from .store import open_store
+from .writer import RunWriter
+
+
+def main(argv: list[str]) -> int:
+    db, run_id, generator = argv[0], int(argv[1]), argv[2]
+    out = os.fdopen(os.dup(sys.stdout.fileno()), "wb")
+    sys.stdout = sys.stderr  # the real stdout carries frames
+    conn = open_store(db)
+    try:
+        sink = SqliteRowSink(conn, replace_nodes=True)
+        sink.attach(run_id)
+        writer = RunWriter(sink, live=True, batch_rows=10_000)
+        writer.attach_run(run_id, generator)
+        apply_events(FramedPipe(sys.stdin.buffer, out), writer)
+    finally:
+        conn.close()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
