@@ -47,11 +47,13 @@ def _without_flattened(dump: dict, flattened_kw: str) -> dict:
     }
 
 
-@pytest.mark.parametrize("output", ["output.xml", "output.json"])
+@pytest.mark.parametrize(("output", "writer"), [("output.xml", "process"), ("output.json", "process"),
+                                               ("output.xml", "inline")])
 def test_live_capture_equals_the_import_of_the_same_run(tmp_path: Path, fixture_suite: Path,
-                                                        output: str) -> None:
+                                                        output: str, writer: str) -> None:
     db = tmp_path / "live.sqlite3"
-    done = robot("--listener", f"rf_log_listener:db={db}", "--loglevel", "DEBUG", "--output",
+    done = robot("--listener", f"rf_log_listener:db={db}:writer={writer}", "--loglevel", "DEBUG",
+                 "--output",
                  str(tmp_path / output), str(fixture_suite), cwd=tmp_path)
     assert done.returncode == 11, done.stderr  # 11 failed tests, on purpose
     assert "rf_log_listener" not in done.stderr  # no warnings from the capture

@@ -1,11 +1,11 @@
-"""Events over a pipe: the live listener's half of the one writer.
+"""Events as small tuples: the live listener's half of the one writer.
 
-Inside robot, :class:`EventForwarder` stands where a :class:`RunWriter` would: it takes the
-same calls (open_node, close_node, message, run_error, flush, end_run) and only packs them
-into small tuples, shipped in batches. The writer process (``writer_process.py``) replays
-them into a real :class:`RunWriter` with :func:`apply_events`. So ids, positions, aggregates
-and rows are computed by the one writer, on another core, and robot pays for little more
-than building the tuples.
+Inside robot the listener calls an :class:`EventBatcher` (open, close, message, run_error,
+flush, end_run) that only packs tuples. :func:`apply_batch` replays them into the one
+:class:`RunWriter`, which computes ids, positions, aggregates and rows: in a writer process
+(:class:`EventForwarder` ships batches over a pipe to ``writer_process.py``), or in robot's
+own process when that process cannot start (:class:`LocalEvents`). Either way robot pays for
+little more than building the tuples.
 """
 
 from __future__ import annotations
@@ -20,21 +20,21 @@ from .writer import RunWriter
 OPEN, CLOSE, MESSAGE, RUN_ERROR = 0, 1, 2, 3
 
 
-class EventForwarder:
-    """Robot-side stand-in for a RunWriter: batches events for the writer process."""
+class EventBatcher:
+    """Collects a live run's events between flushes."""
 
-    def __init__(self, pipe: FramedPipe, run_id: int) -> None:
-        self.pipe = pipe
+    def __init__(self, run_id: int) -> None:
         self.run_id = run_id
         self._events: list[tuple[Any, ...]] = []
 
-    def open_node(self, node: Node) -> None:
-        self._events.append((OPEN, node.type, node.raw_type, node.name, node.owner, node.args,
-                             node.assign, node.fields or None))
+    def open(self, ntype: str, raw_type: str, name: str, owner: str | None, args: Any,
+             assign: Any, fields: dict[str, Any] | None) -> None:
+        self._events.append((OPEN, ntype, raw_type, name, owner, args, assign, fields))
 
-    def close_node(self, node: Node) -> None:
-        self._events.append((CLOSE, node.status, node.message, node.start_time, node.elapsed,
-                             node.args, node.assign, node.fields or None))
+    def close(self, status: str, message: str, start: str | None, elapsed: float | None,
+              assign: Any, fields: dict[str, Any] | None) -> None:
+        """Close the innermost open node; ``assign`` None keeps what open gave."""
+        self._events.append((CLOSE, status, message, start, elapsed, assign, fields))
 
     def message(self, level: str, text: str, html: bool, time: str | None) -> None:
         self._events.append((MESSAGE, level, text, html, time))
@@ -46,11 +46,27 @@ class EventForwarder:
     def pending(self) -> bool:
         return bool(self._events)
 
+    def _take(self) -> list[tuple[Any, ...]]:
+        events, self._events = self._events, []
+        return events
+
     def flush(self) -> None:
-        """Send what is batched; the writer process commits it (open nodes included)."""
+        raise NotImplementedError
+
+    def end_run(self, end: RunEnd) -> None:
+        raise NotImplementedError
+
+
+class EventForwarder(EventBatcher):
+    """Ships batches to the writer process."""
+
+    def __init__(self, pipe: FramedPipe, run_id: int) -> None:
+        super().__init__(run_id)
+        self.pipe = pipe
+
+    def flush(self) -> None:
         if self._events:
-            events, self._events = self._events, []
-            self.pipe.send_bytes(marshal.dumps(("events", events), 2))
+            self.pipe.send_bytes(marshal.dumps(("events", self._take()), 2))
 
     def end_run(self, end: RunEnd) -> None:
         """Send the rest and the end; wait until the writer process has published the run."""
@@ -58,6 +74,48 @@ class EventForwarder:
         self.pipe.send_bytes(marshal.dumps(("end", end.complete, end.generator, end.total,
                                             end.passed, end.failed, end.skipped)))
         self.pipe.recv_bytes()
+
+
+class LocalEvents(EventBatcher):
+    """Applies batches to a RunWriter in this process (no writer process)."""
+
+    def __init__(self, writer: RunWriter, run_id: int) -> None:
+        super().__init__(run_id)
+        self.writer = writer
+        self.stack: list[Node] = []
+
+    def flush(self) -> None:
+        apply_batch(self.writer, self.stack, self._take())
+
+    def end_run(self, end: RunEnd) -> None:
+        apply_batch(self.writer, self.stack, self._take(), flush=False)
+        self.writer.end_run(end)
+
+
+def apply_batch(writer: RunWriter, stack: list[Node], events: list[tuple[Any, ...]],
+                flush: bool = True) -> None:
+    """Replay events into the writer, then commit (a live writer includes its open nodes)."""
+    for event in events:
+        kind = event[0]
+        if kind == MESSAGE:
+            writer.message(event[1], event[2], event[3], event[4])
+        elif kind == OPEN:
+            _, ntype, raw, name, owner, args, assign, fields = event
+            node = Node(ntype, raw, name, owner, args=args, assign=assign, fields=fields or {})
+            stack.append(node)
+            writer.open_node(node)
+        elif kind == CLOSE:
+            node = stack.pop()
+            _, node.status, node.message, node.start_time, node.elapsed, assign, fields = event
+            if assign is not None:
+                node.assign = assign
+            if fields:
+                node.fields.update(fields)
+            writer.close_node(node)
+        else:
+            writer.run_error(event[1], event[2], event[3], event[4])
+    if flush:
+        writer.flush()
 
 
 def apply_events(pipe: FramedPipe, writer: RunWriter) -> None:
@@ -73,21 +131,4 @@ def apply_events(pipe: FramedPipe, writer: RunWriter) -> None:
             writer.end_run(RunEnd(complete, generator, total, passed, failed, skipped))
             pipe.send_bytes(marshal.dumps(None))
             return
-        for event in message[1]:
-            kind = event[0]
-            if kind == MESSAGE:
-                writer.message(*event[1:])
-            elif kind == OPEN:
-                _, ntype, raw, name, owner, args, assign, fields = event
-                node = Node(ntype, raw, name, owner, args=args, assign=assign, fields=fields or {})
-                stack.append(node)
-                writer.open_node(node)
-            elif kind == CLOSE:
-                node = stack.pop()
-                (_, node.status, node.message, node.start_time, node.elapsed, node.args,
-                 node.assign, fields) = event
-                node.fields = fields or {}
-                writer.close_node(node)
-            else:
-                writer.run_error(*event[1:])
-        writer.flush()
+        apply_batch(writer, stack, message[1])

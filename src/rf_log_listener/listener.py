@@ -1,4 +1,4 @@
-"""Live capture: ``robot --listener rf_log_listener[:db=PATH][:label=TEXT]``.
+"""Live capture: ``robot --listener rf_log_listener[:db=PATH][:label=TEXT][:writer=inline]``.
 
 Listener v3 (RF 7.0+) events become the same :class:`~rf_log_listener.events.Node` events
 the importers emit, and the same :class:`RunWriter` writes them, so a live run and the import
@@ -26,8 +26,8 @@ from pathlib import Path
 from typing import Any
 
 from . import events as ev
-from .event_pipe import EventForwarder
-from .events import Node, RunEnd, RunInfo
+from .event_pipe import EventBatcher, EventForwarder, LocalEvents
+from .events import RunEnd, RunInfo
 from .row_pipe import FramedPipe
 from .rows import SqliteRowSink
 from .store import open_store
@@ -107,14 +107,16 @@ class rf_log_listener:
         unknown = [option for option in options if "=" not in option]
         self.db: str | None = settings.get("db")
         self.label: str | None = settings.get("label")
+        # writer=inline keeps the writer in robot's process (no child process at all).
+        self.inline = settings.get("writer", "process") == "inline"
         self._lock = threading.Lock()
         self._disabled = False
-        self._writer: RunWriter | None = None
+        self._events_out: EventBatcher | None = None
         self._sink: SqliteRowSink | None = None  # only when rows are written in-process
         self._conn: sqlite3.Connection | None = None
         self._process: subprocess.Popen[bytes] | None = None
         self._pipe: FramedPipe | None = None
-        self._nodes: list[Node] = []  # open nodes, innermost last
+        self._types: list[str] = []  # types of the open nodes, innermost last
         self._last_flush = time.monotonic()
         self._events = 0  # the ticker compares it between ticks to see whether robot is quiet
         self._ticker: threading.Thread | None = None
@@ -123,7 +125,8 @@ class rf_log_listener:
         self._early_errors: list[tuple[str, str, bool, str | None]] = []  # before the run starts
         self._rf6 = _rf_major() < 7
         if unknown:
-            _warn(f"ignoring unknown listener options {unknown}; use db=PATH and label=TEXT")
+            _warn(f"ignoring unknown listener options {unknown}; use db=PATH, label=TEXT,"
+                  " writer=inline")
         if self._rf6:
             _warn("RF 6.x gives listeners no keyword events: this run is imported from its output"
                   " file when robot has written it (nothing is captured with --output NONE).")
@@ -134,12 +137,10 @@ class rf_log_listener:
     def start_suite(self, data: Any, result: Any) -> None:
         if self._rf6:
             return
-        if self._writer is None:
+        if self._events_out is None:
             self._start_run(result)
-        node = Node(ev.SUITE, "suite", result.name)
-        if data.source:
-            node.fields["source"] = str(data.source)
-        self._open(node)
+        self._open(ev.SUITE, "suite", result.name, None, None, None,
+                   {"source": str(data.source)} if data.source else None)
 
     def _start_run(self, result: Any) -> None:
         from robot.version import get_full_version
@@ -149,80 +150,80 @@ class rf_log_listener:
         info = RunInfo(origin="listener", generator=get_full_version("Robot"),
                        rpa=bool(getattr(result, "rpa", False)), label=self.label)
         run_id = local.begin_run(info)
-        forwarder = self._writer_process(conn, run_id, info.generator or "")
+        forwarder = None if self.inline else self._writer_process(conn, run_id, info.generator or "")
         if forwarder is not None:
-            self._writer = forwarder  # type: ignore[assignment]
+            self._events_out = forwarder
         else:
             self._sink = local
-            self._writer = RunWriter(local, live=True, batch_rows=10_000)
-            self._writer.attach_run(run_id, info.generator)
+            writer = RunWriter(local, live=True, batch_rows=10_000)
+            writer.attach_run(run_id, info.generator)
+            self._events_out = LocalEvents(writer, run_id)
         for error in self._early_errors:  # e.g. the root suite's failed library imports
-            self._writer.run_error(*error)
+            self._events_out.run_error(*error)
         self._early_errors.clear()
         self._ticker = threading.Thread(target=self._tick, name="rf-log-mcp-flush", daemon=True)
         self._ticker.start()
 
     @_guarded
     def end_suite(self, data: Any, result: Any) -> None:
-        if self._rf6 or self._writer is None:
+        if self._rf6 or self._events_out is None:
             return
-        node = self._nodes[-1]
-        self._finish(node, result)
+        fields = {}
         if result.doc:
-            node.fields["doc"] = result.doc
+            fields["doc"] = result.doc
         if result.metadata:
-            node.fields["metadata"] = dict(result.metadata)
-        self._close()
-        if not self._nodes:
+            fields["metadata"] = dict(result.metadata)
+        self._close(result, None, fields)
+        if not self._types:
             stats = result.statistics
-            self._writer.end_run(RunEnd(complete=True, passed=stats.passed, failed=stats.failed,
-                                        skipped=stats.skipped,
-                                        total=stats.passed + stats.failed + stats.skipped))
+            self._events_out.end_run(RunEnd(complete=True, passed=stats.passed, failed=stats.failed,
+                                            skipped=stats.skipped,
+                                            total=stats.passed + stats.failed + stats.skipped))
             self._ended = True
 
     # -- tests -----------------------------------------------------------------------------
 
     @_guarded
     def start_test(self, data: Any, result: Any) -> None:
-        if self._writer is None:
+        if self._events_out is None:
             return
-        node = Node(ev.TEST, "test", result.name)
-        if data.lineno:
-            node.fields["lineno"] = data.lineno
-        self._open(node)
+        self._open(ev.TEST, "test", result.name, None, None, None,
+                   {"lineno": data.lineno} if data.lineno else None)
 
     @_guarded
     def end_test(self, data: Any, result: Any) -> None:
-        if self._writer is None:
+        if self._events_out is None:
             return
-        node = self._nodes[-1]
-        self._finish(node, result)
-        for key, value in (("doc", result.doc), ("tags", list(result.tags)),
-                           ("timeout", result.timeout)):
-            if value:
-                node.fields[key] = str(value) if key == "timeout" else value
-        self._close()
+        fields: dict[str, Any] = {}
+        if result.doc:
+            fields["doc"] = result.doc
+        if result.tags:
+            fields["tags"] = list(result.tags)
+        if result.timeout:
+            fields["timeout"] = str(result.timeout)
+        self._close(result, None, fields)
 
     # -- keywords and control structures ------------------------------------------------------
 
     @_guarded
     def start_keyword(self, data: Any, result: Any) -> None:
-        if self._writer is None:
+        out = self._events_out
+        if out is None:
             return
-        ntype = result.type if result.type in ev.KEYWORD_TYPES else ev.KEYWORD
+        ntype = result.type
+        if ntype not in ev.KEYWORD_TYPES:
+            ntype = ev.KEYWORD
         args, assign = result.args, result.assign
-        node = Node(ntype, "keyword", result.name or "", result.owner or None, ev.NOT_FINISHED,
-                    None, None, "", list(args) if args else None, list(assign) if assign else None)
-        self._nodes.append(node)
-        self._writer.open_node(node)
+        self._types.append(ntype)
+        out.open(ntype, "keyword", result.name or "", result.owner or None,
+                 list(args) if args else None, list(assign) if assign else None, None)
 
     @_guarded
     def end_keyword(self, data: Any, result: Any) -> None:
-        if self._writer is None:
+        out = self._events_out
+        if out is None:
             return
-        node = self._nodes.pop()
-        self._finish(node, result)
-        fields = node.fields
+        fields = {}
         if result.doc:
             fields["doc"] = result.doc
         if result.tags:
@@ -231,46 +232,56 @@ class rf_log_listener:
             fields["timeout"] = str(result.timeout)
         if result.source_name:
             fields["source_name"] = result.source_name
-        self._writer.close_node(node)
+        self._types.pop()
+        start, elapsed = result.start_time, result.elapsed_time
+        out.close(result.status, result.message or "",
+                  start.isoformat() if start is not None else None,
+                  elapsed.total_seconds() if elapsed is not None else None, None, fields)
         if not self._events & 31:
             self._maybe_flush()
 
     @_guarded
     def start_body_item(self, data: Any, result: Any) -> None:
-        if self._writer is None:
+        if self._events_out is None:
             return
         ntype = result.type
         # Only GROUP and VAR have a name (elsewhere RF 7 deprecates the attribute).
         name = result.name if ntype in (ev.GROUP, ev.VAR) else ""
-        self._open(Node(ntype, ntype, name or ""))
+        self._open(ntype, ntype, name or "", None, None, None, None)
 
     @_guarded
     def end_body_item(self, data: Any, result: Any) -> None:
-        if self._writer is None:
+        if self._events_out is None:
             return
-        node = self._nodes[-1]
-        self._finish(node, result)
-        ntype = node.type
-        if ntype in (ev.FOR, ev.EXCEPT):
-            node.assign = (list(result.assign) if ntype == ev.FOR else result.assign) or None
-        elif ntype == ev.ITERATION and self._nodes[-2].type == ev.FOR:  # WHILE ones have none
-            node.assign = dict(result.assign) or None
+        ntype = self._types[-1]
+        assign: Any = None
+        fields: dict[str, Any] = {}
+        if ntype == ev.FOR:
+            assign = list(result.assign) or None
+        elif ntype == ev.EXCEPT:
+            assign = result.assign or None
+        elif ntype == ev.ITERATION and self._types[-2] == ev.FOR:  # WHILE ones have none
+            assign = dict(result.assign) or None
         elif ntype == ev.VAR and result.value:
-            node.fields["value"] = list(result.value)
-        self._copy_fields(node, result)
-        self._close()
+            fields["value"] = list(result.value)
+        for key in _FIELDS.get(ntype, ()):
+            value = getattr(result, key, None)
+            if value:  # None, "", empty tuples: nothing to keep
+                fields[key] = [str(v) for v in value] if key in ("values", "patterns") else (
+                    value if isinstance(value, int) else str(value))
+        self._close(result, assign, fields)
 
     # -- messages ----------------------------------------------------------------------------
 
     @_guarded
     def log_message(self, message: Any) -> None:
         # Messages logged while no keyword or test is open never reach the output file.
-        nodes = self._nodes
-        if not nodes or nodes[-1].type == ev.SUITE or self._writer is None:
+        types = self._types
+        if not types or types[-1] == ev.SUITE or self._events_out is None:
             return
         stamp = message.timestamp
-        self._writer.message(message.level, message.message, message.html,
-                             stamp.isoformat() if stamp is not None else None)
+        self._events_out.message(message.level, message.message, message.html,
+                                 stamp.isoformat() if stamp is not None else None)
         if not self._events & 31:
             self._maybe_flush()
 
@@ -279,10 +290,10 @@ class rf_log_listener:
         if message.level not in ("WARN", "ERROR"):
             return
         error = (message.level, message.message, bool(message.html), _iso(message.timestamp))
-        if self._writer is None:
+        if self._events_out is None:
             self._early_errors.append(error)
         else:
-            self._writer.run_error(*error)
+            self._events_out.run_error(*error)
 
     # -- files and the end ---------------------------------------------------------------------
 
@@ -298,7 +309,7 @@ class rf_log_listener:
 
             import_result(open_store(self.db), source, stable_window=0, label=self.label)
             return
-        if self._conn is None or self._writer is None or self._writer.run_id is None:
+        if self._conn is None or self._events_out is None or self._events_out.run_id is None:
             return
         digest = hashlib.sha256()
         with source.open("rb") as fh:
@@ -309,7 +320,7 @@ class rf_log_listener:
             "UPDATE runs SET source_path = ?, source_format = ?, source_hash = ?, source_size = ?,"
             " source_mtime_ns = ? WHERE run_id = ?",
             (str(source.resolve()), "json" if source.suffix.lower() == ".json" else "xml",
-             digest.hexdigest(), stat.st_size, stat.st_mtime_ns, self._writer.run_id),
+             digest.hexdigest(), stat.st_size, stat.st_mtime_ns, self._events_out.run_id),
         )
 
     def close(self) -> None:
@@ -317,9 +328,9 @@ class rf_log_listener:
         if self._ticker is not None:
             self._ticker.join(5)
         with self._lock:
-            if self._writer is not None and not self._ended and not self._disabled:
+            if self._events_out is not None and not self._ended and not self._disabled:
                 try:  # robot stopped before the root suite ended
-                    self._writer.end_run(RunEnd(complete=False))
+                    self._events_out.end_run(RunEnd(complete=False))
                 except Exception as exc:
                     _warn(f"could not close the run: {exc}")
             if self._pipe is not None:
@@ -338,37 +349,24 @@ class rf_log_listener:
 
     # Looking at the clock on every event costs more than it buys: every 32nd event checks.
 
-    def _open(self, node: Node) -> None:
-        assert self._writer is not None
-        self._nodes.append(node)
-        self._writer.open_node(node)
+    def _open(self, ntype: str, raw: str, name: str, owner: str | None, args: Any, assign: Any,
+              fields: dict[str, Any] | None) -> None:
+        assert self._events_out is not None
+        self._types.append(ntype)
+        self._events_out.open(ntype, raw, name, owner, args, assign, fields)
         if not self._events & 31:
             self._maybe_flush()
 
-    def _close(self) -> None:
-        assert self._writer is not None
-        self._writer.close_node(self._nodes.pop())
+    def _close(self, result: Any, assign: Any, fields: dict[str, Any]) -> None:
+        assert self._events_out is not None
+        self._types.pop()
+        start, elapsed = result.start_time, result.elapsed_time
+        self._events_out.close(result.status, result.message or "",
+                               start.isoformat() if start is not None else None,
+                               elapsed.total_seconds() if elapsed is not None else None,
+                               assign, fields or None)
         if not self._events & 31:
             self._maybe_flush()
-
-    @staticmethod
-    def _finish(node: Node, result: Any) -> None:
-        node.status = result.status
-        node.message = result.message or ""
-        start = result.start_time
-        node.start_time = start.isoformat() if start is not None else None
-        elapsed = result.elapsed_time
-        node.elapsed = elapsed.total_seconds() if elapsed is not None else None
-
-    @staticmethod
-    def _copy_fields(node: Node, result: Any) -> None:
-        for key in _FIELDS.get(node.type, ()):
-            value = getattr(result, key, None)
-            if not value:  # None, "", empty tags/tuples (comparing Tags to () is costly)
-                continue
-            if key in ("values", "patterns", "tags"):
-                value = [str(v) for v in value]
-            node.fields[key] = value if isinstance(value, (list, int)) else str(value)
 
     def _maybe_flush(self) -> None:
         if time.monotonic() - self._last_flush >= FLUSH_EVERY_S:
@@ -395,8 +393,8 @@ class rf_log_listener:
         return EventForwarder(self._pipe, run_id)
 
     def _flush(self) -> None:
-        assert self._writer is not None
-        self._writer.flush()
+        assert self._events_out is not None
+        self._events_out.flush()
         self._last_flush = time.monotonic()
 
     def _tick(self) -> None:
@@ -410,12 +408,12 @@ class rf_log_listener:
             if not self._lock.acquire(blocking=False):
                 continue  # robot is in a listener method; it flushes itself when due
             try:
-                if self._disabled or self._writer is None or self._ended:
+                if self._disabled or self._events_out is None or self._ended:
                     continue
                 now = time.monotonic()
                 # Only while robot is quiet (a long keyword, a sleep): when it is busy its own
                 # events flush, and a flush from here would contend with it for the GIL.
-                if quiet and (self._writer.pending or now - last_beat >= HEARTBEAT_EVERY_S):
+                if quiet and (self._events_out.pending or now - last_beat >= HEARTBEAT_EVERY_S):
                     self._flush()
                     last_beat = now
             except Exception as exc:
