@@ -30,6 +30,20 @@ def robot(*args: str, cwd: Path, wait: bool = True) -> Any:
     return subprocess.run(command, cwd=cwd, capture_output=True, text=True, timeout=300, check=False)
 
 
+def _wait_for_row(db: Path, query: str, seconds: float = 30) -> None:
+    """Poll the store from this process until ``query`` finds a row (robot is running)."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        time.sleep(0.2)
+        try:
+            with sqlite3.connect(db, timeout=10) as reader:
+                if reader.execute(query).fetchone():
+                    return
+        except sqlite3.OperationalError:
+            continue
+    raise AssertionError(f"no row for {query!r} within {seconds} s")
+
+
 @pytest.fixture(scope="module")
 def fixture_suite(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return _suite_dir(tmp_path_factory.mktemp("suite"), VERSIONS["7.5"])
@@ -122,15 +136,7 @@ def test_a_killed_robot_leaves_an_interrupted_run(tmp_path: Path) -> None:
                      "    Sleep    30s\n")
     db = tmp_path / "live.sqlite3"
     process = robot("--listener", f"rf_log_listener:db={db}", str(suite), cwd=tmp_path, wait=False)
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        time.sleep(0.2)
-        try:
-            with sqlite3.connect(db, timeout=10) as reader:
-                if reader.execute("SELECT 1 FROM nodes WHERE name = 'Sleep'").fetchone():
-                    break
-        except sqlite3.OperationalError:
-            continue
+    _wait_for_row(db, "SELECT 1 FROM nodes WHERE name = 'Sleep'")
     os.kill(process.pid, signal.SIGKILL)
     process.wait()
     conn = open_store(db)
@@ -202,16 +208,7 @@ async def test_the_mcp_server_follows_a_live_run(tmp_path: Path) -> None:
                      "    Sleep    4s\n")
     db = tmp_path / "live.sqlite3"
     process = robot("--listener", f"rf_log_listener:db={db}", str(suite), cwd=tmp_path, wait=False)
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        time.sleep(0.2)
-        try:
-            with sqlite3.connect(db, timeout=10) as reader:
-                if reader.execute("SELECT 1 FROM nodes WHERE name = 'Sleep'"
-                                  " AND status = 'RUNNING'").fetchone():
-                    break
-        except sqlite3.OperationalError:
-            continue
+    _wait_for_row(db, "SELECT 1 FROM nodes WHERE name = 'Sleep' AND status = 'RUNNING'")
     params = StdioServerParameters(command=sys.executable, args=["-m", "rf_log_mcp"],
                                    env={"RF_LOG_MCP_DB": str(db)})
     async with Client(params) as client:

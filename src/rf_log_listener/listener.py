@@ -194,14 +194,7 @@ class rf_log_listener:
     def end_test(self, data: Any, result: Any) -> None:
         if self._events_out is None:
             return
-        fields: dict[str, Any] = {}
-        if result.doc:
-            fields["doc"] = result.doc
-        if result.tags:
-            fields["tags"] = list(result.tags)
-        if result.timeout:
-            fields["timeout"] = str(result.timeout)
-        self._close(result, None, fields)
+        self._close(result, None, _doc_tags_timeout(result))
 
     # -- keywords and control structures ------------------------------------------------------
 
@@ -223,13 +216,7 @@ class rf_log_listener:
         out = self._events_out
         if out is None:
             return
-        fields = {}
-        if result.doc:
-            fields["doc"] = result.doc
-        if result.tags:
-            fields["tags"] = list(result.tags)
-        if result.timeout:
-            fields["timeout"] = str(result.timeout)
+        fields = _doc_tags_timeout(result)
         if result.source_name:
             fields["source_name"] = result.source_name
         self._types.pop()
@@ -425,6 +412,18 @@ class rf_log_listener:
         if not self._disabled:
             self._disabled = True
             _warn(f"capture stopped, the run goes on: {reason}")
+
+
+def _doc_tags_timeout(result: Any) -> dict[str, Any]:
+    """The non-empty doc, tags and timeout of a test or keyword result."""
+    fields: dict[str, Any] = {}
+    if result.doc:
+        fields["doc"] = result.doc
+    if result.tags:
+        fields["tags"] = list(result.tags)
+    if result.timeout:
+        fields["timeout"] = str(result.timeout)
+    return fields
 
 
 def _rf_major() -> int:
