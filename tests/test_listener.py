@@ -256,3 +256,18 @@ def test_test_timeouts_firing_during_capture_lose_nothing(tmp_path: Path) -> Non
     missing = [k for k in file_keys if k not in set(live_keys)]
     assert missing == []
     assert len(live_keys) - len(file_keys) <= 6
+
+
+def test_the_heartbeat_goes_on_while_robot_sleeps(tmp_path: Path) -> None:
+    suite = tmp_path / "sleepy.robot"
+    suite.write_text("*** Test Cases ***\nSleeps\n    Log    going to sleep\n    Sleep    8s\n")
+    db = tmp_path / "live.sqlite3"
+    process = robot("--listener", f"rf_log_listener:db={db}", str(suite), cwd=tmp_path, wait=False)
+    _wait_for_row(db, "SELECT 1 FROM nodes WHERE name = 'Sleep' AND status = 'RUNNING'")
+    with sqlite3.connect(db, timeout=10) as reader:
+        first = reader.execute("SELECT heartbeat FROM runs").fetchone()[0]
+    time.sleep(6.5)
+    with sqlite3.connect(db, timeout=10) as reader:
+        later, status = reader.execute("SELECT heartbeat, status FROM runs").fetchone()
+    assert status == "running" and later - first >= 4
+    process.wait(60)

@@ -53,6 +53,10 @@ class EventBatcher:
     def flush(self) -> None:
         raise NotImplementedError
 
+    def heartbeat(self) -> None:
+        """Show readers the run is alive while robot is quiet (a long sleep)."""
+        raise NotImplementedError
+
     def end_run(self, end: RunEnd) -> None:
         raise NotImplementedError
 
@@ -67,6 +71,9 @@ class EventForwarder(EventBatcher):
     def flush(self) -> None:
         if self._events:
             self.pipe.send_bytes(marshal.dumps(("events", self._take()), 2))
+
+    def heartbeat(self) -> None:
+        self.pipe.send_bytes(marshal.dumps(("events", self._take()), 2))  # commits, even if empty
 
     def end_run(self, end: RunEnd) -> None:
         """Send the rest and the end; wait until the writer process has published the run."""
@@ -86,6 +93,8 @@ class LocalEvents(EventBatcher):
 
     def flush(self) -> None:
         apply_batch(self.writer, self.stack, self._take())
+
+    heartbeat = flush  # a commit refreshes the heartbeat
 
     def end_run(self, end: RunEnd) -> None:
         apply_batch(self.writer, self.stack, self._take(), flush=False)

@@ -400,8 +400,11 @@ class rf_log_listener:
                 now = time.monotonic()
                 # Only while robot is quiet (a long keyword, a sleep): when it is busy its own
                 # events flush, and a flush from here would contend with it for the GIL.
-                if quiet and (self._events_out.pending or now - last_beat >= HEARTBEAT_EVERY_S):
+                if quiet and self._events_out.pending:
                     self._flush()
+                    last_beat = now
+                elif now - last_beat >= HEARTBEAT_EVERY_S:
+                    self._events_out.heartbeat()
                     last_beat = now
             except Exception as exc:
                 self._disable(f"{type(exc).__name__}: {exc}")

@@ -325,11 +325,12 @@ def mark_dead_live_runs(conn: sqlite3.Connection) -> list[int]:
 
     host = socket.gethostname()
     now = time.time()
+    # On this host the robot process itself answers; elsewhere only the heartbeat can.
     dead = [
         run_id for run_id, pid, run_host, heartbeat in conn.execute(
             "SELECT run_id, pid, host, heartbeat FROM runs WHERE status = 'running'").fetchall()
-        if (run_host == host and pid is not None and not pid_alive(pid))
-        or heartbeat is None or now - heartbeat > STALE_LIVE_S
+        if (not pid_alive(pid) if run_host == host and pid is not None
+            else heartbeat is None or now - heartbeat > STALE_LIVE_S)
     ]
     for run_id in dead:
         conn.execute("BEGIN IMMEDIATE")

@@ -277,10 +277,6 @@ class RunWriter:
             self._node_rows.extend(self._row(frame, ev.RUNNING) for frame in self._stack)
         self._flush()
 
-    @property
-    def pending(self) -> bool:
-        return bool(self._node_rows or self._message_rows or self._error_rows)
-
     def _flush(self) -> None:
         """Hand the collected rows to the sink: one transaction, messages then indexed."""
         self.sink.write(self._node_rows, self._message_rows, self._error_rows,
