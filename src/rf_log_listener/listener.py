@@ -49,22 +49,32 @@ _FIELDS: dict[str, tuple[str, ...]] = {
 _FIELDS[ev.SETUP] = _FIELDS[ev.TEARDOWN] = _FIELDS[ev.KEYWORD]
 
 
-def _alarm_maskers() -> tuple[Callable[[], None], Callable[[], None]]:
+def _alarm_maskers() -> tuple[Callable[[], bool], Callable[[], None]]:
     """RF 7.3+ raises test timeouts from SIGALRM, even inside listener code; a half-done
-    update of the writer's state would corrupt the capture. While a listener method runs the
-    signal waits (microseconds), then fires in robot's own code as it should. The C-level
-    call is used directly: the ``signal`` module's wrapper costs several times more, on
-    every event."""
+    update of the listener's state would corrupt the capture. While a listener method runs
+    the signal waits (microseconds), then fires in robot's own code as it should.
+
+    RF installs its SIGALRM handler only while a timeout is armed, so the two mask syscalls
+    are made only then; the C-level calls are used directly, the ``signal`` module's wrappers
+    cost several times more, on every event."""
     try:
         import _signal as raw
     except ImportError:  # pragma: no cover - CPython always has it
         raw = signal  # type: ignore[assignment]
     if not (hasattr(raw, "pthread_sigmask") and hasattr(raw, "SIGALRM")):
-        return (lambda: None), (lambda: None)
-    alarm = [raw.SIGALRM]
-    mask = raw.pthread_sigmask
+        return (lambda: False), (lambda: None)
+    alarm_signal = raw.SIGALRM
+    alarm = [alarm_signal]
+    mask, getsignal, default = raw.pthread_sigmask, raw.getsignal, raw.SIG_DFL
     block, unblock = raw.SIG_BLOCK, raw.SIG_UNBLOCK
-    return (lambda: mask(block, alarm)), (lambda: mask(unblock, alarm))
+
+    def hold() -> bool:
+        if getsignal(alarm_signal) == default:
+            return False  # no timeout armed: nothing can interrupt us
+        mask(block, alarm)
+        return True
+
+    return hold, (lambda: mask(unblock, alarm))
 
 
 _hold_alarm, _release_alarm = _alarm_maskers()
@@ -76,14 +86,15 @@ def _guarded(method: Callable[..., None]) -> Callable[..., None]:
     def wrapper(self: rf_log_listener, *args: Any) -> None:
         if self._disabled:
             return
-        _hold_alarm()
+        held = _hold_alarm()
         try:
             with self._lock:
                 method(self, *args)
         except Exception as exc:  # never fail a test because of the capture
             self._disable(f"{type(exc).__name__}: {exc}")
         finally:
-            _release_alarm()
+            if held:
+                _release_alarm()
             self._events += 1
 
     wrapper.__name__ = method.__name__
