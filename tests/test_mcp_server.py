@@ -250,6 +250,12 @@ async def test_tree_keeps_control_structures_and_their_fields(tmp_path: Path) ->
         assert joined["type"] == "VAR" and joined["value"] == ["x", "y"] and joined["separator"] == "-"
         wrong = await call(client, "get_view", run_id=run_id, view="tree", selector="ig:s1:x")
         assert wrong["error"]["code"] == "NODE_NOT_FOUND"
+        # the expanded node's own messages: counts by level, WARN-or-worse texts only
+        warn = await call(client, "get_view", run_id=run_id, view="tree", selector="s1-s1-t8-k6")
+        messages = warn["tree"]["node"]["messages"]
+        assert messages["by_level"]["WARN"] == 1 and messages["by_level"]["TRACE"] >= 1
+        assert messages["important"] == [
+            {"id": "s1-s1-t8-k6-m2", "level": "WARN", "text": "warn text goes to errors too"}]
 
 
 @pytest.mark.anyio

@@ -17,7 +17,7 @@ from rf_log_listener.events import LEVEL_NAMES, LEVELS
 from rf_log_listener.store import run_base
 
 from ..shaping import Shaper
-from .common import NODE_NOT_FOUND, NodeRow, children, node_by_id, node_by_key, run_row
+from .common import NODE_NOT_FOUND, NodeRow, children, node_by_id, node_by_key, own_messages, run_row
 
 Projection = Literal["all", "failures", "warnings"]
 FOLD_AT = 25  # consecutive clean PASS iterations folded into one ITERATION_GROUP
@@ -159,16 +159,10 @@ def _node_item(node: NodeRow, shaper: Shaper, *, with_messages: bool = False,
 def _message_summary(conn: sqlite3.Connection, run_id: int, node: NodeRow, shaper: Shaper) -> dict[str, Any]:
     """The node's own messages: counts by level, and the WARN-or-worse ones (shortened).
     Full TRACE/DEBUG/INFO text is never sent here; search for it."""
-    base = run_base(run_id)
-    rows = conn.execute(
-        "SELECT msg_no, level, text FROM messages WHERE key >= ? AND key < ? AND node_pre = ?"
-        " ORDER BY key", (base + node.msg_lo, base + node.msg_hi, node.pre),
-    ).fetchall()
     by_level: dict[str, int] = {}
     important = []
-    for number, level, text in rows:
+    for message_id, level, text in own_messages(conn, run_id, node):
         by_level[level] = by_level.get(level, 0) + 1
         if LEVELS.get(level, 3) >= _WARN and len(important) < 10:
-            important.append({"id": f"{node.node_id}-m{number}", "level": level,
-                              "text": shaper.text(text, 600)})
+            important.append({"id": message_id, "level": level, "text": shaper.text(text, 600)})
     return {"by_level": by_level, "important": important}
