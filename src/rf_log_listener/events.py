@@ -63,6 +63,21 @@ LEVELS = {"TRACE": 1, "DEBUG": 2, "INFO": 3, "WARN": 4, "SKIP": 4, "ERROR": 5, "
 LEVEL_NAMES = {1: "TRACE", 2: "DEBUG", 3: "INFO", 4: "WARN", 5: "ERROR", 6: "FAIL"}
 
 
+def suite_status(passed_tests: int, failed_tests: int) -> str:
+    """RF's rule for a suite: FAIL if a test failed, else PASS if one passed, else SKIP."""
+    if failed_tests:
+        return "FAIL"
+    return "PASS" if passed_tests else "SKIP"
+
+
+def rf_version(generator: str | None) -> str | None:
+    """'Robot 7.5 (Python 3.11.7 on linux)' -> '7.5'."""
+    if not generator:
+        return None
+    parts = generator.split()
+    return parts[1] if len(parts) > 1 else None
+
+
 @dataclass(slots=True)
 class Node:
     """One suite/test/keyword/control item as a source knows it.

@@ -16,8 +16,8 @@ import threading
 import time
 from typing import Any, Protocol
 
-from .events import RunInfo
-from .store import BUSY_TIMEOUT_MS
+from .events import RunInfo, rf_version, suite_status
+from .store import BUSY_TIMEOUT_MS, transaction
 
 _INSERT_RUN = (
     "INSERT INTO runs (origin, status, source_path, source_format, source_hash, source_size,"
@@ -68,8 +68,6 @@ class SqliteRowSink:
         self._indexer: _FullTextIndexer | None = None
 
     def begin_run(self, info: RunInfo) -> int:
-        from .writer import rf_version
-
         status = "importing" if info.origin == "import" else "running"
         now = time.time()
         cur = self.conn.execute(_INSERT_RUN, (
@@ -93,8 +91,7 @@ class SqliteRowSink:
               errors: list[tuple[Any, ...]], msg_lo: int, msg_hi: int) -> None:
         """Commit the rows in one transaction; then index the messages."""
         conn = self.conn
-        conn.execute("BEGIN")
-        try:
+        with transaction(conn):
             if nodes:
                 conn.executemany(self._insert_node, nodes)
             if messages:
@@ -102,10 +99,6 @@ class SqliteRowSink:
             if errors:
                 conn.executemany(_INSERT_ERROR, errors)
             conn.execute("UPDATE runs SET heartbeat = ? WHERE run_id = ?", (time.time(), self.run_id))
-            conn.execute("COMMIT")
-        except BaseException:
-            conn.execute("ROLLBACK")
-            raise
         if msg_hi > msg_lo:
             if self._indexer is not None:
                 self._indexer.add(msg_lo, msg_hi)
@@ -135,8 +128,7 @@ class SqliteRowSink:
             counts[new_status] = counts.get(new_status, 0) + 1
             updates.append((new_status, new_message, key))
         base = (lo >> 32) << 32
-        conn.execute("BEGIN")
-        try:
+        with transaction(conn):
             conn.executemany("UPDATE nodes SET status = ?, message = ? WHERE key = ?", updates)
             suites = conn.execute(
                 "SELECT key, last FROM nodes WHERE key BETWEEN ? AND ? AND type = 'SUITE'", (lo, hi),
@@ -147,16 +139,12 @@ class SqliteRowSink:
                     "SELECT status, count(*) FROM nodes WHERE key BETWEEN ? AND ?"
                     " AND type = 'TEST' GROUP BY status", (key, base + last),
                 ).fetchall())
-                status = "FAIL" if by_status.get("FAIL") else "PASS" if by_status.get("PASS") else "SKIP"
+                status = suite_status(by_status.get("PASS", 0), by_status.get("FAIL", 0))
                 conn.execute(
                     "UPDATE nodes SET status = ?,"
                     " failed_descendant_count = failed_descendant_count + ? WHERE key = ?",
                     (status, gained, key),
                 )
-            conn.execute("COMMIT")
-        except BaseException:
-            conn.execute("ROLLBACK")
-            raise
         return len(newly_failed), counts
 
     def finish_run(self, fields: dict[str, Any]) -> None:
@@ -267,13 +255,8 @@ class _Closed(Exception):
 
 def index_messages(conn: sqlite3.Connection, run_id: int, lo: int, hi: int) -> None:
     """Add messages with keys in [lo, hi) to the full-text index, and record it on the run."""
-    conn.execute("BEGIN IMMEDIATE")
-    try:
+    with transaction(conn, immediate=True):
         conn.execute(_INDEX_MESSAGES, (lo, hi))
         conn.execute("UPDATE runs SET fts_upto = ? WHERE run_id = ?", (hi, run_id))
-        conn.execute("COMMIT")
-    except BaseException:
-        conn.execute("ROLLBACK")
-        raise
 
 

@@ -19,9 +19,12 @@ status in its final transaction, so a failed or killed import never looks comple
 from __future__ import annotations
 
 import os
+import socket
 import sqlite3
 import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from .errors import STORE_UNAVAILABLE, ResultError
@@ -30,6 +33,12 @@ SCHEMA_VERSION = 2
 ENV_DB = "RF_LOG_MCP_DB"
 RUN_SHIFT = 32  # node/message keys are run_id << RUN_SHIFT | position
 BUSY_TIMEOUT_MS = 30_000
+
+# The failures a reader starts from: failed tests, and failed suite setups/teardowns (no test
+# owns those). The partial index below and every query that uses it share this text: SQLite
+# uses a partial index only for a WHERE that implies the index's own.
+FAILED_STARTS = ("status = 'FAIL' AND (type = 'TEST'"
+                 " OR (type IN ('SETUP', 'TEARDOWN') AND owner_test IS NULL))")
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (
@@ -138,10 +147,7 @@ CREATE TABLE IF NOT EXISTS errors (
 
 # Each entry upgrades the store from version N to N+1; applied in order on open.
 _MIGRATIONS: dict[int, str] = {
-    1: """
-    CREATE INDEX IF NOT EXISTS nodes_failed ON nodes(key) WHERE status = 'FAIL'
-        AND (type = 'TEST' OR (type IN ('SETUP', 'TEARDOWN') AND owner_test IS NULL));
-    """,
+    1: f"CREATE INDEX IF NOT EXISTS nodes_failed ON nodes(key) WHERE {FAILED_STARTS};",
 }
 
 
@@ -196,14 +202,26 @@ def open_store(path: str | os.PathLike[str] | None = None, *, readonly: bool = F
     return conn
 
 
+@contextmanager
+def transaction(conn: sqlite3.Connection, *, immediate: bool = False) -> Iterator[None]:
+    """One explicit transaction on an autocommit connection: committed when the block ends,
+    rolled back on any exception (Ctrl-C and kills included: BaseException)."""
+    conn.execute("BEGIN IMMEDIATE" if immediate else "BEGIN")
+    try:
+        yield
+        conn.execute("COMMIT")
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+
+
 def _prepare(conn: sqlite3.Connection) -> None:
     conn.execute("PRAGMA journal_mode = WAL")
     conn.execute("PRAGMA synchronous = NORMAL")
     version = _schema_version(conn)
     if version == SCHEMA_VERSION:
         return
-    conn.execute("BEGIN IMMEDIATE")
-    try:
+    with transaction(conn, immediate=True):
         version = _schema_version(conn)  # another process may have created it meanwhile
         if version is None:
             for statement in _split_sql(_SCHEMA):
@@ -220,10 +238,6 @@ def _prepare(conn: sqlite3.Connection) -> None:
         conn.execute(
             "INSERT OR REPLACE INTO meta(key, value) VALUES ('schema_version', ?)", (str(version),)
         )
-        conn.execute("COMMIT")
-    except BaseException:
-        conn.execute("ROLLBACK")
-        raise
 
 
 def _schema_version(conn: sqlite3.Connection) -> int | None:
@@ -253,8 +267,7 @@ STALE_HEARTBEAT_S = 120.0
 def delete_run(conn: sqlite3.Connection, run_id: int) -> None:
     """Remove a run and everything it owns, full-text entries included, in one transaction."""
     lo, hi = run_base(run_id), run_base(run_id + 1)
-    conn.execute("BEGIN IMMEDIATE")
-    try:
+    with transaction(conn, immediate=True):
         # External-content FTS5 needs the old text to remove its entries, and only entries
         # that were indexed may be removed: those below fts_upto.
         row = conn.execute("SELECT fts_upto FROM runs WHERE run_id = ?", (run_id,)).fetchone()
@@ -268,10 +281,6 @@ def delete_run(conn: sqlite3.Connection, run_id: int) -> None:
         conn.execute("DELETE FROM nodes WHERE key >= ? AND key < ?", (lo, hi))
         conn.execute("DELETE FROM errors WHERE run_id = ?", (run_id,))
         conn.execute("DELETE FROM runs WHERE run_id = ?", (run_id,))
-        conn.execute("COMMIT")
-    except BaseException:
-        conn.execute("ROLLBACK")
-        raise
 
 
 def find_reusable_run(
@@ -298,8 +307,6 @@ def find_reusable_run(
 
 def reap_stale_runs(conn: sqlite3.Connection) -> list[int]:
     """Delete imports that died half-way (their process is gone or silent)."""
-    import socket
-
     host = socket.gethostname()
     now = time.time()
     dead = []
@@ -321,8 +328,6 @@ STALE_LIVE_S = 60.0  # a live run's heartbeat is refreshed every few seconds
 def mark_dead_live_runs(conn: sqlite3.Connection) -> list[int]:
     """Live runs whose robot process died (SIGKILL, power loss) become ``interrupted``, and
     their open nodes ``NOT FINISHED``; everything up to the last flush stays."""
-    import socket
-
     host = socket.gethostname()
     now = time.time()
     # On this host the robot process itself answers; elsewhere only the heartbeat can.
@@ -333,18 +338,13 @@ def mark_dead_live_runs(conn: sqlite3.Connection) -> list[int]:
             else heartbeat is None or now - heartbeat > STALE_LIVE_S)
     ]
     for run_id in dead:
-        conn.execute("BEGIN IMMEDIATE")
-        try:
+        with transaction(conn, immediate=True):
             conn.execute(
                 "UPDATE nodes SET status = 'NOT FINISHED' WHERE key >= ? AND key < ?"
                 " AND status = 'RUNNING'", (run_base(run_id), run_base(run_id + 1)),
             )
             conn.execute("UPDATE runs SET status = 'interrupted', finished_at = ? WHERE run_id = ?"
                          " AND status = 'running'", (now, run_id))
-            conn.execute("COMMIT")
-        except BaseException:
-            conn.execute("ROLLBACK")
-            raise
     return dead
 
 

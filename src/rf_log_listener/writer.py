@@ -184,7 +184,7 @@ class RunWriter:
         rnode = root[0] if root else None
         self.sink.finish_run({
             "status": "complete" if end.complete else "interrupted",
-            "generator": end.generator, "rf_version": rf_version(end.generator),
+            "generator": end.generator, "rf_version": ev.rf_version(end.generator),
             "name": rnode.name if rnode else None,
             "result_status": rnode.status if rnode else None,
             "start_time": rnode.start_time if rnode else None,
@@ -305,22 +305,8 @@ class RunWriter:
 
 
 
-def _status_from_counts(passed: int, failed: int) -> str:
-    if failed:
-        return "FAIL"
-    return "PASS" if passed else "SKIP"
-
-
 def _suite_status(frame: _Frame) -> str:
     """RF computes a suite's status from its tests, so the store does too."""
     if frame.node.status == ev.NOT_FINISHED:
         return ev.NOT_FINISHED
-    return _status_from_counts(frame.passed_tests, frame.failed_tests)
-
-
-def rf_version(generator: str | None) -> str | None:
-    """'Robot 7.5 (Python 3.11.7 on linux)' -> '7.5'."""
-    if not generator:
-        return None
-    parts = generator.split()
-    return parts[1] if len(parts) > 1 else None
+    return ev.suite_status(frame.passed_tests, frame.failed_tests)
