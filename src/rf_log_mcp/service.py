@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import sqlite3
 from pathlib import Path
-from typing import Literal, TypeVar
+from typing import Any, Literal, TypeVar
 
-from rf_log_listener.errors import ResultError
+from rf_log_listener.errors import FILE_NOT_FOUND, ResultError
 from rf_log_listener.importers import file_sha256, import_result
 from rf_log_listener.store import find_reusable_run, mark_dead_live_runs
 
@@ -27,6 +27,7 @@ from .models import (
     TreeView,
 )
 from .shaping import Shaper, clamp_budget, estimate_tokens, make_cursor, read_cursor
+from .views.common import RUN_NOT_FOUND
 from .views.failure_path import failure_path
 from .views.search import search
 from .views.step_window import step_window
@@ -78,10 +79,7 @@ def list_runs(conn: sqlite3.Connection, status: str | None = None, limit: int = 
     kept = shaper.fit(data, items, "runs")
     response = RunListResponse(**data)
     more = kept < len(items) or len(rows) > limit
-    if more:
-        response.next_cursor = make_cursor(binding, items[kept - 1]["run_id"])
-    response.page_truncated = more
-    return _finish(response, shaper)
+    return _finish(response, shaper, binding, items[kept - 1]["run_id"] if more else None)
 
 
 def resolve_run(conn: sqlite3.Connection, run_id: int | None, path: str | None) -> int:
@@ -97,14 +95,14 @@ def resolve_run(conn: sqlite3.Connection, run_id: int | None, path: str | None) 
         source = source.resolve(strict=True)
         stat = source.stat()
     except (OSError, RuntimeError):
-        raise ResultError("FILE_NOT_FOUND", f"No result file at {source}.") from None
+        raise ResultError(FILE_NOT_FOUND, f"No result file at {source}.") from None
     found = find_reusable_run(conn, str(source), stat.st_size, stat.st_mtime_ns, None,
                               allow_interrupted=True)
     if found is None and source.is_file():
         found = find_reusable_run(conn, str(source), stat.st_size, stat.st_mtime_ns,
                                   file_sha256(source), allow_interrupted=True)
     if found is None:
-        raise ResultError("RUN_NOT_FOUND", f"{source} has not been imported.",
+        raise ResultError(RUN_NOT_FOUND, f"{source} has not been imported.",
                           "Call parse_result with this path first; it returns the run_id.")
     return found
 
@@ -142,14 +140,10 @@ def get_view(conn: sqlite3.Connection, view: ViewName, run_id: int | None = None
         else:
             raise ResultError(INVALID_ARGUMENT, f"Unknown view {view!r}.")
     except ResultError as err:
-        failed = _failed(GetViewResponse, err)
-        failed.run_id = run_id
+        failed = _failed(GetViewResponse, err, run_id)
         failed.view = view
         return failed
-    if after is not None:
-        response.next_cursor = make_cursor(binding, after)
-        response.page_truncated = True
-    return _finish(response, shaper)
+    return _finish(response, shaper, binding, after)
 
 
 def search_messages(conn: sqlite3.Connection, query: str | None, run_id: int | None = None,
@@ -163,22 +157,22 @@ def search_messages(conn: sqlite3.Connection, query: str | None, run_id: int | N
         size = max(1, min(page_size or DEFAULT_PAGE, MAX_PAGE))
         data, after = search(conn, rid, query, shaper, position, size)
     except ResultError as err:
-        failed = _failed(SearchResponse, err)
-        failed.run_id = run_id
-        return failed
-    response = SearchResponse(run_id=rid, **data)
-    if after is not None:
-        response.next_cursor = make_cursor(binding, after)
-        response.page_truncated = True
-    return _finish(response, shaper)
+        return _failed(SearchResponse, err, run_id)
+    return _finish(SearchResponse(run_id=rid, **data), shaper, binding, after)
 
 
-def _failed(model: type[E], err: ResultError) -> E:
-    response = model(ok=False, error=ErrorInfo(**err.to_dict()))
+def _failed(model: type[E], err: ResultError, run_id: int | None = None) -> E:
+    response = model(ok=False, run_id=run_id, error=ErrorInfo(**err.to_dict()))
     return _finish(response, Shaper())
 
 
-def _finish(response: E, shaper: Shaper) -> E:
+def _finish(response: E, shaper: Shaper, binding: dict[str, Any] | None = None,
+            after: Any = None) -> E:
+    """Set the flags every response carries: truncation (from the shaper), the cursor to the
+    next page (bound to ``binding``) when there is one, and the token estimate, last."""
+    if after is not None and binding is not None:
+        response.next_cursor = make_cursor(binding, after)
+        response.page_truncated = True
     response.message_truncated = response.message_truncated or shaper.message_truncated
     response.budget_truncated = response.budget_truncated or shaper.budget_truncated
     response.truncated = response.message_truncated or response.budget_truncated or response.page_truncated

@@ -7,7 +7,7 @@ import sqlite3
 from typing import Any
 
 from rf_log_listener.events import LEVELS
-from rf_log_listener.store import run_base
+from rf_log_listener.store import FAILED_STARTS, run_base
 
 from ..shaping import Shaper
 from .common import NodeRow, children, node_by_id, node_by_key, own_messages, run_row
@@ -16,10 +16,8 @@ from .common import NodeRow, children, node_by_id, node_by_key, own_messages, ru
 def failed_starts(conn: sqlite3.Connection, run_id: int) -> list[int]:
     """Keys of failed tests, and of failed suite setups/teardowns (no test owns those)."""
     rows = conn.execute(
-        "SELECT key FROM nodes INDEXED BY nodes_failed WHERE key >= ? AND key < ?"
-        " AND status = 'FAIL'"
-        " AND (type = 'TEST' OR (type IN ('SETUP', 'TEARDOWN') AND owner_test IS NULL))"
-        " ORDER BY key", (run_base(run_id), run_base(run_id + 1)),
+        f"SELECT key FROM nodes INDEXED BY nodes_failed WHERE key >= ? AND key < ?"
+        f" AND {FAILED_STARTS} ORDER BY key", (run_base(run_id), run_base(run_id + 1)),
     ).fetchall()
     return [r[0] for r in rows]
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import sqlite3
 from typing import Any
 
-from rf_log_listener.store import run_base
+from rf_log_listener.store import FAILED_STARTS, run_base
 
 from ..shaping import Shaper
 from .common import run_row
@@ -19,10 +19,8 @@ def summary(conn: sqlite3.Connection, run_id: int, shaper: Shaper, after_key: in
     run = run_row(conn, run_id)
     base = run_base(run_id)
     rows = conn.execute(
-        "SELECT key, node_id, name, message FROM nodes INDEXED BY nodes_failed"
-        " WHERE key > ? AND key < ? AND status = 'FAIL'"
-        " AND (type = 'TEST' OR (type IN ('SETUP', 'TEARDOWN') AND owner_test IS NULL))"
-        " AND type = 'TEST' ORDER BY key LIMIT ?",
+        f"SELECT key, node_id, name, message FROM nodes INDEXED BY nodes_failed"
+        f" WHERE key > ? AND key < ? AND {FAILED_STARTS} AND type = 'TEST' ORDER BY key LIMIT ?",
         (after_key if after_key is not None else base - 1, run_base(run_id + 1), page_size + 1),
     ).fetchall()
     errors = conn.execute(
