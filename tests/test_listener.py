@@ -158,12 +158,13 @@ def test_four_robots_write_one_store_at_once(tmp_path: Path, fixture_suite: Path
     ]
     outputs = [p.communicate(timeout=300) for p in processes]
     assert all(p.returncode == 11 for p in processes), outputs
-    assert not any("rf_log_listener" in err for _, err in outputs)
+    warnings = [err for _, err in outputs if "rf_log_listener" in err]
+    assert not warnings, warnings
     conn = open_store(db)
     runs = conn.execute("SELECT label, status, total, failed FROM runs ORDER BY label").fetchall()
-    assert runs == [(f"worker{i}", "complete", 25, 11) for i in range(4)]
-    counts = {r[0] for r in conn.execute("SELECT count(*) FROM nodes GROUP BY run_id")}
-    assert len(counts) == 1  # the same run, four times, complete each time
+    assert runs == [(f"worker{i}", "complete", 25, 11) for i in range(4)], runs
+    counts = dict(conn.execute("SELECT run_id, count(*) FROM nodes GROUP BY run_id").fetchall())
+    assert len(set(counts.values())) == 1, counts  # the same run, four times, complete each time
 
 
 def test_an_unwritable_store_warns_once_and_the_run_goes_on(tmp_path: Path) -> None:
