@@ -29,7 +29,7 @@ from pathlib import Path
 
 from .errors import STORE_UNAVAILABLE, ResultError
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 ENV_DB = "RF_LOG_MCP_DB"
 RUN_SHIFT = 32  # node/message keys are run_id << RUN_SHIFT | position
 BUSY_TIMEOUT_MS = 30_000
@@ -39,6 +39,10 @@ BUSY_TIMEOUT_MS = 30_000
 # uses a partial index only for a WHERE that implies the index's own.
 FAILED_STARTS = ("status = 'FAIL' AND (type = 'TEST'"
                  " OR (type IN ('SETUP', 'TEARDOWN') AND owner_test IS NULL))")
+
+# Messages of WARN or worse: few in any run, and what level-filtered searches ask for. The
+# partial index over them and the queries that use it share this text (as FAILED_STARTS).
+NOTABLE_MESSAGES = "level IN ('WARN', 'SKIP', 'ERROR', 'FAIL')"
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (
@@ -126,6 +130,8 @@ CREATE TABLE IF NOT EXISTS messages (
     text     TEXT NOT NULL,                        -- whole, never cut in the store
     run_id   INTEGER GENERATED ALWAYS AS (key >> 32) VIRTUAL
 );
+CREATE INDEX IF NOT EXISTS messages_notable ON messages(key)
+    WHERE level IN ('WARN', 'SKIP', 'ERROR', 'FAIL');
 -- Trigram: any substring of 3+ characters, CJK included, case-insensitive. detail=none
 -- halves the build time; it answers `text LIKE '%...%'` (not MATCH phrases), which is
 -- exactly plain-text search. Rows below runs.fts_upto are indexed.
@@ -148,6 +154,7 @@ CREATE TABLE IF NOT EXISTS errors (
 # Each entry upgrades the store from version N to N+1; applied in order on open.
 _MIGRATIONS: dict[int, str] = {
     1: f"CREATE INDEX IF NOT EXISTS nodes_failed ON nodes(key) WHERE {FAILED_STARTS};",
+    2: f"CREATE INDEX IF NOT EXISTS messages_notable ON messages(key) WHERE {NOTABLE_MESSAGES};",
 }
 
 

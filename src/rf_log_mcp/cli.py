@@ -23,6 +23,7 @@ from rf_log_listener.store import ENV_DB, default_store_path, open_store
 
 from . import __version__, service
 from .models import Envelope, ErrorInfo, GetViewResponse, ParseResultResponse
+from .redaction import redactor
 from .shaping import MAX_BUDGET
 
 
@@ -36,6 +37,7 @@ def main(argv: list[str] | None = None) -> int:
         parser.print_help(sys.stderr)
         return 2
     try:
+        redactor()  # an operator's masking setting that cannot be used stops here, loudly
         return int(args.handler(args))
     except ResultError as err:
         if getattr(args, "json", False):

@@ -29,6 +29,9 @@ class Envelope(BaseModel):
     )
     page_truncated: bool = Field(False, description="More items follow; pass next_cursor.")
     next_cursor: str | None = Field(None, description="Opaque; valid only with the same arguments.")
+    masked_values: int = Field(
+        0, description="Secret values (passwords, tokens, keys, cookies, ...) replaced by *** in "
+                       "this response. The store keeps them; no response shows them.")
     error: ErrorInfo | None = None
 
 
@@ -124,21 +127,41 @@ class GetViewResponse(Envelope):
     tree: TreeView | None = None
 
 
+class HitIteration(BaseModel):
+    id: str
+    values: dict[str, Any] | None = Field(None, description="Loop variable values (masked).")
+
+
+class HitBranch(BaseModel):
+    id: str
+    type: str = Field(description="IF, ELSE IF, ELSE, TRY, EXCEPT or FINALLY.")
+    condition: str | None = Field(None, description="IF condition or EXCEPT patterns.")
+
+
 class SearchHit(BaseModel):
     id: str = Field(description="Message id (<node>-mN) or run error id (errors-mN).")
+    seq: int | None = Field(None, description="Position of the message in the run (execution order).")
     level: str
     time: str | None = None
-    text: str = Field(description="The message; a long one is cut around the first match.")
+    text: str = Field(description="The message, masked; a long one is cut around the first match.")
     node_id: str | None = Field(None, description="The node that logged it (None for run errors).")
     node_type: str | None = None
     node_name: str | None = None
     node_status: str | None = None
+    iteration: HitIteration | None = Field(None, description="The innermost loop iteration it ran in.")
+    branch: HitBranch | None = Field(None, description="The innermost IF/TRY branch it ran in.")
+    call_path: str | None = Field(
+        None, description="Test (or suite) > keyword > ... > node; long paths keep the first two "
+                          "and the last three names.")
 
 
 class SearchResponse(Envelope):
     query: str | None = None
+    selector: str | None = None
+    scope: str | None = Field(None, description="node, subtree or test (with a selector).")
+    levels: list[str] | None = Field(None, description="The levels searched, when filtered.")
     hits: list[SearchHit] = Field(default_factory=list, description="In execution order; run "
-                                  "errors after the messages.")
+                                  "errors (run-wide searches only) after the messages.")
 
 
 class RunItem(BaseModel):

@@ -36,7 +36,9 @@ Robot Framework results, small and exact. Typical flow:
    down to its decisive messages (without selector: the first failure; next_cursor: the next).
 4. get_view(run_id, view="tree", selector=<node id>, projection="failures"): expand any node;
    long runs of passing iterations come folded (expand_selector opens them).
-search_messages(run_id, query) finds text in messages and run errors (plain text).
+search_messages(run_id, query?, selector?, scope?, level?/min_level?) finds messages by
+   text and/or severity, run-wide or inside one test/keyword/iteration, with call paths.
+Secret values (passwords, tokens, keys, cookies) always come back as ***.
 Responses carry ok, estimated_tokens and truncation flags; pass next_cursor to continue a page.
 Errors come back as ok=false with error.code, error.message and error.hint.
 """
@@ -137,20 +139,35 @@ def get_view(
 @mcp.tool(title="Search messages", annotations=_READ_ONLY)
 def search_messages(
     ctx: Context,
-    query: Annotated[str, Field(description="Plain text, case-insensitive; % _ \\ are literal.")],
+    query: Annotated[str | None, Field(
+        description="Plain text, case-insensitive; % _ \\ are literal. Optional with level or "
+                    "min_level.")] = None,
     run_id: Annotated[int | None, Field(description="From parse_result or list_runs.")] = None,
     path: Annotated[str | None, Field(description="Instead of run_id: a result file.")] = None,
+    selector: Annotated[str | None, Field(
+        description="Limit the search to this node (a node id, or an ITERATION_GROUP's "
+                    "expand_selector); default: the whole run, run errors included.")] = None,
+    scope: Annotated[Literal["node", "subtree", "test"] | None, Field(
+        description="With selector: node = its own messages, subtree = it and everything "
+                    "below (default), test = the whole test (or suite setup/teardown) around it.",
+    )] = None,
+    level: Annotated[Literal["TRACE", "DEBUG", "INFO", "WARN", "ERROR", "FAIL", "SKIP"] | None, Field(
+        description="Only messages of exactly this level.")] = None,
+    min_level: Annotated[Literal["TRACE", "DEBUG", "INFO", "WARN", "ERROR", "FAIL", "SKIP"] | None,
+                         Field(description="Only messages of this level or worse: TRACE < DEBUG "
+                                           "< INFO < WARN (= SKIP) < ERROR < FAIL.")] = None,
     cursor: Annotated[str | None, Field(description="next_cursor of the previous page.")] = None,
     page_size: Annotated[int | None, Field(ge=1, le=200, description="Hits per page (25).")] = None,
     budget: Annotated[int | None, Field(ge=MIN_BUDGET, le=MAX_BUDGET,
                                         description=f"Token budget ({DEFAULT_BUDGET}).")] = None,
 ) -> Annotated[CallToolResult, SearchResponse]:
-    """Messages and run errors containing the text, in execution order, with the node that
-    logged each one."""
+    """Messages (and run errors) by text and/or level, in execution order, each with the node
+    that logged it, the loop iteration or IF/TRY branch it ran in, and a short call path.
+    Secrets come back masked; a query cannot find a masked value."""
     state = _state(ctx)
     with state.lock:
-        return _respond(service.search_messages(state.conn, query, run_id, path, cursor, page_size,
-                                                budget))
+        return _respond(service.search_messages(state.conn, query, run_id, path, selector, scope,
+                                                level, min_level, cursor, page_size, budget))
 
 
 @mcp.tool(title="List runs", annotations=_READ_ONLY)

@@ -26,10 +26,11 @@ from .models import (
     SummaryView,
     TreeView,
 )
+from .redaction import mask_strings
 from .shaping import Shaper, clamp_budget, estimate_tokens, make_cursor, read_cursor
 from .views.common import RUN_NOT_FOUND
 from .views.failure_path import failure_path
-from .views.search import search
+from .views.search import Scope, make_filter, search
 from .views.step_window import step_window
 from .views.summary import summary
 from .views.tree import Projection, tree
@@ -146,16 +147,20 @@ def get_view(conn: sqlite3.Connection, view: ViewName, run_id: int | None = None
     return _finish(response, shaper, binding, after)
 
 
-def search_messages(conn: sqlite3.Connection, query: str | None, run_id: int | None = None,
-                    path: str | None = None, cursor: str | None = None,
+def search_messages(conn: sqlite3.Connection, query: str | None = None, run_id: int | None = None,
+                    path: str | None = None, selector: str | None = None,
+                    scope: Scope | None = None, level: str | None = None,
+                    min_level: str | None = None, cursor: str | None = None,
                     page_size: int | None = None, budget: int | None = None) -> SearchResponse:
     shaper = Shaper(budget=clamp_budget(budget))
     try:
         rid = resolve_run(conn, run_id, path)
-        binding = {"run": rid, "tool": "search_messages", "query": query}
+        flt = make_filter(query, level, min_level)
+        binding = {"run": rid, "tool": "search_messages", "query": query, "selector": selector,
+                   "scope": scope, "levels": sorted(flt.levels) if flt.levels else None}
         position = read_cursor(cursor, binding)
         size = max(1, min(page_size or DEFAULT_PAGE, MAX_PAGE))
-        data, after = search(conn, rid, query, shaper, position, size)
+        data, after = search(conn, rid, flt, selector, scope, shaper, position, size)
     except ResultError as err:
         return _failed(SearchResponse, err, run_id)
     return _finish(SearchResponse(run_id=rid, **data), shaper, binding, after)
@@ -169,10 +174,17 @@ def _failed(model: type[E], err: ResultError, run_id: int | None = None) -> E:
 def _finish(response: E, shaper: Shaper, binding: dict[str, Any] | None = None,
             after: Any = None) -> E:
     """Set the flags every response carries: truncation (from the shaper), the cursor to the
-    next page (bound to ``binding``) when there is one, and the token estimate, last."""
+    next page (bound to ``binding``) when there is one, the count of masked secrets, and the
+    token estimate, last. Every string of the response passes the masking once more here,
+    so a text no view masked still cannot carry a secret out."""
     if after is not None and binding is not None:
         response.next_cursor = make_cursor(binding, after)
         response.page_truncated = True
+    dumped = response.model_dump(mode="json", exclude_none=True)
+    masked, count = mask_strings(dumped, shaper.redactor)
+    if count:
+        response = type(response).model_validate(masked)
+    response.masked_values = shaper.masked + count
     response.message_truncated = response.message_truncated or shaper.message_truncated
     response.budget_truncated = response.budget_truncated or shaper.budget_truncated
     response.truncated = response.message_truncated or response.budget_truncated or response.page_truncated

@@ -1,8 +1,10 @@
-"""The one place that shapes responses: token estimates, budgets, truncation flags, cursors.
+"""The one place that shapes responses: token estimates, budgets, truncation flags, cursors,
+secret masking.
 
 Every view returns plain data and lets this module decide what fits. A response is never
 over its budget: long texts are shortened first (``message_truncated``), then trailing items
-are dropped (``budget_truncated``) and the page ends there with a cursor to continue.
+are dropped (``budget_truncated``) and the page ends there with a cursor to continue. Every
+text is masked (``redaction``) before it is shortened, and the count goes in the response.
 """
 
 from __future__ import annotations
@@ -15,6 +17,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from rf_log_listener.errors import ResultError
+
+from .redaction import Redactor, redactor
 
 INVALID_CURSOR = "INVALID_CURSOR"
 DEFAULT_BUDGET = 4000  # tokens per call unless the caller asks for another
@@ -53,13 +57,41 @@ class Shaper:
     budget: int = DEFAULT_BUDGET
     message_truncated: bool = False
     budget_truncated: bool = False
-    notes: list[str] = field(default_factory=list)
+    masked: int = 0  # secret values replaced by *** so far
+    redactor: Redactor = field(default_factory=redactor)
+
+    def counted(self, masked: tuple[Any, int]) -> Any:
+        """The value of a ``(masked value, count)`` pair from the redactor, count kept."""
+        self.masked += masked[1]
+        return masked[0]
+
+    def mask(self, value: str) -> str:
+        return self.counted(self.redactor.text(value))  # type: ignore[no-any-return]
+
+    def message(self, value: str, node: Any = None, limit: int = MESSAGE_CHARS) -> str:
+        """A log message of ``node`` (a row with name, args and assign; None for run errors),
+        masked, RF's TRACE argument and return lines included, then shortened."""
+        return self.cut(self.counted(self.mask_message(value, node)), limit)
+
+    def mask_message(self, value: str, node: Any = None) -> tuple[str, int]:
+        """``value`` masked as :meth:`message` does it, and the count, not yet counted."""
+        if node is None:
+            return self.redactor.text(value)
+        return self.redactor.trace_message(
+            value, node.name, json.loads(node.args) if node.args else None,
+            json.loads(node.assign) if node.assign else None)
+
+    def args(self, keyword_name: str | None, args: list[str], limit: int) -> list[str]:
+        return [self.cut(a, limit) for a in self.counted(self.redactor.args(keyword_name, args))]
 
     def text(self, value: str | None, limit: int = MESSAGE_CHARS) -> str:
-        """``value`` shortened to about ``limit`` characters, keeping its head and its tail
-        (failure details are often at the end), with a marker saying how much was cut."""
-        if not value or len(value) <= limit:
-            return value or ""
+        """``value`` masked, then shortened to about ``limit`` characters, keeping its head and
+        its tail (failure details are often at the end), with a marker saying how much was cut."""
+        return self.cut(self.mask(value), limit) if value else ""
+
+    def cut(self, value: str, limit: int) -> str:
+        if len(value) <= limit:
+            return value
         self.message_truncated = True
         head = limit * 2 // 3
         tail = limit - head

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from dataclasses import dataclass
 from typing import Any
@@ -9,8 +10,11 @@ from typing import Any
 from rf_log_listener.errors import ResultError
 from rf_log_listener.store import mark_dead_live_runs, run_base
 
+from ..shaping import Shaper
+
 RUN_NOT_FOUND = "RUN_NOT_FOUND"
 NODE_NOT_FOUND = "NODE_NOT_FOUND"
+NODE_NOT_IN_TEST = "NODE_NOT_IN_TEST"
 
 # An import still in progress (or one that died) is never shown.
 VISIBLE = "status != 'importing'"
@@ -89,6 +93,25 @@ def node_by_key(conn: sqlite3.Connection, key: int) -> NodeRow:
     return NodeRow(*row)
 
 
+def enclosing_scope(conn: sqlite3.Connection, run_id: int, node: NodeRow) -> NodeRow:
+    """The test around ``node``, or the suite setup/teardown keyword around it."""
+    base = run_base(run_id)
+    if node.type == "TEST":
+        return node
+    if node.owner_test is not None:
+        return node_by_key(conn, base + node.owner_test)
+    if node.type == "SUITE":
+        raise ResultError(NODE_NOT_IN_TEST, f"{node.node_id} is a suite, not a step of a test.",
+                          "Pass a test id, a step inside one, or a suite setup/teardown node; "
+                          "use the tree view to list a suite's children.")
+    while node.parent_pre is not None:
+        parent = node_by_key(conn, base + node.parent_pre)
+        if parent.type == "SUITE":
+            return node
+        node = parent
+    return node
+
+
 def children(conn: sqlite3.Connection, run_id: int, parent: NodeRow) -> list[NodeRow]:
     base = run_base(run_id)
     rows = conn.execute(
@@ -99,7 +122,8 @@ def children(conn: sqlite3.Connection, run_id: int, parent: NodeRow) -> list[Nod
 
 def own_messages(conn: sqlite3.Connection, run_id: int, node: NodeRow,
                  min_level: int = 0) -> list[tuple[str, str, str]]:
-    """(message id, level, text) of the node's own messages, in order."""
+    """(message id, level, text) of the node's own messages, in order, unmasked: pass each
+    text through ``Shaper.message(text, node)`` before it goes out."""
     from rf_log_listener.events import LEVELS
 
     base = run_base(run_id)
@@ -109,3 +133,39 @@ def own_messages(conn: sqlite3.Connection, run_id: int, node: NodeRow,
     ).fetchall()
     return [(f"{node.node_id}-m{n}", level, text) for n, level, text in rows
             if LEVELS.get(level, 3) >= min_level]
+
+
+def shown_args(node: NodeRow, shaper: Shaper, limit: int) -> list[str]:
+    """The node's arguments as a response shows them: masked, each shortened to ``limit``."""
+    return shaper.args(node.name, json.loads(node.args), limit) if node.args else []
+
+
+def shown_assign(node: NodeRow, shaper: Shaper) -> Any:
+    """Assigned variable names (keywords, FOR), or an ITERATION's loop values, masked."""
+    return shaper.counted(shaper.redactor.assign(json.loads(node.assign))) if node.assign else None
+
+
+def shown_fields(node: NodeRow, shaper: Shaper) -> dict[str, Any]:
+    """The node's non-empty type-specific fields, every value masked: a VAR's or a FOR's
+    values by the name they are assigned to, texts by what they say."""
+    if not node.fields:
+        return {}
+    shown: dict[str, Any] = {}
+    for key, value in json.loads(node.fields).items():
+        if value in (None, "", [], {}):
+            continue
+        if key == "value" and isinstance(value, list):
+            shown[key] = shaper.counted(shaper.redactor.var_values(node.name, [str(v) for v in value]))
+        elif key == "values" and isinstance(value, list) and node.type == "FOR":
+            shown[key] = shaper.counted(shaper.redactor.for_values(
+                json.loads(node.assign or "null"), json.loads(node.fields).get("flavor"),
+                [str(v) for v in value]))
+        elif isinstance(value, str):
+            shown[key] = shaper.mask(value)
+        elif isinstance(value, list):
+            shown[key] = shaper.args(None, [str(v) for v in value], 10_000)
+        elif isinstance(value, dict):
+            shown[key] = shaper.counted(shaper.redactor.assign(value))
+        else:
+            shown[key] = value
+    return shown

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import sqlite3
 from typing import Any
 
@@ -10,7 +9,7 @@ from rf_log_listener.events import LEVELS
 from rf_log_listener.store import FAILED_STARTS, run_base
 
 from ..shaping import Shaper
-from .common import NodeRow, children, node_by_id, node_by_key, own_messages, run_row
+from .common import NodeRow, children, node_by_id, node_by_key, own_messages, run_row, shown_args
 
 
 def failed_starts(conn: sqlite3.Connection, run_id: int) -> list[int]:
@@ -68,7 +67,7 @@ def _failing_depth(conn: sqlite3.Connection, run_id: int, node: NodeRow) -> int:
 
 def _step(conn: sqlite3.Connection, run_id: int, node: NodeRow, shaper: Shaper) -> dict[str, Any]:
     messages = [
-        {"id": i, "level": lv, "text": shaper.text(t)}
+        {"id": i, "level": lv, "text": shaper.message(t, node)}
         for i, lv, t in own_messages(conn, run_id, node, min_level=LEVELS["WARN"])
     ]
     step: dict[str, Any] = {
@@ -76,7 +75,8 @@ def _step(conn: sqlite3.Connection, run_id: int, node: NodeRow, shaper: Shaper) 
         "messages": messages,
     }
     if node.args:
-        step["args"] = [shaper.text(a, 200) for a in json.loads(node.args)]
-    if node.message and not any(m["text"] == node.message for m in messages):
-        step["message"] = shaper.text(node.message)
+        step["args"] = shown_args(node, shaper, 200)
+    message = shaper.text(node.message) if node.message else ""
+    if message and not any(m["text"] == message for m in messages):
+        step["message"] = message
     return step

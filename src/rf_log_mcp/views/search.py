@@ -1,121 +1,267 @@
-"""search_messages: plain-text search over a run's messages and run errors, in execution order.
+"""search_messages: messages and run errors by text and/or level, run-wide or scoped to a
+node, its subtree or its test, in execution order, each hit with the iteration or branch it
+ran in and a short call path.
 
-Matching is a case-insensitive literal substring: ``%``, ``_`` and ``\\`` mean themselves.
-The trigram index answers ``LIKE '%…%'`` for any piece of 3+ characters without wildcards,
-so the longest such piece of the query preselects candidates and Python confirms the whole
-query; a query with no such piece (``OK``, ``登录``) scans the run's messages instead.
+Text matching is a case-insensitive literal substring: ``%``, ``_`` and ``\\`` mean
+themselves. SQL only preselects candidates; Python confirms every hit on the *masked* text,
+so a query can never find (and so confirm) a secret value. Preselection, cheapest first:
+
+* a level filter of WARN or worse alone: the ``messages_notable`` partial index;
+* a query with a piece of 3+ characters SQLite folds like Python (ASCII, or characters
+  without case such as CJK): the trigram index, for the part of the run it covers
+  (``runs.fts_upto``; a live run's newest messages are scanned);
+* otherwise a scan of the scope's key range, which a selector keeps small.
+
+A scope is a message key range (``[msg_lo, msg_hi)`` of a node, see store.py), so scoped
+searches cost O(scope), whatever the size of the run.
 """
 
 from __future__ import annotations
 
+import json
 import re
 import sqlite3
-from typing import Any
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any, Literal
 
 from rf_log_listener.errors import ResultError
-from rf_log_listener.store import run_base
+from rf_log_listener.events import LEVELS
+from rf_log_listener.store import NOTABLE_MESSAGES, run_base
 
+from ..redaction import MASK
 from ..shaping import Shaper
-from .common import run_row
+from .common import NodeRow, enclosing_scope, node_by_id, run_row
+from .tree import group_members
 
 INVALID_QUERY = "INVALID_QUERY"
+SELECTOR_REQUIRED = "SELECTOR_REQUIRED"
+Scope = Literal["node", "subtree", "test"]
+SEVERITY = ("TRACE", "DEBUG", "INFO", "WARN", "ERROR", "FAIL")  # SKIP ranks with WARN
 _FETCH = 500  # candidates read per round while a page fills up
 _HIT_CHARS = 400
+_PATH_NAMES = 6  # call paths longer than this keep their first two and last three names
+_BRANCHES = frozenset({"IF", "ELSE IF", "ELSE", "TRY", "EXCEPT", "FINALLY"})
+_UNLABELLED = frozenset({"FOR", "WHILE", "IF/ELSE ROOT", "TRY/EXCEPT ROOT"})
+_NOTABLE = frozenset(level for level, rank in LEVELS.items() if rank >= LEVELS["WARN"])
+# Characters SQLite's LIKE folds as Python does: ASCII, and anything without case.
+_SQL_FOLDABLE = re.compile(r"[^%_\\]")
 
 
-def _longest_literal_piece(query: str) -> str:
-    pieces = re.split(r"[%_\\]", query)
-    return max(pieces, key=len) if pieces else ""
+@dataclass(frozen=True)
+class Filter:
+    """What to look for: a casefolded needle (or None) and the wanted levels (or None)."""
+
+    needle: str | None
+    query: str | None
+    levels: frozenset[str] | None
 
 
-def _like_escaped(text: str) -> str:
-    return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+@dataclass(frozen=True)
+class Span:
+    """Where to look: message keys [lo, hi), optionally one node's own messages only."""
+
+    lo: int
+    hi: int
+    node_pre: int | None
+    with_errors: bool  # run errors belong to no node: only a run-wide search has them
 
 
-def search(conn: sqlite3.Connection, run_id: int, query: str | None, shaper: Shaper,
-           position: list[Any] | None, page_size: int) -> tuple[dict[str, Any], list[Any] | None]:
+def make_filter(query: str | None, level: str | None, min_level: str | None) -> Filter:
+    text = query if query and query.strip() else None
+    if text is None and not level and not min_level:
+        raise ResultError(INVALID_QUERY, "Nothing to search for.",
+                          "Pass query (plain text), or level / min_level (e.g. min_level='WARN') "
+                          "to list messages by severity, or both.")
+    if level and min_level:
+        raise ResultError(INVALID_QUERY, "Pass level or min_level, not both.",
+                          "level='WARN' finds WARN messages; min_level='WARN' finds WARN and worse.")
+    levels = None
+    if level or min_level:
+        name = (level or min_level or "").upper()
+        if name not in LEVELS:
+            raise ResultError(INVALID_QUERY, f"Unknown level {level or min_level!r}.",
+                              f"Use one of {', '.join(SEVERITY)} or SKIP.")
+        if level:
+            levels = frozenset({name})
+        else:
+            levels = frozenset(lv for lv, rank in LEVELS.items() if rank >= LEVELS[name])
+    return Filter(text.casefold() if text else None, text, levels)
+
+
+def search(conn: sqlite3.Connection, run_id: int, flt: Filter, selector: str | None,
+           scope: Scope | None, shaper: Shaper, position: list[Any] | None,
+           page_size: int) -> tuple[dict[str, Any], list[Any] | None]:
     """One page of hits; the position is [phase, last key] (phase 0: messages, 1: run errors)."""
-    run_row(conn, run_id)
-    if not query or not query.strip():
-        raise ResultError(INVALID_QUERY, "The query is empty.",
-                          "Pass the text to look for (plain text, case-insensitive).")
-    needle = query.casefold()
+    run = run_row(conn, run_id)
+    span = _span(conn, run_id, selector, scope)
+    context = _Context(conn, run_id, shaper)
     phase, after = position if position else (0, None)
     hits: list[dict[str, Any]] = []
     positions: list[list[Any]] = []  # where to continue after each hit
     last_key = after
     more = False
     if phase == 0:
-        for key, row in _message_candidates(conn, run_id, query, after):
-            if needle not in row[4].casefold():
+        for key, node_pre, msg_no, level, time, text in _candidates(conn, run, flt, span, after):
+            node = context.node(node_pre)
+            shown, masked = shaper.mask_message(text, node)
+            if flt.needle and flt.needle not in shown.casefold():
                 last_key = key
                 continue
             if len(hits) == page_size:
                 more = True
                 break
-            hits.append(_message_hit(row, query, shaper))
+            shaper.masked += masked
+            hits.append({"id": f"{node.node_id}-m{msg_no}", "seq": key - run_base(run_id),
+                         "level": level, "time": time, "text": _excerpt(shown, flt, shaper),
+                         **context.of(node)})
             positions.append([0, key])
             last_key = key
         if not more:
-            phase, last_key = 1, None
+            phase, last_key = (1, 0) if span.with_errors else (2, None)
     if phase == 1 and not more:
-        for seq, level, time, text in conn.execute(
-            "SELECT seq, level, time, text FROM errors WHERE run_id = ? AND seq > ? ORDER BY seq",
-            (run_id, last_key or 0),
-        ):
-            if needle not in text.casefold():
+        for seq, level, time, text in _error_candidates(conn, run_id, flt, last_key or 0):
+            shown, masked = shaper.redactor.text(text)
+            if flt.needle and flt.needle not in shown.casefold():
                 continue
             if len(hits) == page_size:
                 more = True
                 break
+            shaper.masked += masked
             hits.append({"id": f"errors-m{seq}", "level": level, "time": time,
-                         "text": _excerpt(text, query, shaper), "node_id": None})
+                         "text": _excerpt(shown, flt, shaper)})
             positions.append([1, seq])
             last_key = seq
-    _attach_nodes(conn, run_id, hits)
-    view: dict[str, Any] = {"query": query}
+    view: dict[str, Any] = {"query": flt.query, "selector": selector,
+                            "scope": (scope or "subtree") if selector else None,
+                            "levels": sorted(flt.levels, key=_rank) if flt.levels else None}
     kept = shaper.fit(view, hits, "hits")
     if kept < len(hits):
         return view, positions[kept - 1]
     return view, [phase, last_key] if more else None
 
 
-def _message_candidates(conn: sqlite3.Connection, run_id: int, query: str, after: int | None):  # type: ignore[no-untyped-def]
-    lo = after + 1 if after is not None else run_base(run_id)
-    hi = run_base(run_id + 1)
-    piece = _longest_literal_piece(query)
-    while True:
-        if len(piece) >= 3:
-            rows = conn.execute(
-                "SELECT m.key, m.node_pre, m.msg_no, m.text, m.level, m.time FROM messages_fts AS f"
-                " JOIN messages AS m ON m.key = f.rowid WHERE f.text LIKE ? AND f.rowid >= ?"
-                " AND f.rowid < ? ORDER BY f.rowid LIMIT ?",
-                (f"%{piece}%", lo, hi, _FETCH),
-            ).fetchall()
-        else:
-            rows = conn.execute(
-                "SELECT key, node_pre, msg_no, text, level, time FROM messages"
-                " WHERE key >= ? AND key < ? AND text LIKE ? ESCAPE '\\' ORDER BY key LIMIT ?",
-                (lo, hi, f"%{_like_escaped(query)}%", _FETCH),
-            ).fetchall()
-        for row in rows:
-            yield row[0], (run_id, *row)
+def _rank(level: str) -> tuple[int, str]:
+    return LEVELS.get(level, 3), level
+
+
+# -- scope ---------------------------------------------------------------------------------
+
+def _span(conn: sqlite3.Connection, run_id: int, selector: str | None, scope: Scope | None) -> Span:
+    base = run_base(run_id)
+    if not selector:
+        if scope:
+            raise ResultError(SELECTOR_REQUIRED, f"scope={scope!r} needs a selector.",
+                              "Pass the node id to scope to, or leave scope out to search the run.")
+        return Span(base, run_base(run_id + 1), None, True)
+    if selector.startswith("ig:"):
+        members = group_members(conn, run_id, selector)[1]
+        if scope != "test":  # the group is the node: its iterations' messages
+            return Span(base + members[0].msg_lo, _msg_end(run_id, members[-1]), None, False)
+        node = members[0]
+    else:
+        node = node_by_id(conn, run_id, selector)
+    if scope == "node":
+        return Span(base + node.msg_lo, _msg_end(run_id, node), node.pre, False)
+    if scope == "test":
+        node = enclosing_scope(conn, run_id, node)
+    return Span(base + node.msg_lo, _msg_end(run_id, node), None, False)
+
+
+def _msg_end(run_id: int, node: NodeRow) -> int:
+    """End of the node's message range. A node still open (a live run) or never closed (an
+    interrupted one) owns every message after its start: all later nodes are inside it."""
+    if node.status in ("RUNNING", "NOT FINISHED"):
+        return run_base(run_id + 1)
+    return run_base(run_id) + node.msg_hi
+
+
+# -- candidates ----------------------------------------------------------------------------
+
+Candidate = tuple[int, int, int, str, str | None, str]  # key, node_pre, msg_no, level, time, text
+_COLUMNS = "m.key, m.node_pre, m.msg_no, m.level, m.time, m.text"
+
+
+def _candidates(conn: sqlite3.Connection, run: dict[str, Any], flt: Filter, span: Span,
+                after: int | None) -> Iterator[Candidate]:
+    lo = max(span.lo, after + 1) if after is not None else span.lo
+    piece = _sql_piece(flt.query) if flt.query else ""
+    if flt.levels and flt.levels <= _NOTABLE:
+        yield from _rounds(conn, "messages AS m INDEXED BY messages_notable",
+                           f"{NOTABLE_MESSAGES.replace('level', 'm.level')}", flt, span, lo,
+                           span.hi, piece)
+        return
+    indexed_upto = min(span.hi, run["fts_upto"] or run_base(run["run_id"]))
+    if len(piece) >= 3 and lo < indexed_upto:
+        yield from _rounds(conn, "messages_fts AS f JOIN messages AS m ON m.key = f.rowid",
+                           "f.text LIKE :pattern", flt, span, lo, indexed_upto, None,
+                           pattern=f"%{piece}%", key="f.rowid")
+        lo = indexed_upto
+    if lo < span.hi:
+        yield from _rounds(conn, "messages AS m", "1", flt, span, lo, span.hi, piece)
+
+
+def _rounds(conn: sqlite3.Connection, source: str, condition: str, flt: Filter, span: Span,
+            lo: int, hi: int, piece: str | None, pattern: str | None = None,
+            key: str = "m.key") -> Iterator[Candidate]:
+    """Candidates in key order, ``_FETCH`` per query so a page stops reading early."""
+    where = [condition, f"{key} >= :lo", f"{key} < :hi"]
+    params: dict[str, Any] = {"pattern": pattern, "fetch": _FETCH, "node_pre": span.node_pre}
+    if span.node_pre is not None:
+        where.append("m.node_pre = :node_pre")
+    if flt.levels:
+        names = sorted(flt.levels)
+        where.append(f"m.level IN ({', '.join(f':lv{i}' for i in range(len(names)))})")
+        params.update({f"lv{i}": name for i, name in enumerate(names)})
+    if piece:
+        where.append("m.text LIKE :like ESCAPE '\\'")
+        params["like"] = f"%{_like_escaped(piece)}%"
+    sql = f"SELECT {_COLUMNS} FROM {source} WHERE {' AND '.join(where)} ORDER BY {key} LIMIT :fetch"
+    while lo < hi:
+        rows = conn.execute(sql, {**params, "lo": lo, "hi": hi}).fetchall()
+        yield from rows
         if len(rows) < _FETCH:
             return
         lo = rows[-1][0] + 1
 
 
-def _message_hit(row: tuple[Any, ...], query: str, shaper: Shaper) -> dict[str, Any]:
-    _run_id, _key, node_pre, msg_no, text, level, time = row
-    return {"_node_pre": node_pre, "_msg_no": msg_no, "level": level, "time": time,
-            "text": _excerpt(text, query, shaper)}
+def _error_candidates(conn: sqlite3.Connection, run_id: int, flt: Filter,
+                      after: int) -> Iterator[tuple[int, str, str | None, str]]:
+    rows = conn.execute("SELECT seq, level, time, text FROM errors WHERE run_id = ? AND seq > ?"
+                        " ORDER BY seq", (run_id, after))
+    for row in rows:
+        if flt.levels is None or row[1] in flt.levels:
+            yield row
 
 
-def _excerpt(text: str, query: str, shaper: Shaper) -> str:
-    """The text, or, when long, a window that keeps the first match visible."""
+def _sql_piece(query: str) -> str:
+    """The longest piece of the query that SQL's LIKE (and the trigram index) match exactly
+    as Python's casefold does: no wildcard characters, no non-ASCII letters with case, and
+    no ``***`` (the store holds the value a mask stands for)."""
+    pieces, current = [], []
+    for char in query.replace(MASK, "%"):
+        if char in "%_\\" or (not char.isascii() and char.lower() != char.upper()):
+            pieces.append("".join(current))
+            current = []
+        else:
+            current.append(char)
+    pieces.append("".join(current))
+    return max(pieces, key=len)
+
+
+def _like_escaped(text: str) -> str:
+    return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+
+
+# -- hits ----------------------------------------------------------------------------------
+
+def _excerpt(text: str, flt: Filter, shaper: Shaper) -> str:
+    """The (masked) text, or, when long, a window that keeps the first match visible."""
     if len(text) <= _HIT_CHARS:
         return text
-    at = text.casefold().find(query.casefold())
+    if not flt.needle:
+        return shaper.cut(text, _HIT_CHARS)
+    at = text.casefold().find(flt.needle)
     start = max(0, at - _HIT_CHARS // 2)
     end = min(len(text), start + _HIT_CHARS)
     shaper.message_truncated = True
@@ -124,18 +270,74 @@ def _excerpt(text: str, query: str, shaper: Shaper) -> str:
     return f"{prefix}{text[start:end]}{suffix}"
 
 
-def _attach_nodes(conn: sqlite3.Connection, run_id: int, hits: list[dict[str, Any]]) -> None:
-    """Fill each message hit's id and owning node (one lookup per distinct node)."""
-    base = run_base(run_id)
-    nodes: dict[int, tuple[str, str, str, str]] = {}
-    for hit in hits:
-        if "_node_pre" not in hit:
-            continue
-        pre = hit.pop("_node_pre")
-        if pre not in nodes:
-            nodes[pre] = conn.execute(
-                "SELECT node_id, type, name, status FROM nodes WHERE key = ?", (base + pre,)
-            ).fetchone()
-        node_id, ntype, name, status = nodes[pre]
-        hit.update({"id": f"{node_id}-m{hit.pop('_msg_no')}", "node_id": node_id,
-                    "node_type": ntype, "node_name": name, "node_status": status})
+@dataclass(frozen=True)
+class _Node:
+    pre: int
+    parent_pre: int | None
+    node_id: str
+    type: str
+    name: str
+    status: str
+    args: str | None
+    assign: str | None
+    fields: str | None
+
+
+class _Context:
+    """Nodes of one page, each read once: owners of hits and their ancestors."""
+
+    def __init__(self, conn: sqlite3.Connection, run_id: int, shaper: Shaper) -> None:
+        self.conn, self.base, self.shaper = conn, run_base(run_id), shaper
+        self.nodes: dict[int, _Node] = {}
+
+    def node(self, pre: int) -> _Node:
+        node = self.nodes.get(pre)
+        if node is None:
+            row = self.conn.execute(
+                "SELECT parent_pre, node_id, type, name, status, args, assign, fields FROM nodes"
+                " WHERE key = ?", (self.base + pre,)).fetchone()
+            node = self.nodes[pre] = _Node(pre, *row[:3], row[3] or "", *row[4:])
+        return node
+
+    def of(self, node: _Node) -> dict[str, Any]:
+        """Owner, enclosing iteration and branch, and call path of a message of ``node``."""
+        chain = [node]  # the node, then its ancestors up to its test (or suite)
+        while chain[-1].type not in ("TEST", "SUITE") and chain[-1].parent_pre is not None:
+            chain.append(self.node(chain[-1].parent_pre))
+        info: dict[str, Any] = {"node_id": node.node_id, "node_type": node.type,
+                                "node_name": node.name, "node_status": node.status}
+        iteration = next((n for n in chain if n.type == "ITERATION"), None)
+        if iteration is not None:
+            info["iteration"] = {"id": iteration.node_id,
+                                 "values": self.shaper.counted(self.shaper.redactor.assign(
+                                     json.loads(iteration.assign)))
+                                 if iteration.assign else None}
+        branch = next((n for n in chain if n.type in _BRANCHES), None)
+        if branch is not None:
+            info["branch"] = {"id": branch.node_id, "type": branch.type,
+                              "condition": self._condition(branch)}
+        # FOR and IF/TRY roots add nothing their iterations and branches do not say.
+        info["call_path"] = self._path([self._label(n) for n in reversed(chain)
+                                        if n.type not in _UNLABELLED])
+        return info
+
+    def _condition(self, node: _Node) -> str | None:
+        fields = json.loads(node.fields) if node.fields else {}
+        text = fields.get("condition") or " | ".join(fields.get("patterns") or []) or None
+        return self.shaper.text(text, 80) if text else None
+
+    def _label(self, node: _Node) -> str:
+        if node.type == "ITERATION":
+            values = self.shaper.counted(self.shaper.redactor.assign(json.loads(node.assign))) \
+                if node.assign else {}
+            return "ITERATION " + ", ".join(f"{k}={v}" for k, v in values.items()) if values \
+                else "ITERATION"
+        if node.type in ("IF", "ELSE IF"):
+            return f"{node.type} {self._condition(node) or ''}".strip()
+        return self.shaper.text(node.name, 60) if node.name else node.type
+
+    @staticmethod
+    def _path(labels: list[str]) -> str:
+        if len(labels) > _PATH_NAMES:
+            labels = [*labels[:2], "…", *labels[-3:]]
+        return " > ".join(labels)

@@ -7,7 +7,6 @@ key range: O(page), whatever the size of the run.
 
 from __future__ import annotations
 
-import json
 import sqlite3
 from typing import Any
 
@@ -15,29 +14,17 @@ from rf_log_listener.errors import ResultError
 from rf_log_listener.store import run_base
 
 from ..shaping import Shaper
-from .common import NODE_COLUMNS, NodeRow, node_by_id, node_by_key, run_row
+from .common import (
+    NODE_COLUMNS,
+    NodeRow,
+    enclosing_scope,
+    node_by_id,
+    run_row,
+    shown_args,
+    shown_assign,
+)
 
 SELECTOR_REQUIRED = "SELECTOR_REQUIRED"
-NODE_NOT_IN_TEST = "NODE_NOT_IN_TEST"
-
-
-def _scope(conn: sqlite3.Connection, run_id: int, node: NodeRow) -> NodeRow:
-    """The test around ``node``, or the suite setup/teardown keyword around it."""
-    base = run_base(run_id)
-    if node.type == "TEST":
-        return node
-    if node.owner_test is not None:
-        return node_by_key(conn, base + node.owner_test)
-    if node.type == "SUITE":
-        raise ResultError(NODE_NOT_IN_TEST, f"{node.node_id} is a suite: it has no steps of its own.",
-                          "Pass a test id, a step inside one, or a suite setup/teardown node; "
-                          "use the tree view to list a suite's children.")
-    while node.parent_pre is not None:
-        parent = node_by_key(conn, base + node.parent_pre)
-        if parent.type == "SUITE":
-            return node
-        node = parent
-    return node
 
 
 def step_window(conn: sqlite3.Connection, run_id: int, selector: str | None, shaper: Shaper,
@@ -48,7 +35,7 @@ def step_window(conn: sqlite3.Connection, run_id: int, selector: str | None, sha
         raise ResultError(SELECTOR_REQUIRED, "step_window needs a selector.",
                           "Pass a test id (s1-s2-t3) or any node id, e.g. from failure_path.")
     node = node_by_id(conn, run_id, selector)
-    scope = _scope(conn, run_id, node)
+    scope = enclosing_scope(conn, run_id, node)
     base = run_base(run_id)
     if position is None:
         start = max(scope.pre, node.pre - page_size // 2)
@@ -81,9 +68,9 @@ def _step(row: NodeRow, scope: NodeRow, center: NodeRow, shaper: Shaper) -> dict
     if row.key == center.key:
         step["center"] = True
     if row.args:
-        step["args"] = [shaper.text(a, 120) for a in json.loads(row.args)]
+        step["args"] = shown_args(row, shaper, 120)
     if row.assign:
-        step["assign"] = json.loads(row.assign)
+        step["assign"] = shown_assign(row, shaper)
     if row.message:
         step["message"] = shaper.text(row.message, 300)
     return step

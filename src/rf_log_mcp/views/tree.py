@@ -8,7 +8,6 @@ failed descendant, ``warnings`` also one whose subtree logged WARN or worse.
 
 from __future__ import annotations
 
-import json
 import sqlite3
 from typing import Any, Literal
 
@@ -17,7 +16,18 @@ from rf_log_listener.events import LEVEL_NAMES, LEVELS
 from rf_log_listener.store import run_base
 
 from ..shaping import Shaper
-from .common import NODE_NOT_FOUND, NodeRow, children, node_by_id, node_by_key, own_messages, run_row
+from .common import (
+    NODE_NOT_FOUND,
+    NodeRow,
+    children,
+    node_by_id,
+    node_by_key,
+    own_messages,
+    run_row,
+    shown_args,
+    shown_assign,
+    shown_fields,
+)
 
 Projection = Literal["all", "failures", "warnings"]
 FOLD_AT = 25  # consecutive clean PASS iterations folded into one ITERATION_GROUP
@@ -45,7 +55,7 @@ def tree(conn: sqlite3.Connection, run_id: int, selector: str | None, projection
     if selector is None:
         return _run_root(conn, run_id, run, shaper), None
     if selector.startswith("ig:"):
-        parent, rows = _group_members(conn, run_id, selector)
+        parent, rows = group_members(conn, run_id, selector)
         fold = False
     else:
         parent = node_by_id(conn, run_id, selector)
@@ -62,7 +72,7 @@ def tree(conn: sqlite3.Connection, run_id: int, selector: str | None, projection
                 run_end += 1
         if fold and run_end - index >= FOLD_AT:
             group = rows[index:run_end]
-            items.append((group[-1].key, _group_item(parent, group)))
+            items.append((group[-1].key, _group_item(parent, group, shaper)))
             index = run_end
         else:
             items.append((rows[index].key, _node_item(rows[index], shaper)))
@@ -86,7 +96,7 @@ def _run_root(conn: sqlite3.Connection, run_id: int, run: dict[str, Any], shaper
     if errors:
         items.append({
             "kind": "RUN_ERRORS", "count": run["error_count"],
-            "messages": [{"id": f"errors-m{s}", "level": lv, "text": shaper.text(t, 300)}
+            "messages": [{"id": f"errors-m{s}", "level": lv, "text": shaper.message(t, None, 300)}
                          for s, lv, t in errors],
         })
     view: dict[str, Any] = {"node": {"kind": "RUN", "run_id": run_id, "status": run["status"],
@@ -99,18 +109,18 @@ def _group_id(parent: NodeRow, group: list[NodeRow]) -> str:
     return f"ig:{parent.node_id}:{group[0].pre - parent.pre}-{group[-1].pre - parent.pre}"
 
 
-def _group_item(parent: NodeRow, group: list[NodeRow]) -> dict[str, Any]:
+def _group_item(parent: NodeRow, group: list[NodeRow], shaper: Shaper) -> dict[str, Any]:
     group_id = _group_id(parent, group)
     return {
         "kind": "ITERATION_GROUP", "group_id": group_id, "status": "PASS", "count": len(group),
         "first_node_id": group[0].node_id, "last_node_id": group[-1].node_id,
-        "first_assign": json.loads(group[0].assign) if group[0].assign else None,
-        "last_assign": json.loads(group[-1].assign) if group[-1].assign else None,
+        "first_assign": shown_assign(group[0], shaper),
+        "last_assign": shown_assign(group[-1], shaper),
         "expand_selector": group_id,
     }
 
 
-def _group_members(conn: sqlite3.Connection, run_id: int, selector: str) -> tuple[NodeRow, list[NodeRow]]:
+def group_members(conn: sqlite3.Connection, run_id: int, selector: str) -> tuple[NodeRow, list[NodeRow]]:
     """The parent and the iterations of an ``ig:<parent id>:<first>-<last>`` group, where
     first/last are pre-order offsets from the parent (stable for the run)."""
     try:
@@ -122,7 +132,8 @@ def _group_members(conn: sqlite3.Connection, run_id: int, selector: str) -> tupl
     parent = node_by_id(conn, run_id, parent_id)
     members = [c for c in children(conn, run_id, parent) if first <= c.pre - parent.pre <= last]
     if not members:
-        raise ResultError(NODE_NOT_FOUND, f"Run {run_id} has no iterations in {selector!r}.")
+        raise ResultError(NODE_NOT_FOUND, f"Run {run_id} has no iterations in {selector!r}.",
+                          "Use expand_selector of an ITERATION_GROUP as it was returned.")
     return parent, members
 
 
@@ -142,13 +153,13 @@ def _node_item(node: NodeRow, shaper: Shaper, *, with_messages: bool = False,
     if node.message:
         item["message"] = shaper.text(node.message, 500)
     if node.args:
-        item["args"] = [shaper.text(a, 200) for a in json.loads(node.args)]
+        item["args"] = shown_args(node, shaper, 200)
     if node.assign:
-        item["assign"] = json.loads(node.assign)
-    if node.fields:
-        fields = json.loads(node.fields)
-        fields.pop("doc", None) if node.type not in ("SUITE", "TEST") else None
-        item.update({k: v for k, v in fields.items() if v not in (None, "", [], {})})
+        item["assign"] = shown_assign(node, shaper)
+    fields = shown_fields(node, shaper)
+    if node.type not in ("SUITE", "TEST"):
+        fields.pop("doc", None)
+    item.update(fields)
     if node.message_count:
         item["message_count"] = node.message_count
     if with_messages and conn is not None and run_id is not None and node.message_count:
@@ -164,5 +175,6 @@ def _message_summary(conn: sqlite3.Connection, run_id: int, node: NodeRow, shape
     for message_id, level, text in own_messages(conn, run_id, node):
         by_level[level] = by_level.get(level, 0) + 1
         if LEVELS.get(level, 3) >= _WARN and len(important) < 10:
-            important.append({"id": message_id, "level": level, "text": shaper.text(text, 600)})
+            important.append({"id": message_id, "level": level,
+                              "text": shaper.message(text, node, 600)})
     return {"by_level": by_level, "important": important}

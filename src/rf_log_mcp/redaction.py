@@ -1,0 +1,330 @@
+"""Secret masking for everything the read side returns (read side, response shaping stage).
+
+Robot logs secrets in many shapes: ``password=…`` arguments, ``${TOKEN} = …`` assignments,
+``Authorization: Bearer …`` headers, JSON bodies, URL credentials, private keys, and the
+positional arguments of keywords such as ``Input Password``. The store keeps them (it is the
+record of the run); a response never carries them. Only values are replaced, by ``***``:
+the field name and the text around it stay, so the evidence still reads.
+
+Two layers use this module: the views mask each text before it is shortened (so a cut can
+never leave half a secret without its key), and ``service`` passes every string of the
+finished response through :meth:`Redactor.text` once more, as a safety net.
+
+An operator can add key words (``RF_LOG_MCP_SECRET_KEYS=pin,otp``) and regular expressions
+(``RF_LOG_MCP_SECRET_PATTERNS``: one regex, or a JSON list; group 1 is masked when the
+pattern has one, else the whole match). No tool argument turns masking off.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections.abc import Callable, Iterable
+from functools import cache
+from typing import Any
+
+from rf_log_listener.errors import ResultError
+
+MASK = "***"
+ENV_KEYS = "RF_LOG_MCP_SECRET_KEYS"
+ENV_PATTERNS = "RF_LOG_MCP_SECRET_PATTERNS"
+INVALID_SETTING = "INVALID_SETTING"
+
+# Words that make a field name secret when the name ends with them (``db_password``,
+# ``X-Auth-Token``, ``accessToken``). ``token_count`` and ``tokens`` do not end with one.
+SECRET_WORDS = (
+    r"password", r"passwd", r"passphrase", r"pwd", r"secret", r"token", r"api[-_ ]?key",
+    r"access[-_ ]?key", r"secret[-_ ]?key", r"private[-_ ]?key", r"ssh[-_ ]?key",
+    r"signing[-_ ]?key", r"encryption[-_ ]?key", r"auth", r"authorization", r"credentials?",
+    r"cookie", r"session[-_ ]?id", r"sessid", r"sid",
+)
+_NOT_SECRET = frozenset({"", MASK, "null", "none", "true", "false", "[]", "{}", "''", '""'})
+_VARIABLE = re.compile(r"^[$@&%]\{[^{}]+\}(\[[^\]]*\])?$")
+
+
+def _names(words: Iterable[str]) -> str:
+    return "|".join(words)
+
+
+def _key_value(name: str) -> re.Pattern[str]:
+    """``name=value``, ``name: value``, ``"name": "value"``, ``&{d}[name]=value``; the value may
+    be quoted (then it may hold spaces). Groups: key, sep, value."""
+    return re.compile(
+        rf"""(?ix)
+        (?P<key> [$@&%]\{{ {name} \}} | (?P<q>["']) {name} (?P=q) | (?<![\w$]) {name} )
+        (?![\w-])
+        (?P<sep> \s*[:=]\s* (?:(?:Bearer|Basic|Digest|Token|Negotiate|NTLM)[ \t]+)? )
+        (?P<value> [$@&%]\{{[^{{}}]*\}}(?:\[[^\]]*\])?
+                 | "(?:[^"\\\n]|\\.)*" | '(?:[^'\\\n]|\\.)*' | [^\s,;&'"<>)\]}}|]+ )
+        """
+    )
+
+
+def _whole_line(name: str) -> re.Pattern[str]:
+    """Values that run to the end of the line: HTTP headers at the start of a line
+    (``Cookie: a=1; b=2``, ``Authorization: Bearer …``, the scheme stays) and RF's own
+    assignment lines (``${password} = value``)."""
+    return re.compile(
+        rf"""(?imx)
+        (?P<lead> (?:^[ \t>*-]*|(?<=\n)) (?:(?:proxy-)?authorization|(?:set-)?cookie|x-[\w-]*?(?:{name}))
+              [ \t]*:[ \t]* (?:(?:Bearer|Basic|Digest|Token|Negotiate|NTLM)[ \t]+)?
+        | [$@&%]\{{ [\w .-]*?(?:{name}) \}} [ \t]+=[ \t]+ )
+        (?P<value> [^\r\n]+ )
+        """
+    )
+
+
+_URL_CREDENTIALS = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://[^\s:/@]+:)([^\s/@]+)(@)")
+_BEARER = re.compile(r"(?i)\b(Bearer\s+)([A-Za-z0-9\-._~+/]{8,}=*)")
+_PRIVATE_KEY = re.compile(
+    r"(-----BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----)(.*?)"
+    r"(-----END [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----|\Z)", re.DOTALL,
+)
+_JWT = re.compile(r"\beyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]*")
+_VENDOR_TOKENS = re.compile(
+    r"\b(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{30,}|AKIA[0-9A-Z]{16}"
+    r"|xox[abprs]-[A-Za-z0-9-]{10,}|sk-[A-Za-z0-9_-]{20,}|glpat-[A-Za-z0-9_-]{20,})\b"
+)
+# RF's TRACE lines: ``Arguments: [ 'id:pw' | 'hunter2' ]`` and ``Return: 'hunter2'``.
+_ARGUMENTS = re.compile(r"^(Arguments: \[ )(.*)( \])$", re.DOTALL)
+_RETURN = re.compile(r"^(Return: )(.+)$", re.DOTALL)
+_NAMED_ARG = re.compile(r"^([$@&%]?\{?[\w .-]+\}?=)(.*)$", re.DOTALL)
+
+
+class Redactor:
+    """Masks secret values in texts and in the structured parts of nodes; counts them."""
+
+    def __init__(self, extra_words: Iterable[str] = (), extra_patterns: Iterable[str] = ()) -> None:
+        words = _names([*SECRET_WORDS, *(re.escape(w.strip()) for w in extra_words if w.strip())])
+        self._mentions = re.compile(rf"(?i)(?:{words})")
+        self._names_secret = re.compile(rf"(?i)(?:{words})[\W_]*$")
+        self._key_value = _key_value(rf"[\w.-]*?(?:{words})")
+        self._whole_line = _whole_line(words)
+        self._extra = []
+        for pattern in extra_patterns:
+            try:
+                self._extra.append(re.compile(pattern))
+            except re.error as exc:
+                raise ResultError(INVALID_SETTING, f"{ENV_PATTERNS} has an invalid pattern "
+                                  f"{pattern!r}: {exc}.", "Fix or remove it; masking stays on.") from None
+
+    # -- texts -------------------------------------------------------------------------
+
+    def text(self, value: str) -> tuple[str, int]:
+        """``value`` with every secret value replaced by ``***``, and how many were."""
+        if not value:
+            return value, 0
+        counter = [0]
+
+        def sub(pattern: re.Pattern[str], text: str, repl: Callable[[re.Match[str]], str]) -> str:
+            def counted(match: re.Match[str]) -> str:
+                out = repl(match)
+                if out != match[0]:
+                    counter[0] += 1
+                return out
+            return pattern.sub(counted, text)
+
+        text = sub(_PRIVATE_KEY, value, lambda m: f"{m[1]}{MASK if m[2].strip() else m[2]}{m[3]}")
+        text = sub(self._whole_line, text, _masked_value)
+        text = sub(self._key_value, text, _masked_value)
+        text = sub(_URL_CREDENTIALS, text, lambda m: m[0] if m[2] == MASK else f"{m[1]}{MASK}{m[3]}")
+        text = sub(_BEARER, text, lambda m: f"{m[1]}{MASK}" if _looks_random(m[2]) else m[0])
+        text = sub(_JWT, text, lambda m: MASK)
+        text = sub(_VENDOR_TOKENS, text, lambda m: MASK)
+        for pattern in self._extra:
+            text = sub(pattern, text, _masked_group)
+        return text, counter[0]
+
+    def mentions_secret(self, text: str) -> bool:
+        return bool(self._mentions.search(text))
+
+    def names_secret(self, text: str) -> bool:
+        """``text`` ends with a secret's name: ``${TOKEN}``, ``id:password``, ``db_pwd``."""
+        return bool(self._names_secret.search(text))
+
+    # -- structured parts of nodes -----------------------------------------------------
+
+    def args(self, keyword_name: str | None, args: list[str]) -> tuple[list[str], int]:
+        """A keyword's arguments. Values after a secret-sounding keyword name (``Input
+        Password``) or after an argument naming a secret (``${TOKEN}``, ``id:password``) are
+        masked; variable references stay (they are names, not values)."""
+        out, count = [], 0
+        secret_follows = bool(keyword_name) and self.mentions_secret(keyword_name or "")
+        for index, arg in enumerate(args):
+            masked, n = self.text(arg)
+            if n == 0 and secret_follows and index > 0 and not _is_reference(arg):
+                named = _NAMED_ARG.match(arg)
+                if named and not _is_reference(named[2]):
+                    masked, n = f"{named[1]}{MASK}", 1
+                elif not named:
+                    masked, n = MASK, 1
+            if not _NAMED_ARG.match(arg) and self.names_secret(arg):
+                secret_follows = True
+            out.append(masked)
+            count += n
+        return out, count
+
+    def trace_message(self, text: str, keyword_name: str | None = None,
+                      args: list[str] | None = None, assign: Any = None) -> tuple[str, int]:
+        """A log message of a keyword. RF's TRACE lines ``Arguments: [ … ]`` and ``Return: …``
+        carry resolved values: an argument is masked where the keyword's own argument is
+        (``Input Password``), names a secret (``${TOKEN}``, ``password=${PW}``) or follows one;
+        the return value when the keyword's name or an assigned variable's is a secret's."""
+        match = _ARGUMENTS.match(text)
+        if match and (keyword_name or args):
+            secret = self.secret_positions(keyword_name, args or [])
+            items, count = [], 0
+            for index, item in enumerate(match[2].split(" | ")):
+                masked, n = self.text(item)
+                named = _NAMED_ARG.match(item)
+                if n == 0 and (index in secret or (named and self.names_secret(named[1][:-1]))) \
+                        and not _is_reference((named[2] if named else item).strip("'")):
+                    masked, n = (f"{named[1]}{MASK}" if named else MASK), 1
+                items.append(masked)
+                count += n
+            return f"{match[1]}{' | '.join(items)}{match[3]}", count
+        match = _RETURN.match(text)
+        if match and not _is_reference(match[2].strip("'\"")) and (
+                (keyword_name and self.mentions_secret(keyword_name))
+                or any(self.names_secret(str(name)) for name in _names_of(assign))):
+            return f"{match[1]}{MASK}", 1
+        return self.text(text)
+
+    def secret_positions(self, keyword_name: str | None, args: list[str]) -> set[int]:
+        """Positions of ``args`` whose values are secrets: masked by :meth:`args`, or a
+        reference to a secret-named variable, or a named argument with a secret's name."""
+        masked, _ = self.args(keyword_name, args)
+        positions = set()
+        for index, (arg, shown) in enumerate(zip(args, masked, strict=True)):
+            named = _NAMED_ARG.match(arg)
+            if shown != arg or (named and self.names_secret(named[1][:-1])) or (
+                    _VARIABLE.match(arg.strip()) and self.names_secret(arg)):
+                positions.add(index)
+        return positions
+
+    def for_values(self, assign: Any, flavor: str | None, values: list[str]) -> tuple[list[str], int]:
+        """A FOR loop's values: those that land in a secret-named loop variable are masked
+        (``FOR ${user} ${password} IN alice pw1 bob pw2``)."""
+        names = [str(n) for n in _names_of(assign)]
+        if flavor == "IN ENUMERATE":
+            names = names[1:]
+        if flavor in (None, "IN", "IN ZIP", "IN ENUMERATE") and names and any(
+                self.names_secret(n) for n in names):
+            out = [MASK if self.names_secret(names[i % len(names)]) and not _is_reference(v)
+                   else v for i, v in enumerate(values)]
+            return out, sum(a != b for a, b in zip(out, values, strict=True))
+        return self.args(None, values)
+
+    def assign(self, assign: Any) -> tuple[Any, int]:
+        """ITERATION loop values ``{"${password}": "x"}`` and similar name-to-value maps."""
+        if not isinstance(assign, dict):
+            return assign, 0
+        count, out = 0, {}
+        for name, value in assign.items():
+            if self.names_secret(str(name)) and not _is_reference(str(value)):
+                out[name], n = MASK, 1
+            elif isinstance(value, str):
+                out[name], n = self.text(value)
+            else:
+                out[name], n = value, 0
+            count += n
+        return out, count
+
+    def var_values(self, name: str | None, values: list[str]) -> tuple[list[str], int]:
+        """A VAR's values: all masked when the variable's name is a secret's."""
+        if name and self.names_secret(name):
+            masked = [v if _is_reference(v) else MASK for v in values]
+            return masked, sum(a != b for a, b in zip(masked, values, strict=True))
+        return self.args(None, values)
+
+
+def _names_of(assign: Any) -> list[Any]:
+    if isinstance(assign, dict):
+        return list(assign)
+    if isinstance(assign, list):
+        return assign
+    return [assign] if assign else []
+
+
+def _is_reference(value: str) -> bool:
+    """A variable name or nothing worth hiding (``${PASSWORD}``, ``None``, ``***``)."""
+    value = value.strip()
+    return value.casefold() in _NOT_SECRET or bool(_VARIABLE.match(value))
+
+
+def _masked_value(match: re.Match[str]) -> str:
+    value = match["value"]
+    quote = value[0] if len(value) > 1 and value[0] in "'\"" and value[-1] == value[0] else ""
+    inner = value[1:-1] if quote else value
+    if _is_reference(inner) or inner.strip().endswith(MASK):
+        return match[0]
+    head = match[0][: match.start("value") - match.start(0)]
+    return f"{head}{quote}{MASK}{quote}"
+
+
+def _masked_group(match: re.Match[str]) -> str:
+    if match.re.groups and match.group(1) is not None:
+        start, end = match.span(1)
+        offset = match.start(0)
+        whole = match.group(0)
+        return f"{whole[:start - offset]}{MASK}{whole[end - offset:]}"
+    return MASK
+
+
+def _looks_random(token: str) -> bool:
+    """A bearer credential, not an English word after "Bearer" (``Bearer authentication``)."""
+    return any(c.isdigit() or c in "._-+/=" for c in token)
+
+
+def _parse_patterns(raw: str) -> list[str]:
+    raw = raw.strip()
+    if not raw:
+        return []
+    if raw.startswith("["):
+        try:
+            patterns = json.loads(raw)
+        except ValueError:
+            raise ResultError(INVALID_SETTING, f"{ENV_PATTERNS} is not a JSON list of strings.",
+                              'Use one regex, or a JSON list like ["pin=(\\\\d+)"].') from None
+        if not isinstance(patterns, list) or not all(isinstance(p, str) for p in patterns):
+            raise ResultError(INVALID_SETTING, f"{ENV_PATTERNS} is not a JSON list of strings.")
+        return patterns
+    return [raw]
+
+
+@cache
+def _redactor(keys: str, patterns: str) -> Redactor:
+    return Redactor(keys.split(","), _parse_patterns(patterns))
+
+
+def redactor() -> Redactor:
+    """The redactor for the operator's current settings (environment)."""
+    return _redactor(os.environ.get(ENV_KEYS, ""), os.environ.get(ENV_PATTERNS, ""))
+
+
+_UNMASKED_KEYS = frozenset({"next_cursor", "prev_cursor", "expand_selector", "group_id"})
+
+
+def mask_strings(data: Any, redactor_: Redactor) -> tuple[Any, int]:
+    """Every string in ``data`` (dicts and lists, as dumped from a response) masked; the
+    safety net after the views, which mask before they shorten."""
+    if isinstance(data, str):
+        return redactor_.text(data)
+    if isinstance(data, list):
+        count, out = 0, []
+        for item in data:
+            masked, n = mask_strings(item, redactor_)
+            out.append(masked)
+            count += n
+        return out, count
+    if isinstance(data, dict):
+        count, result = 0, {}
+        for key, value in data.items():
+            if key in _UNMASKED_KEYS:
+                result[key] = value
+                continue
+            result[key], n = mask_strings(value, redactor_)
+            count += n
+        return result, count
+    return data, 0

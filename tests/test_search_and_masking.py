@@ -1,0 +1,290 @@
+"""Scoped message search and secret masking, on a real run of tests/data/search.robot.
+
+The suite logs secrets in many shapes; robot runs it once with the listener at TRACE level
+(every keyword's resolved arguments and return values logged) and writes output.xml, which
+is imported into a second store. Both stores must answer the same, and no answer from any
+view may carry a secret.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from test_listener import robot
+from test_mcp_server import call, server
+
+from rf_log_listener.importers import import_result
+from rf_log_listener.store import open_store
+from rf_log_mcp import service
+from rf_log_mcp.redaction import Redactor
+
+SUITE = Path(__file__).parent / "data" / "search.robot"
+SECRETS = [
+    "hunter2-Secret!", "tok_9f8e7d6c5b4a", "c2lnbmF0dXJlMTIz", "AKfake123456", "abc123def",
+    "MIIEvQIBADANBgkqhkiG9w0BAQEFAASC", "cs-777", "s3cr3t-Value", "xyz-987-secret",
+    "pw-alice-1", "pw-bob-2",
+]
+
+
+@pytest.fixture(scope="module")
+def stores(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """{'live': store written by the listener, 'import': store of the same run's output.xml}."""
+    work = tmp_path_factory.mktemp("search")
+    live = work / "live.sqlite3"
+    done = robot("--loglevel", "TRACE", "--listener", f"rf_log_listener:db={live}",
+                 "--output", str(work / "output.xml"), str(SUITE), cwd=work)
+    assert done.returncode == 2, done.stderr  # two tests fail, on purpose
+    imported = work / "import.sqlite3"
+    with open_store(imported) as conn:
+        import_result(conn, work / "output.xml")
+    return {"live": live, "import": imported, "output": work / "output.xml"}
+
+
+@pytest.fixture(params=["live", "import"])
+def store(request: pytest.FixtureRequest, stores: dict[str, Path]) -> sqlite3.Connection:
+    conn = open_store(stores[request.param])
+    yield conn
+    conn.close()
+
+
+def dumped(response: Any) -> dict[str, Any]:
+    data = response.model_dump(mode="json", exclude_none=True)
+    assert data["ok"], data.get("error")
+    return data
+
+
+def search(conn: sqlite3.Connection, **arguments: Any) -> dict[str, Any]:
+    return dumped(service.search_messages(conn, run_id=1, page_size=200, budget=50_000, **arguments))
+
+
+def texts(result: dict[str, Any]) -> list[str]:
+    return [hit["text"] for hit in result["hits"]]
+
+
+def node_id_of(conn: sqlite3.Connection, where: str) -> str:
+    return conn.execute(f"SELECT node_id FROM nodes WHERE {where} ORDER BY key LIMIT 1").fetchone()[0]
+
+
+# -- masking -------------------------------------------------------------------------------
+
+def strings(data: Any) -> list[str]:
+    """Every string in a response (keys too), for looking into it."""
+    if isinstance(data, str):
+        return [data]
+    if isinstance(data, dict):
+        return [*data, *(s for value in data.values() for s in strings(value))]
+    if isinstance(data, list):
+        return [s for item in data for s in strings(item)]
+    return []
+
+
+def every_answer(conn: sqlite3.Connection) -> list[dict[str, Any]]:
+    """Every view of every node, every failure path, every message (TRACE up) of the run."""
+    answers = [dumped(service.get_view(conn, "summary", run_id=1)),
+               search(conn, min_level="TRACE")]
+    for node_id, node_type in conn.execute("SELECT node_id, type FROM nodes WHERE run_id = 1"):
+        answers.append(dumped(service.get_view(conn, "tree", run_id=1, selector=node_id,
+                                               page_size=200, budget=50_000)))
+        if node_type != "SUITE":
+            answers.append(dumped(service.get_view(conn, "step_window", run_id=1,
+                                                   selector=node_id, page_size=200, budget=50_000)))
+    for test_id in ("s1-t1", "s1-t3"):
+        answers.append(dumped(service.get_view(conn, "failure_path", run_id=1, selector=test_id)))
+    return answers
+
+
+def test_no_view_shows_a_secret_and_every_answer_says_what_it_masked(store: sqlite3.Connection) -> None:
+    answers = every_answer(store)
+    text = "\n".join(strings(answers))
+    leaked = [secret for secret in SECRETS if secret in text]
+    assert not leaked, leaked
+    # the store itself keeps the run as it was
+    stored = json.dumps(store.execute("SELECT text FROM messages").fetchall())
+    assert all(secret in stored for secret in ("hunter2-Secret!", "tok_9f8e7d6c5b4a", "cs-777"))
+    # names and context stay readable; the masks mark themselves
+    for shown in ("password=*** user=bob", "Authorization: Bearer ***", '"api_key": "***"',
+                  "https://admin:***@db.example.com:5432/app", "Cookie: ***",
+                  "-----BEGIN PRIVATE KEY-----***-----END PRIVATE KEY-----",
+                  "client_secret=***&grant_type=password", "${api_token} = ***",
+                  "${db_password} = ***", "${SESSION_SECRET} = ***",
+                  "Login failed for bob with password=***", "${locator}='id:pw' | ${text}=***"):
+        assert shown in text, shown
+    # values that only look like secrets are left alone
+    assert "token_count=5 and status passed, tokens used: 42" in text
+    assert '"token_count": 5' in text
+    summary = answers[0]
+    assert summary["masked_values"] == 1  # the failed test's message
+    assert summary["summary"]["failed_tests"][0]["message"] == "Login failed for bob with password=***"
+    loop = dumped(service.get_view(store, "tree", run_id=1, selector=node_id_of(
+        store, "type = 'FOR' AND assign LIKE '%password%'")))
+    assert loop["tree"]["node"]["values"] == ["alice", "***", "bob", "***"]
+    assert [c["assign"] for c in loop["tree"]["children"]] == [
+        {"${user}": "alice", "${password}": "***"}, {"${user}": "bob", "${password}": "***"}]
+    assert loop["masked_values"] == 4
+
+
+def test_a_search_cannot_find_a_masked_value(store: sqlite3.Connection) -> None:
+    for secret in ("hunter2", "tok_9f8e", "pw-alice", "cs-777", "xyz-987"):
+        assert search(store, query=secret)["hits"] == [], secret
+    assert len(search(store, query="password=***")["hits"]) >= 2  # the masked form is findable
+
+
+@pytest.mark.parametrize(("text", "shown"), [
+    ("password=hunter2 user=bob", "password=*** user=bob"),
+    ("db_password: hunter2, host: db1", "db_password: ***, host: db1"),
+    ('{"accessToken": "a.b.c", "expires_in": 3600}', '{"accessToken": "***", "expires_in": 3600}'),
+    ("{'X-API-Key': 'k-123'}", "{'X-API-Key': '***'}"),
+    ("Authorization: Basic dXNlcjpwYXNz", "Authorization: Basic ***"),
+    ("Set-Cookie: sid=abc; HttpOnly\nHost: x", "Set-Cookie: ***\nHost: x"),
+    ("GET /cb?code=1&access_token=abc123&state=2", "GET /cb?code=1&access_token=***&state=2"),
+    ("ftp://user:pa55@host/file", "ftp://user:***@host/file"),
+    ("${PASSWORD} = hunter2 with spaces", "${PASSWORD} = ***"),
+    ("key ghp_" + "a" * 36, "key ***"),
+    ("password=${PASSWORD}", "password=${PASSWORD}"),  # a variable's name is no secret
+    ("token_count=5", "token_count=5"),
+    ("tokens=4 passed=3", "tokens=4 passed=3"),
+    ("Bearer authentication failed", "Bearer authentication failed"),
+    ("password=", "password="),
+    ('"password": null', '"password": null'),
+])
+def test_secret_shapes(text: str, shown: str) -> None:
+    masked, count = Redactor().text(text)
+    assert masked == shown
+    assert count == (masked != text)
+
+
+def test_operator_settings_add_key_words_and_patterns(store: sqlite3.Connection,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("RF_LOG_MCP_SECRET_KEYS", "user")
+    monkeypatch.setenv("RF_LOG_MCP_SECRET_PATTERNS", r'["cell (\\d)/"]')
+    assert "password=*** user=***" in texts(search(store, query="password=", level="INFO"))
+    assert texts(search(store, query="/2", level="INFO")) == ["cell ***/2"] * 3
+
+
+def test_an_unusable_operator_pattern_stops_the_command_line(tmp_path: Path) -> None:
+    env = {**os.environ, "RF_LOG_MCP_DB": str(tmp_path / "s.db"), "RF_LOG_MCP_SECRET_PATTERNS": "(unclosed"}
+    done = subprocess.run([sys.executable, "-m", "rf_log_mcp", "runs"], env=env, capture_output=True,
+                          text=True, timeout=60, check=False)
+    assert done.returncode == 1
+    assert "INVALID_SETTING" in done.stderr and "(unclosed" in done.stderr
+
+
+# -- search --------------------------------------------------------------------------------
+
+def test_scoped_search_inside_the_failing_iteration(store: sqlite3.Connection) -> None:
+    failing = node_id_of(store, "type = 'ITERATION' AND status = 'FAIL' AND assign LIKE '%col%'")
+    result = search(store, query="cell", selector=failing)
+    assert result["scope"] == "subtree" and result["selector"] == failing
+    assert all(hit["id"].startswith(failing + "-") for hit in result["hits"])
+    assert [t for t in texts(result) if not t.startswith(("Arguments", "Traceback"))] == [
+        "cell 1/2", "about to fail in cell 1/2", "bad cell 1/2"]
+    warn = next(hit for hit in result["hits"] if hit["level"] == "WARN")
+    assert warn["iteration"] == {"id": failing, "values": {"${col}": "2"}}
+    assert warn["branch"]["type"] == "IF"
+    assert warn["branch"]["condition"] == "${row} == 1 and ${col} == 2"
+    assert warn["call_path"] == ("Nested Loops With One Failing Iteration > ITERATION ${row}=1 > "
+                                 "ITERATION ${col}=2 > IF ${row} == 1 and ${col} == 2 > Log")
+    assert warn["node_name"] == "Log" and warn["node_status"] == "PASS"
+    # the same node, three scopes
+    log = warn["node_id"]
+    assert texts(search(store, query="cell", selector=log, scope="node")) == [
+        "Arguments: [ 'about to fail in cell 1/2' | 'WARN' ]", "about to fail in cell 1/2"]
+    whole_test = texts(search(store, query="cell", selector=log, scope="test", level="INFO"))
+    assert whole_test == [f"cell {r}/{c}" for r in range(3) for c in range(3)]
+    assert search(store, query="cell", selector="s1-t1")["hits"] == []
+
+
+def test_level_searches_need_no_query(store: sqlite3.Connection) -> None:
+    worse = search(store, min_level="WARN")
+    assert worse["levels"] == ["SKIP", "WARN", "ERROR", "FAIL"]
+    assert {hit["level"] for hit in worse["hits"]} == {"WARN", "FAIL"}
+    assert texts(worse)[-1] == "about to fail in cell 1/2"  # the run error, after the messages
+    assert worse["hits"][-1]["id"] == "errors-m1" and "node_id" not in worse["hits"][-1]
+    assert "Login failed for bob with password=***" in texts(worse)
+    traces = search(store, query="", level="TRACE", selector="s1-t4")
+    assert traces["hits"] and {hit["level"] for hit in traces["hits"]} == {"TRACE"}
+    fails = search(store, level="FAIL", query="cell")
+    assert texts(fails) == ["bad cell 1/2"]
+
+
+@pytest.mark.parametrize(("arguments", "code"), [
+    ({}, "INVALID_QUERY"),
+    ({"query": "  "}, "INVALID_QUERY"),
+    ({"level": "WARN", "min_level": "INFO"}, "INVALID_QUERY"),
+    ({"level": "LOUD"}, "INVALID_QUERY"),
+    ({"query": "x", "scope": "test"}, "SELECTOR_REQUIRED"),
+    ({"query": "x", "selector": "s1-t99"}, "NODE_NOT_FOUND"),
+    ({"query": "x", "selector": "s1", "scope": "test"}, "NODE_NOT_IN_TEST"),
+    ({"query": "x", "selector": "ig:s1-t3-k1:9-1"}, "NODE_NOT_FOUND"),
+])
+def test_bad_search_arguments(store: sqlite3.Connection, arguments: dict[str, Any], code: str) -> None:
+    result = service.search_messages(store, run_id=1, **arguments)
+    assert not result.ok and result.error is not None and result.error.code == code
+    assert result.error.hint
+
+
+def test_literal_and_unicode_matching(store: sqlite3.Connection) -> None:
+    literal = "discount 50% off_peak for user_1 \\ back"
+    for query in ("50%", "OFF_PEAK", "user_1 \\", "% off"):
+        assert literal in texts(search(store, query=query, level="INFO")), query
+    for query in ("50_", "off%peak", "user%1", "5O%"):
+        assert search(store, query=query)["hits"] == [], query
+    assert texts(search(store, query="登录", level="INFO")) == ["登录失败: 用户不存在"]
+    assert texts(search(store, query="用户不存在", level="INFO")) == ["登录失败: 用户不存在"]
+    assert texts(search(store, query="ärger", level="INFO")) == ["Ärger im Büro"]
+    assert texts(search(store, query="ÄRGER IM BÜRO", level="INFO")) == ["Ärger im Büro"]
+    assert "OK" in texts(search(store, query="ok", level="INFO", selector="s1-t4"))
+
+
+def test_pages_follow_execution_order_with_bound_cursors(store: sqlite3.Connection) -> None:
+    whole = search(store, level="INFO")
+    seqs, cursor = [], None
+    while True:
+        page = dumped(service.search_messages(store, run_id=1, level="INFO", page_size=4,
+                                              cursor=cursor))
+        seqs += [hit["seq"] for hit in page["hits"]]
+        cursor = page.get("next_cursor")
+        if not cursor:
+            break
+        other = service.search_messages(store, run_id=1, min_level="INFO", cursor=cursor)
+        assert other.error is not None and other.error.code == "INVALID_CURSOR"
+    assert seqs == [hit["seq"] for hit in whole["hits"]] == sorted(seqs)
+    assert len(seqs) == len(set(seqs)) > 8
+    small = dumped(service.search_messages(store, run_id=1, min_level="TRACE", budget=500))
+    assert small["budget_truncated"] and small["estimated_tokens"] <= 500
+
+
+def test_live_and_imported_runs_answer_the_same(stores: dict[str, Path]) -> None:
+    def answers(path: Path) -> list[Any]:
+        with open_store(path) as conn:
+            found = [search(conn, min_level="TRACE"), search(conn, query="cell", selector="s1-t3")]
+        return [[{k: v for k, v in hit.items() if k != "time"} for hit in f["hits"]] for f in found]
+    assert answers(stores["live"]) == answers(stores["import"])
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+@pytest.mark.anyio
+async def test_search_and_masking_over_stdio(stores: dict[str, Path], tmp_path: Path) -> None:
+    with sqlite3.connect(stores["live"]) as source, sqlite3.connect(tmp_path / "store.sqlite3") as copy:
+        source.backup(copy)  # the server opens tmp_path's store
+    async with server(tmp_path) as client:
+        found = await call(client, "search_messages", run_id=1, min_level="WARN", page_size=2)
+        assert found["ok"] and len(found["hits"]) == 2 and found["next_cursor"]
+        assert found["hits"][0]["text"] == "Login failed for bob with password=***"
+        assert found["masked_values"] == 1
+        nothing = await call(client, "search_messages", run_id=1)
+        assert nothing["error"]["code"] == "INVALID_QUERY"
+        resource = await client.read_resource("rf://runs/1/tests/s1-t1")
+        body = resource.contents[0].text  # type: ignore[union-attr]
+        assert "password=***" in body and "hunter2" not in body
