@@ -29,7 +29,7 @@ SUITE = Path(__file__).parent / "data" / "search.robot"
 SECRETS = [
     "hunter2-Secret!", "tok_9f8e7d6c5b4a", "c2lnbmF0dXJlMTIz", "AKfake123456", "abc123def",
     "MIIEvQIBADANBgkqhkiG9w0BAQEFAASC", "cs-777", "s3cr3t-Value", "xyz-987-secret",
-    "pw-alice-1", "pw-bob-2",
+    "pw-alice-1", "pw-bob-2", "LongSecretValue123",
 ]
 
 
@@ -241,6 +241,11 @@ def test_literal_and_unicode_matching(store: sqlite3.Connection) -> None:
     assert texts(search(store, query="ärger", level="INFO")) == ["Ärger im Büro"]
     assert texts(search(store, query="ÄRGER IM BÜRO", level="INFO")) == ["Ärger im Büro"]
     assert "OK" in texts(search(store, query="ok", level="INFO", selector="s1-t4"))
+    long = search(store, query="needle-in-haystack", level="INFO")
+    assert long["message_truncated"] and len(long["hits"]) == 1
+    excerpt = long["hits"][0]["text"]
+    assert "needle-in-haystack" in excerpt and "password=***" in excerpt and len(excerpt) < 500
+    assert excerpt.startswith("[") and "characters cut]" in excerpt and "LongSecret" not in excerpt
 
 
 def test_pages_follow_execution_order_with_bound_cursors(store: sqlite3.Connection) -> None:

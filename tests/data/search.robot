@@ -44,6 +44,7 @@ Literal Text
     Log    登录失败: 用户不存在
     Log    Ärger im Büro
     Log    OK
+    Log    ${{"x" * 1000 + "password=LongSecretValue123" + " " * 10 + "needle-in-haystack" + "y" * 1000}}
 
 *** Keywords ***
 Input Password
