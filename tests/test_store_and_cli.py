@@ -7,6 +7,7 @@ import os
 import sqlite3
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -139,3 +140,26 @@ def test_store_of_schema_1_is_migrated_on_open(db_path: Path) -> None:
     assert conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()[0] == "3"
     assert conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'nodes_failed'").fetchone()
     assert conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'messages_notable'").fetchone()
+
+
+_OPEN_AT = """
+import sys, time
+from rf_log_listener.store import open_store
+start = float(sys.argv[2])
+while time.time() < start:
+    pass
+open_store(sys.argv[1]).close()
+"""
+
+
+def test_processes_opening_a_new_store_at_the_same_moment_all_succeed(tmp_path: Path) -> None:
+    # Two processes that both read a new store and then both switch it to WAL: SQLite answers
+    # one of them "database is locked" at once, without waiting (it would deadlock).
+    for round_no in range(8):
+        db = tmp_path / f"new{round_no}.sqlite3"
+        start = time.time() + 0.6
+        processes = [subprocess.Popen([sys.executable, "-c", _OPEN_AT, str(db), str(start)],
+                                      stderr=subprocess.PIPE, text=True) for _ in range(6)]
+        errors = [p.communicate(timeout=60)[1] for p in processes]
+        assert all(p.returncode == 0 for p in processes), errors
+        assert open_store(db).execute("PRAGMA journal_mode").fetchone()[0] == "wal"

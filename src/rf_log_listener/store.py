@@ -19,11 +19,12 @@ status in its final transaction, so a failed or killed import never looks comple
 from __future__ import annotations
 
 import os
+import random
 import socket
 import sqlite3
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -196,7 +197,7 @@ def open_store(path: str | os.PathLike[str] | None = None, *, readonly: bool = F
             )
         conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
         if not readonly:
-            _prepare(conn)
+            _retry_when_locked(lambda: _prepare(conn))
             conn.execute("PRAGMA cache_size = -32768")  # 32 MiB: index inserts stay in memory
             conn.execute("PRAGMA wal_autocheckpoint = 10000")
         conn.execute("PRAGMA foreign_keys = ON")
@@ -222,8 +223,28 @@ def transaction(conn: sqlite3.Connection, *, immediate: bool = False) -> Iterato
         raise
 
 
+def _retry_when_locked(step: Callable[[], None]) -> None:
+    """Run ``step``, again while SQLite says the database is locked without waiting for it.
+
+    SQLite skips the busy handler where waiting could deadlock: two processes that both read
+    a new store and then both switch it to WAL (robot processes started together). One of
+    them gets "database is locked" at once; after a short pause the switch is done or free.
+    """
+    deadline = time.monotonic() + BUSY_TIMEOUT_MS / 1000
+    while True:
+        try:
+            step()
+            return
+        except sqlite3.OperationalError as exc:
+            if ("locked" not in str(exc) and "busy" not in str(exc)) or time.monotonic() > deadline:
+                raise
+            time.sleep(0.02 + random.random() * 0.08)
+
+
 def _prepare(conn: sqlite3.Connection) -> None:
-    conn.execute("PRAGMA journal_mode = WAL")
+    # The mode is stored in the file: switch it only once (the switch needs an exclusive lock).
+    if conn.execute("PRAGMA journal_mode").fetchone()[0].lower() != "wal":
+        conn.execute("PRAGMA journal_mode = WAL")
     conn.execute("PRAGMA synchronous = NORMAL")
     version = _schema_version(conn)
     if version == SCHEMA_VERSION:
