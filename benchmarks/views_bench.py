@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import statistics
 import subprocess
 import sys
@@ -177,7 +178,12 @@ def search(size_mb: int) -> None:
         "SELECT node_pre, text FROM messages WHERE key >= ? AND level = 'INFO' ORDER BY key",
         (middle_key,)) if len(row[1].split()) >= 8 and row[1][0].islower())
     node = conn.execute("SELECT node_id FROM nodes WHERE key = ?", (base + pre,)).fetchone()[0]
-    print(f"rare phrase {rare!r}, failing test {failed_test}, iteration {failed_iteration}")
+    # a rare word: a request path with an id, like an agent would paste from a failure
+    rare_word = next(re.search(r"/[a-z]+/\d{3,}", text)[0] for (text,) in conn.execute(
+        "SELECT text FROM messages WHERE key >= ? AND text LIKE 'Arguments: [ ''api'' |%'"
+        " ORDER BY key", (middle_key,)) if re.search(r"/[a-z]+/\d{3,}", text))
+    print(f"rare phrase {rare!r}, rare word {rare_word!r}, failing test {failed_test},"
+          f" iteration {failed_iteration}")
 
     def find(**arguments: Any) -> Any:
         return lambda: service.search_messages(conn, run_id=run_id, **arguments)
@@ -191,6 +197,7 @@ def search(size_mb: int) -> None:
     }, "target p99 <= 100 ms")
     _timed({
         "run-wide: rare phrase": find(query=rare),
+        "run-wide: rare word": find(query=rare_word),
         "run-wide: min_level ERROR": find(min_level="ERROR"),
         "run-wide: common word 'login'": find(query="login"),
         "run-wide: 'request failed', FAIL": find(query="request failed", level="FAIL"),
