@@ -163,3 +163,84 @@ def test_processes_opening_a_new_store_at_the_same_moment_all_succeed(tmp_path: 
         errors = [p.communicate(timeout=60)[1] for p in processes]
         assert all(p.returncode == 0 for p in processes), errors
         assert open_store(db).execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+
+
+def test_cli_tree_window_search_and_doctor(tmp_path: Path) -> None:
+    env = {"RF_LOG_MCP_DB": str(tmp_path / "s.db")}
+    assert cli("import", str(XML), env=env).returncode == 0
+    tree = cli("tree", "1", "s1-s2-t1-k1", env=env)
+    assert tree.returncode == 0 and "\033[" not in tree.stdout  # no colour when not a terminal
+    lines = tree.stdout.splitlines()
+    assert lines[0].startswith("FOR s1-s2-t1-k1") and "1100 children" in lines[0]
+    assert "ITERATION_GROUP 700 passing iterations s1-s2-t1-k1-k1 … s1-s2-t1-k1-k700" in lines[1]
+    assert "ITERATION s1-s2-t1-k1-k701" in lines[2] and "${i}=700" in lines[2]
+    assert lines[3].strip() == "700 == 700"
+    as_json = json.loads(cli("tree", "latest", "s1-s2-t1-k1", "--json", env=env).stdout)
+    assert as_json["ok"] and len(as_json["tree"]["children"]) == 3
+
+    window = cli("window", "1", "s1-s2-t1-k1-k701-k1-k1", "--page-size", "5", env=env).stdout
+    centre = [line for line in window.splitlines() if line.startswith("▶")]
+    assert len(centre) == 1 and "s1-s2-t1-k1-k701-k1-k1" in centre[0]
+    assert "--cursor" in window
+    page = json.loads(cli("window", "1", "s1-s2-t1-k1-k701-k1-k1", "--page-size", "5", "--json",
+                          env=env).stdout)
+    after = json.loads(cli("window", "1", "s1-s2-t1-k1-k701-k1-k1", "--page-size", "5", "--json",
+                           "--cursor", page["next_cursor"], env=env).stdout)
+    assert after["step_window"]["position"] == page["step_window"]["position"] + 5
+
+    found = cli("search", "1", "700", "--level", "fail", env=env).stdout.splitlines()
+    assert found[0].startswith("FAIL  s1-s2-t1-k1-k701-k1-k1-m2")
+    assert "ITERATION ${i}=700" in found[0] and found[1].strip() == "700 == 700"
+    nothing = cli("search", "1", env=env)
+    assert nothing.returncode == 1 and "INVALID_QUERY" in nothing.stderr
+    assert cli("search", "1", "--level", "LOUD", env=env).returncode == 2
+
+    doctor = cli("doctor", env=env)
+    assert doctor.returncode == 0, doctor.stdout
+    assert doctor.stdout.splitlines()[-1] == f"OK: ready; 1 runs in {tmp_path / 's.db'}"
+    facts = json.loads(cli("doctor", "--json", env=env).stdout)
+    assert facts["schema_version"] == SCHEMA_VERSION and facts["writable"] is True
+    assert facts["integrity"] == "ok" and facts["robotframework"] and facts["mcp"]
+    (tmp_path / "file").write_text("")
+    broken = cli("doctor", "--db", str(tmp_path / "file" / "s.db"), env=env)
+    assert broken.returncode == 1 and broken.stdout.splitlines()[-1].startswith("PROBLEM: ")
+
+    for command in ("", "import", "runs", "summary", "failures", "tree", "window", "search",
+                    "watch", "doctor", "serve", "demo"):
+        helped = cli(*([command] if command else []), "--help", env=env)
+        assert helped.returncode == 0 and "usage: rf-log-mcp" in helped.stdout, command
+
+
+_LIVE_SUITE = """\
+*** Test Cases ***
+First
+    Sleep    1.5s
+Second
+    Fail    boom
+Third
+    Sleep    1s
+"""
+
+
+def test_cli_watch_follows_a_live_run(tmp_path: Path) -> None:
+    env = {**os.environ, "RF_LOG_MCP_DB": str(tmp_path / "s.db")}
+    (tmp_path / "live.robot").write_text(_LIVE_SUITE)
+    watch = subprocess.Popen([sys.executable, "-m", "rf_log_mcp", "watch", "--interval", "0.2"],
+                             env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    time.sleep(1)  # watch starts first and waits for the run
+    done = subprocess.run([sys.executable, "-m", "robot", "--output", "NONE", "--report", "NONE",
+                           "--log", "NONE", "--console", "none", "--listener", "rf_log_listener",
+                           "live.robot"], cwd=tmp_path, env=env, timeout=120, check=False)
+    assert done.returncode == 1
+    out, err = watch.communicate(timeout=60)
+    assert watch.returncode == 0, err
+    lines = out.splitlines()
+    assert lines[0].startswith("waiting for a robot run")
+    assert any(line.startswith("run 1 running: 0 passed, 0 failed") and "First > Sleep" in line
+               for line in lines), out
+    assert "FAIL s1-t2 Second: boom" in lines
+    final = lines[lines.index("FAIL s1-t2 Second: boom") + 1:]
+    summary = next(i for i, line in enumerate(final) if line.startswith("Run 1: "))
+    assert final[summary] == "Run 1: Live  FAIL  (complete)"
+    assert final[summary + 1] == "  3 tests: 2 passed, 1 failed, 0 skipped"
+    assert all(line.startswith("run 1 running: ") for line in final[:summary])

@@ -19,11 +19,12 @@ from typing import Any, TextIO
 
 from rf_log_listener.errors import ResultError
 from rf_log_listener.importers import import_result
-from rf_log_listener.store import ENV_DB, default_store_path, open_store
+from rf_log_listener.store import ENV_DB, default_store_path, open_store, run_base
 
-from . import __version__, service
+from . import __version__, render, service
 from .models import Envelope, ErrorInfo, GetViewResponse, ParseResultResponse
 from .redaction import redactor
+from .render import Style
 from .shaping import MAX_BUDGET
 
 
@@ -56,51 +57,103 @@ def main(argv: list[str] | None = None) -> int:
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="rf-log-mcp",
-        description="Robot Framework results in a SQLite store, for LLM agents and humans.",
-        epilog=f"Store: {ENV_DB} or --db; default {default_store_path()}. "
-               "Exit codes: 0 ok, 1 failed (error printed), 2 usage.",
+        description="Robot Framework results in a SQLite store, for LLM agents and humans. "
+                    "With no command and stdin not a terminal, serves MCP over stdio.",
+        epilog=f"Store: --db, else ${ENV_DB}, else {default_store_path()}. Exit codes: 0 ok;"
+               " 1 the command failed (the error and a hint are printed); 2 usage; 130 Ctrl-C.",
     )
     parser.add_argument("--version", action="version", version=f"rf-log-mcp {__version__}")
     sub = parser.add_subparsers(metavar="COMMAND")
 
-    def command(name: str, handler: Callable[[argparse.Namespace], int], help_text: str
-                ) -> argparse.ArgumentParser:
+    def command(name: str, handler: Callable[[argparse.Namespace], int], help_text: str,
+                json_flag: bool = True) -> argparse.ArgumentParser:
         cmd = sub.add_parser(name, help=help_text, description=help_text)
         cmd.add_argument("--db", help=f"store file (default: ${ENV_DB} or {default_store_path()})")
+        if json_flag:
+            cmd.add_argument("--json", action="store_true", help="print the response as JSON")
         cmd.set_defaults(handler=handler)
         return cmd
 
+    def run_argument(cmd: argparse.ArgumentParser, optional: bool = False) -> None:
+        cmd.add_argument("run", type=_run_id, nargs="?" if optional else None,
+                         help="run id (from `runs`), or `latest`")
+
+    def paging(cmd: argparse.ArgumentParser) -> None:
+        cmd.add_argument("--cursor", help="next_cursor (or prev_cursor) printed by the previous page")
+        cmd.add_argument("--page-size", type=int, help="items per page (default 25, at most 200)")
+
     cmd = command("import", _cmd_import, "Import an output.xml (RF 4.0+) or output.json (RF 7.2+).")
     cmd.add_argument("path", help="result file")
-    cmd.add_argument("--json", action="store_true", help="print one JSON object (parse_result payload)")
     cmd.add_argument("--allow-incomplete", action="store_true",
                      help="import the readable part of a cut file as an 'interrupted' run")
     cmd.add_argument("--label", help="a label to find the run by later")
 
     cmd = command("runs", _cmd_runs, "List the runs in the store, newest first.")
+    cmd.add_argument("--status", choices=("complete", "running", "interrupted"))
     cmd.add_argument("--limit", type=int, default=20)
-    cmd.add_argument("--json", action="store_true")
 
     cmd = command("summary", _cmd_summary, "Status, totals, failed tests and run errors of a run.")
-    cmd.add_argument("run_id", type=int)
-    cmd.add_argument("--json", action="store_true")
+    run_argument(cmd)
 
     cmd = command("failures", _cmd_failures, "The failure path of each failed test (or one).")
-    cmd.add_argument("run_id", type=int)
+    run_argument(cmd)
     cmd.add_argument("--test", help="a test id such as s1-s2-t3 (default: every failed test)")
     cmd.add_argument("--limit", type=int, default=10, help="at most this many tests")
-    cmd.add_argument("--json", action="store_true")
+
+    cmd = command("tree", _cmd_tree, "The children of a node (default: the run), by projection; "
+                  "long runs of passing iterations come folded.")
+    run_argument(cmd)
+    cmd.add_argument("selector", nargs="?", help="node id (s1-s2-t3-k1) or an expand selector")
+    cmd.add_argument("--projection", choices=("all", "failures", "warnings"), default="all")
+    paging(cmd)
+
+    cmd = command("window", _cmd_window, "The steps around a node, in execution order, "
+                  "within its test (or suite setup/teardown).")
+    run_argument(cmd)
+    cmd.add_argument("selector", help="node id: a test or any step inside one")
+    paging(cmd)
+
+    cmd = command("search", _cmd_search, "Messages by text and/or level, run-wide or scoped; "
+                  "secrets come back masked.")
+    run_argument(cmd)
+    cmd.add_argument("query", nargs="?", help="plain text, case-insensitive (%% _ \\ literal)")
+    cmd.add_argument("--selector", help="only this node's messages (see --scope)")
+    cmd.add_argument("--scope", choices=("node", "subtree", "test"),
+                     help="with --selector: its own messages, its subtree (default), its test")
+    levels = cmd.add_mutually_exclusive_group()
+    level_names = ("TRACE", "DEBUG", "INFO", "WARN", "ERROR", "FAIL", "SKIP")
+    levels.add_argument("--level", choices=level_names, type=str.upper, help="exactly this level")
+    levels.add_argument("--min-level", choices=level_names, type=str.upper,
+                        help="this level or worse (TRACE < DEBUG < INFO < WARN = SKIP < ERROR < FAIL)")
+    paging(cmd)
+
+    cmd = command("watch", _cmd_watch, "Follow a live run: what runs now, pass/fail counts, "
+                  "failures as they happen; ends with the run.", json_flag=False)
+    run_argument(cmd, optional=True)
+    cmd.add_argument("--interval", type=float, default=1.0, help="seconds between looks (1)")
+
+    command("doctor", _cmd_doctor, "Check the installation and the store; one-line verdict.")
 
     cmd = sub.add_parser("serve", help="Serve MCP over stdio (the default when stdin is not a TTY).",
                          description="Serve MCP over stdio; the store is $RF_LOG_MCP_DB or the default.")
     cmd.set_defaults(handler=_cmd_serve)
 
     cmd = command("demo", _cmd_demo,
-                  "Run robot on a suite, import its output, print the summary and failure paths.")
+                  "Run robot on a suite, import its output, print the summary and failure paths.",
+                  json_flag=False)
     cmd.add_argument("suite", nargs="?", default="examples",
                      help="suite file or folder (default: ./examples)")
     cmd.add_argument("--outputdir", help="where robot writes output.xml (default: a new temp dir)")
     return parser
+
+
+def _run_id(text: str) -> int | str:
+    if text.lower() in ("latest", "last"):
+        return "latest"
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a run id (a number, or latest)") from None
 
 
 def _connect(args: argparse.Namespace) -> sqlite3.Connection:
@@ -163,26 +216,30 @@ class _ProgressBar:
 # -- runs, summary, failures -------------------------------------------------------------
 
 
-def _cmd_runs(args: argparse.Namespace) -> int:
-    conn = _connect(args)
-    rows = conn.execute(
-        "SELECT run_id, status, origin, name, result_status, total, passed, failed, skipped,"
-        " source_path FROM runs WHERE status != 'importing' ORDER BY run_id DESC LIMIT ?",
-        (args.limit,),
-    ).fetchall()
-    keys = ("run_id", "status", "origin", "name", "result_status", "total", "passed", "failed",
-            "skipped", "source_path")
-    runs = [dict(zip(keys, row, strict=True)) for row in rows]
+def _resolve(conn: sqlite3.Connection, run: int | str | None) -> int:
+    """A run id; ``latest`` (or nothing) is the newest run in the store."""
+    if isinstance(run, int):
+        return run
+    row = conn.execute("SELECT max(run_id) FROM runs WHERE status != 'importing'").fetchone()
+    if row[0] is None:
+        raise ResultError("RUN_NOT_FOUND", "The store has no runs yet.",
+                          "Import an output.xml with `rf-log-mcp import PATH`, or run robot with "
+                          "--listener rf_log_listener.")
+    return int(row[0])
+
+
+def _show(args: argparse.Namespace, response: Envelope, printer: Callable[..., None]) -> int:
+    """Print a response as JSON or as text; a failed one raises (printed by main, exit 1)."""
     if args.json:
-        _print_json({"runs": runs})
-        return 0
-    for run in runs:
-        print(f"{run['run_id']:>5}  {run['status']:<11} {run['result_status'] or '-':<5}"
-              f" {run['passed'] or 0:>5} passed {run['failed'] or 0:>5} failed  {run['name']}"
-              f"  ({run['source_path'] or run['origin']})")
-    if not runs:
-        print("no runs yet: import an output.xml with `rf-log-mcp import PATH`")
+        _print_json(response.model_dump(mode="json", exclude_none=True))
+        return 0 if response.ok else 1
+    printer(_checked(response), Style())
     return 0
+
+
+def _cmd_runs(args: argparse.Namespace) -> int:
+    response = service.list_runs(_connect(args), args.status, args.limit)
+    return _show(args, response, render.runs)
 
 
 def _checked(response: Envelope) -> Envelope:
@@ -210,67 +267,167 @@ def _failure_paths(conn: sqlite3.Connection, run_id: int, test: str | None, limi
 
 
 def _cmd_summary(args: argparse.Namespace) -> int:
-    response = _summary(_connect(args), args.run_id)
-    if args.json:
-        _print_json(response.model_dump(mode="json", exclude_none=True))
-    else:
-        _print_summary(response)
-    return 0
-
-
-def _print_summary(response: GetViewResponse) -> None:
-    data = response.summary
-    assert data is not None
-    totals = data.totals
-    print(f"Run {response.run_id}: {data.name}  {data.result_status}  ({data.status})")
-    print(f"  {totals.total} tests: {totals.passed} passed, {totals.failed} failed,"
-          f" {totals.skipped} skipped")
-    if data.elapsed is not None:
-        print(f"  started {data.start_time}, took {data.elapsed:.2f} s")
-    if data.failed_tests:
-        print("Failed tests:")
-        for test in data.failed_tests:
-            print(f"  {test.id:<14} {test.name}")
-            for line in _first_lines(test.message):
-                print(f"  {'':<14}   {line}")
-        if response.page_truncated:
-            print("  … more failed tests: use --json and the next_cursor, or `rf-log-mcp failures`")
-    if data.errors:
-        print("Run errors:")
-        for error in data.errors:
-            print(f"  {error.level:<5} {_first_lines(error.text, 1)[0]}")
-
-
-def _first_lines(text: str, count: int = 3, width: int = 160) -> list[str]:
-    lines = (text or "").splitlines() or [""]
-    shown = [line if len(line) <= width else line[: width - 1] + "…" for line in lines[:count]]
-    if len(lines) > count:
-        shown.append(f"… ({len(lines) - count} more lines)")
-    return shown
+    conn = _connect(args)
+    response = service.get_view(conn, "summary", run_id=_resolve(conn, args.run), page_size=200,
+                                budget=MAX_BUDGET)
+    return _show(args, response, render.summary)
 
 
 def _cmd_failures(args: argparse.Namespace) -> int:
-    paths = _failure_paths(_connect(args), args.run_id, args.test, args.limit)
+    conn = _connect(args)
+    run_id = _resolve(conn, args.run)
+    try:
+        paths = _failure_paths(conn, run_id, args.test, args.limit)
+    except ResultError as err:
+        if err.code != "NO_FAILURES":
+            raise
+        paths = []
     if args.json:
-        _print_json({"run_id": args.run_id, "failures": paths})
+        _print_json({"run_id": run_id, "failures": paths})
     else:
-        _print_failures(paths)
+        render.failures(paths, Style())
     return 0
 
 
-def _print_failures(paths: list[dict[str, Any]]) -> None:
-    if not paths:
-        print("No failed tests.")
-    for path in paths:
-        print(f"Failure path of {path['start_id']}:")
-        for depth, step in enumerate(path["path"]):
-            indent = "  " * (depth + 1)
-            print(f"{indent}{step['type']} {step['id']}  {step['name']}  [{step['status']}]")
-            for message in step["messages"]:
-                print(f"{indent}  {message['level']}: {_first_lines(message['text'], 1)[0]}")
-        last = path["path"][-1]
-        if last.get("message") and not last["messages"]:
-            print(f"  {'  ' * len(path['path'])}→ {_first_lines(last['message'], 1)[0]}")
+def _cmd_tree(args: argparse.Namespace) -> int:
+    conn = _connect(args)
+    response = service.get_view(conn, "tree", run_id=_resolve(conn, args.run),
+                                selector=args.selector, projection=args.projection,
+                                cursor=args.cursor, page_size=args.page_size, budget=MAX_BUDGET)
+    return _show(args, response, render.tree)
+
+
+def _cmd_window(args: argparse.Namespace) -> int:
+    conn = _connect(args)
+    response = service.get_view(conn, "step_window", run_id=_resolve(conn, args.run),
+                                selector=args.selector, cursor=args.cursor,
+                                page_size=args.page_size, budget=MAX_BUDGET)
+    return _show(args, response, render.window)
+
+
+def _cmd_search(args: argparse.Namespace) -> int:
+    conn = _connect(args)
+    response = service.search_messages(
+        conn, args.query, run_id=_resolve(conn, args.run), selector=args.selector,
+        scope=args.scope, level=args.level, min_level=args.min_level, cursor=args.cursor,
+        page_size=args.page_size, budget=MAX_BUDGET)
+    return _show(args, response, render.search)
+
+
+def _cmd_watch(args: argparse.Namespace) -> int:
+    """Follow a live run until it ends: one status line (rewritten in place on a terminal) and
+    each failed test as it fails."""
+    conn = _connect(args)
+    style = Style()
+    live = sys.stdout.isatty()
+    run_id = args.run if isinstance(args.run, int) else _wait_for_live_run(conn, args.interval)
+    seen: set[str] = set()
+    last_status = ""
+    while True:
+        response = _summary(conn, run_id)
+        data = response.summary
+        assert data is not None
+        new = [test for test in data.failed_tests if test.id not in seen]
+        if new and live and last_status:
+            sys.stdout.write("\r\033[K")
+        for test in new:
+            seen.add(test.id)
+            print(f"{style('FAIL', 'FAIL')} {test.id} {test.name}: "
+                  f"{render.first_lines(test.message, 1)[0]}")
+        counts = _test_counts(conn, run_id)
+        chain = " > ".join(n["name"] or n["type"] for n in (data.unfinished or [])[1:])
+        status = (f"run {run_id} {data.status}: {counts.get('PASS', 0)} passed,"
+                  f" {counts.get('FAIL', 0)} failed, {counts.get('SKIP', 0)} skipped"
+                  + (f" | {chain}" if chain else ""))
+        if data.status != "running":
+            if live:
+                sys.stdout.write("\r\033[K")
+            render.summary(response, style)
+            return 0
+        if live:
+            sys.stdout.write("\r\033[K" + render.first_lines(status, 1, 200)[0])
+            sys.stdout.flush()
+        elif status != last_status:
+            print(status, flush=True)
+        last_status = status
+        time.sleep(args.interval)
+
+
+def _wait_for_live_run(conn: sqlite3.Connection, interval: float) -> int:
+    """The newest running run, waiting for one to start if there is none."""
+    told = False
+    while True:
+        running = service.list_runs(conn, "running", 1)
+        if running.runs:
+            return running.runs[0].run_id
+        if not told:
+            print("waiting for a robot run with --listener rf_log_listener (Ctrl-C to stop) ...",
+                  flush=True)
+            told = True
+        time.sleep(interval)
+
+
+def _test_counts(conn: sqlite3.Connection, run_id: int) -> dict[str, int]:
+    """Finished tests by status so far (counts only, so no text to mask)."""
+    return dict(conn.execute(
+        "SELECT status, count(*) FROM nodes WHERE key >= ? AND key < ? AND type = 'TEST'"
+        " GROUP BY status", (run_base(run_id), run_base(run_id + 1))).fetchall())
+
+
+def _cmd_doctor(args: argparse.Namespace) -> int:
+    """Facts about the installation and the store, then a one-line verdict."""
+    path = Path(args.db).expanduser() if args.db else default_store_path()
+    facts: dict[str, Any] = {"store": str(path), "rf_log_mcp": __version__,
+                             "python": sys.version.split()[0]}
+    problems: list[str] = []
+    facts["robotframework"] = _version_of("robotframework")
+    facts["mcp"] = _version_of("mcp")
+    if facts["robotframework"] is None:
+        problems.append("robotframework is not installed")
+    try:
+        from rf_log_listener.listener import rf_log_listener
+
+        facts["listener"] = f"importable (listener API {rf_log_listener.ROBOT_LISTENER_API_VERSION})"
+    except Exception as exc:  # any failure here is the finding
+        facts["listener"] = f"not importable: {exc}"
+        problems.append("the listener cannot be imported")
+    try:
+        conn = open_store(path)
+        facts["schema_version"] = int(conn.execute(
+            "SELECT value FROM meta WHERE key = 'schema_version'").fetchone()[0])
+        conn.execute("BEGIN IMMEDIATE")
+        conn.execute("ROLLBACK")
+        facts["writable"] = True
+        facts["runs"] = dict(conn.execute(
+            "SELECT status, count(*) FROM runs GROUP BY status").fetchall())
+        facts["size_mb"] = round(sum(p.stat().st_size for p in path.parent.glob(path.name + "*")
+                                     if p.is_file()) / 1e6, 1)
+        facts["integrity"] = conn.execute("PRAGMA quick_check").fetchone()[0]
+        if facts["integrity"] != "ok":
+            problems.append(f"the store is damaged: {facts['integrity']}")
+    except (ResultError, sqlite3.Error) as exc:
+        facts["writable"] = False
+        problems.append(str(exc.message if isinstance(exc, ResultError) else exc))
+    verdict = ("OK: ready; " + f"{sum(facts.get('runs', {}).values())} runs in {path}"
+               if not problems else "PROBLEM: " + "; ".join(problems))
+    facts["verdict"] = verdict
+    if args.json:
+        _print_json(facts)
+    else:
+        for key, value in facts.items():
+            if key != "verdict":
+                print(f"{key:<15} {value}")
+        print(Style()(verdict, "PASS" if not problems else "FAIL"))
+    return 0 if not problems else 1
+
+
+def _version_of(distribution: str) -> str | None:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version(distribution)
+    except PackageNotFoundError:
+        return None
 
 
 def _cmd_serve(_args: argparse.Namespace) -> int:
@@ -295,7 +452,7 @@ def _cmd_demo(args: argparse.Namespace) -> int:
     conn = _connect(args)
     outcome = import_result(conn, outdir / "output.xml", stable_window=0)
     print(f"\nImported run {outcome.run_id} into {args.db or default_store_path()}\n")
-    _print_summary(_summary(conn, outcome.run_id))
+    render.summary(_summary(conn, outcome.run_id), Style())
     print()
-    _print_failures(_failure_paths(conn, outcome.run_id, None, 5))
+    render.failures(_failure_paths(conn, outcome.run_id, None, 5), Style())
     return 0

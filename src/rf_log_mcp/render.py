@@ -1,0 +1,181 @@
+"""Plain-text rendering of responses for the command line (read side, last stage).
+
+The command line calls the same service operations as the MCP tools; this module only turns
+their response models into text a person reads in a terminal. Colour is used only when the
+output is a terminal and ``NO_COLOR`` is not set.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import Any, TextIO
+
+from .models import GetViewResponse, RunListResponse, SearchResponse
+
+_COLOURS = {"PASS": "32", "FAIL": "31", "SKIP": "33", "NOT RUN": "90", "RUNNING": "36",
+            "NOT FINISHED": "35", "WARN": "33", "ERROR": "31", "complete": "32",
+            "running": "36", "interrupted": "35", "dim": "90", "bold": "1"}
+
+
+class Style:
+    """ANSI colours when writing to a terminal, nothing otherwise."""
+
+    def __init__(self, out: TextIO | None = None) -> None:
+        stream = out or sys.stdout
+        self.enabled = stream.isatty() and not os.environ.get("NO_COLOR")
+
+    def __call__(self, text: Any, key: str | None) -> str:
+        code = _COLOURS.get(key or "")
+        if not self.enabled or not code:
+            return str(text)
+        return f"\033[{code}m{text}\033[0m"
+
+
+def first_lines(text: str | None, count: int = 3, width: int = 160) -> list[str]:
+    lines = (text or "").splitlines() or [""]
+    shown = [line if len(line) <= width else line[: width - 1] + "…" for line in lines[:count]]
+    if len(lines) > count:
+        shown.append(f"… ({len(lines) - count} more lines)")
+    return shown
+
+
+def runs(response: RunListResponse, style: Style) -> None:
+    for run in response.runs:
+        status = style(f"{run.status:<11}", run.status)
+        result = style(f"{run.result_status or '-':<5}", run.result_status)
+        where = style(f"({run.source_path or run.origin})", "dim")
+        print(f"{run.run_id:>5}  {status} {result} {run.passed or 0:>5} passed"
+              f" {run.failed or 0:>5} failed  {run.name}  {where}")
+    if not response.runs:
+        print("no runs yet: import an output.xml with `rf-log-mcp import PATH`, or run robot with"
+              " --listener rf_log_listener")
+
+
+def summary(response: GetViewResponse, style: Style) -> None:
+    data = response.summary
+    assert data is not None
+    totals = data.totals
+    print(f"Run {response.run_id}: {style(data.name, 'bold')}  "
+          f"{style(data.result_status or '-', data.result_status)}  ({style(data.status, data.status)})")
+    print(f"  {totals.total} tests: {totals.passed} passed, {totals.failed} failed,"
+          f" {totals.skipped} skipped")
+    if data.elapsed is not None:
+        print(f"  started {data.start_time}, took {data.elapsed:.2f} s")
+    if data.unfinished:
+        chain = " > ".join(f"{n['name'] or n['type']}" for n in data.unfinished)
+        print(f"  {'running now' if data.status == 'running' else 'stopped in'}: {chain}")
+    if data.failed_tests:
+        print("Failed tests:")
+        for test in data.failed_tests:
+            print(f"  {style(f'{test.id:<14}', 'FAIL')} {test.name}")
+            for line in first_lines(test.message):
+                print(f"  {'':<14}   {line}")
+        if response.page_truncated:
+            print("  … more failed tests: `rf-log-mcp failures`, or --json and next_cursor")
+    if data.errors:
+        print("Run errors:")
+        for error in data.errors:
+            print(f"  {style(f'{error.level:<5}', error.level)} {first_lines(error.text, 1)[0]}")
+    _masked(response, style)
+
+
+def failures(paths: list[dict[str, Any]], style: Style) -> None:
+    if not paths:
+        print("No failed tests.")
+    for path in paths:
+        print(f"Failure path of {style(path['start_id'], 'bold')}:")
+        for depth, step in enumerate(path["path"]):
+            indent = "  " * (depth + 1)
+            print(f"{indent}{step['type']} {step['id']}  {step['name']}"
+                  f"  [{style(step['status'], step['status'])}]")
+            if step.get("args"):
+                print(f"{indent}  {style('args: ' + '  '.join(step['args']), 'dim')}")
+            for message in step["messages"]:
+                print(f"{indent}  {style(message['level'], message['level'])}:"
+                      f" {first_lines(message['text'], 1)[0]}")
+        last = path["path"][-1]
+        if last.get("message") and not last["messages"]:
+            print(f"  {'  ' * len(path['path'])}→ {first_lines(last['message'], 1)[0]}")
+
+
+def tree(response: GetViewResponse, style: Style) -> None:
+    view = response.tree
+    assert view is not None
+    node = view.node
+    if node.get("kind") == "RUN":
+        print(f"Run {node['run_id']}: {node.get('name')} ({node['status']})")
+    else:
+        print(f"{node['type']} {style(node['id'], 'bold')}  {node.get('name', '')}"
+              f"  [{style(node['status'], node['status'])}]  {node.get('child_count', 0)} children")
+        for message in (node.get("messages") or {}).get("important", []):
+            print(f"    {style(message['level'], message['level'])}: "
+                  f"{first_lines(message['text'], 1)[0]}")
+    for child in view.children:
+        print("  " + _tree_item(child, style))
+    if response.page_truncated:
+        print(style(f"  … more: --cursor {response.next_cursor}", "dim"))
+    _masked(response, style)
+
+
+def _tree_item(item: dict[str, Any], style: Style) -> str:
+    kind = item.get("kind")
+    if kind == "ITERATION_GROUP":
+        return (f"{style('ITERATION_GROUP', 'dim')} {item['count']} passing iterations"
+                f" {item['first_node_id']} … {item['last_node_id']}  (expand: {item['expand_selector']})")
+    if kind == "RUN_ERRORS":
+        return f"RUN_ERRORS {item['count']}: " + "; ".join(
+            first_lines(m["text"], 1, 80)[0] for m in item["messages"][:3])
+    detail = item.get("args") or item.get("assign") or item.get("condition") or ""
+    if isinstance(detail, list):
+        detail = "  ".join(str(d) for d in detail)
+    elif isinstance(detail, dict):
+        detail = ", ".join(f"{k}={v}" for k, v in detail.items())
+    failed = item.get("failed_descendant_count")
+    text = (f"{item['type']:<9} {item['id']}  {item.get('name', '')}"
+            f"  [{style(item['status'], item['status'])}]")
+    if detail:
+        text += f"  {style(first_lines(str(detail), 1, 100)[0], 'dim')}"
+    if failed:
+        text += style(f"  ({failed} failed below)", "FAIL")
+    if item.get("message") and item["status"] != "PASS":
+        text += f"\n      {first_lines(item['message'], 1)[0]}"
+    return text
+
+
+def window(response: GetViewResponse, style: Style) -> None:
+    view = response.step_window
+    assert view is not None
+    print(f"Steps of {view.scope_type} {style(view.scope_id, 'bold')} around {view.center_id}"
+          f" ({view.position + 1}-{view.position + len(view.steps)} of {view.steps_total}):")
+    for step in view.steps:
+        mark = style("▶", "bold") if step.get("center") else " "
+        args = "  ".join(step.get("args") or [])
+        print(f"{mark} {'  ' * step['depth']}{step['type']} {step['id']}  {step['name']}"
+              f"  [{style(step['status'], step['status'])}]"
+              + (f"  {style(first_lines(args, 1, 100)[0], 'dim')}" if args else ""))
+        if step.get("message") and step["status"] != "PASS":
+            print(f"  {'  ' * step['depth']}    {first_lines(step['message'], 1)[0]}")
+    if view.prev_cursor:
+        print(style(f"  … earlier: --cursor {view.prev_cursor}", "dim"))
+    if response.next_cursor:
+        print(style(f"  … later: --cursor {response.next_cursor}", "dim"))
+    _masked(response, style)
+
+
+def search(response: SearchResponse, style: Style) -> None:
+    for hit in response.hits:
+        where = hit.call_path or hit.node_id or "run errors"
+        print(f"{style(f'{hit.level:<5}', hit.level)} {hit.id}  {style(where, 'dim')}")
+        for line in first_lines(hit.text, 3):
+            print(f"      {line}")
+    if not response.hits:
+        print("No matching messages.")
+    if response.next_cursor:
+        print(style(f"… more: --cursor {response.next_cursor}", "dim"))
+    _masked(response, style)
+
+
+def _masked(response: Any, style: Style) -> None:
+    if response.masked_values:
+        print(style(f"({response.masked_values} secret value(s) shown as ***)", "dim"))
