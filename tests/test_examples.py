@@ -39,6 +39,7 @@ def test_configuration_shape(host: str, system: str) -> None:
     python = "\\.venv\\Scripts\\python.exe" if system == "windows" else "/.venv/bin/python"
     assert venv["command"].endswith(python)
     assert venv["env"]["RF_LOG_MCP_DB"].endswith("rf-log-mcp.sqlite3")
+    assert venv["env"]["RF_LOG_MCP_ALLOWED_ROOTS"].endswith("results")
     if host in ("vscode", "claude-code"):
         assert {entry["type"] for entry in entries.values()} == {"stdio"}
 
@@ -60,12 +61,16 @@ def _installed_script() -> str:
 async def test_linux_macos_entries_start_a_working_server(host: str, tmp_path: Path) -> None:
     for name, entry in servers(host, "linux-macos").items():
         command = _installed_script() if entry["command"] == "rf-log-mcp" else sys.executable
-        env = {key: str(tmp_path / f"{name}.sqlite3") for key in entry.get("env", {})}
-        env.setdefault("RF_LOG_MCP_DB", str(tmp_path / "default.sqlite3"))  # not the user's store
+        env = {"RF_LOG_MCP_DB": str(tmp_path / f"{name}.sqlite3")}  # never the user's store
+        if "RF_LOG_MCP_ALLOWED_ROOTS" in entry.get("env", {}):
+            env["RF_LOG_MCP_ALLOWED_ROOTS"] = str(tmp_path)
         params = StdioServerParameters(command=command, args=entry["args"], env=env)
         async with Client(params) as client:
             tools = {tool.name for tool in (await client.list_tools()).tools}
             assert tools == {"parse_result", "get_view", "search_messages", "list_runs"}
             runs = (await client.call_tool("list_runs", {})).structured_content
             assert runs is not None and runs["ok"] and runs["runs"] == []
+            if "RF_LOG_MCP_ALLOWED_ROOTS" in env:
+                outside = (await client.call_tool("parse_result", {"path": __file__}))
+                assert outside.structured_content["error"]["code"] == "PATH_NOT_ALLOWED"  # type: ignore[index]
         assert Path(env["RF_LOG_MCP_DB"]).exists(), name

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
 import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -24,9 +26,11 @@ def anyio_backend() -> str:
 
 
 @asynccontextmanager
-async def server(tmp_path: Path) -> AsyncIterator[Client]:
-    params = StdioServerParameters(command=sys.executable, args=["-m", "rf_log_mcp"],
-                                   env={"RF_LOG_MCP_DB": str(tmp_path / "store.sqlite3")})
+async def server(tmp_path: Path, env: dict[str, str] | None = None,
+                 cwd: Path | None = None) -> AsyncIterator[Client]:
+    params = StdioServerParameters(
+        command=sys.executable, args=["-m", "rf_log_mcp"], cwd=str(cwd) if cwd else None,
+        env={"RF_LOG_MCP_DB": str(tmp_path / "store.sqlite3"), **(env or {})})
     async with Client(params) as client:
         yield client
 
@@ -128,7 +132,8 @@ async def test_failure_paths_walk_every_failure_and_suite_teardown(tmp_path: Pat
 
 @pytest.mark.anyio
 async def test_structured_errors(tmp_path: Path) -> None:
-    async with server(tmp_path) as client:
+    async with server(tmp_path, env={"RF_LOG_MCP_ALLOWED_ROOTS": os.pathsep.join(
+            (str(tmp_path), str(FIXTURE_RESULTS)))}) as client:
         missing = await call(client, "parse_result", path=str(tmp_path / "nope.xml"))
         assert missing["ok"] is False and missing["error"]["code"] == "FILE_NOT_FOUND"
         no_run = await call(client, "get_view", run_id=42, view="summary")
@@ -446,3 +451,50 @@ def test_a_path_selects_a_run_only_once_it_was_imported(tmp_path: Path) -> None:
     copy = tmp_path / "same-bytes.xml"
     copy.write_bytes(XML.read_bytes())
     assert service.get_view(conn, "summary", path=str(copy)).run_id == run_id
+
+
+@pytest.mark.anyio
+async def test_tools_read_only_below_allowed_folders(tmp_path: Path) -> None:
+    allowed, outside = tmp_path / "allowed", tmp_path / "outside"
+    allowed.mkdir()
+    outside.mkdir()
+    (allowed / "output.xml").write_bytes(XML.read_bytes())
+    (outside / "output.xml").write_bytes(JSON.read_bytes())
+    (allowed / "link.xml").symlink_to(outside / "output.xml")
+    env = {"RF_LOG_MCP_ALLOWED_ROOTS": str(allowed)}
+    async with server(tmp_path, env=env) as client:
+        assert (await call(client, "parse_result", path=str(allowed / "output.xml")))["ok"]
+        for path in (outside / "output.xml", allowed / "link.xml", allowed / ".." / "outside" /
+                     "output.xml", Path("/etc/passwd"), Path.home() / ".ssh" / "id_rsa"):
+            refused = await call(client, "parse_result", path=str(path))
+            assert refused["error"]["code"] == "PATH_NOT_ALLOWED", path
+            assert "RF_LOG_MCP_ALLOWED_ROOTS" in refused["error"]["hint"]
+        by_path = await call(client, "get_view", view="summary", path=str(outside / "output.xml"))
+        assert by_path["error"]["code"] == "PATH_NOT_ALLOWED"
+        found = await call(client, "search_messages", query="x", path=str(allowed / "link.xml"))
+        assert found["error"]["code"] == "PATH_NOT_ALLOWED"
+
+
+@pytest.mark.anyio
+async def test_by_default_the_working_folder_and_known_run_folders(tmp_path: Path) -> None:
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / "output.xml").write_bytes(XML.read_bytes())
+    async with server(tmp_path, env={"HOME": str(tmp_path / "home")}, cwd=work) as client:
+        assert (await call(client, "parse_result", path="output.xml"))["ok"]
+        refused = await call(client, "parse_result", path=str(JSON))
+        assert refused["error"]["code"] == "PATH_NOT_ALLOWED"
+        assert (await call(client, "parse_result", path="/etc/passwd"))["error"]["code"] == (
+            "PATH_NOT_ALLOWED")
+        # the operator imports a file from elsewhere: its folder becomes readable for the tools
+        done = subprocess.run([sys.executable, "-m", "rf_log_mcp", "import",
+                               str(XML.with_name("rebot.xml")), "--db",
+                               str(tmp_path / "store.sqlite3")], capture_output=True, check=False)
+        assert done.returncode == 0
+        again = await call(client, "parse_result", path=str(JSON))
+        assert again["ok"], again["error"]
+    fresh = tmp_path / "fresh"  # a store that knows no runs yet
+    fresh.mkdir()
+    async with server(fresh, env={"HOME": str(work)}, cwd=work) as client:  # cwd = home
+        refused = await call(client, "parse_result", path=str(work / "output.xml"))
+        assert refused["error"]["code"] == "PATH_NOT_ALLOWED"

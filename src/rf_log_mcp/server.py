@@ -23,6 +23,7 @@ from rf_log_listener.store import open_store
 
 from . import service
 from .models import Envelope, GetViewResponse, ParseResultResponse, RunListResponse, SearchResponse
+from .paths import PathPolicy
 from .shaping import DEFAULT_BUDGET, MAX_BUDGET, MIN_BUDGET
 
 log = logging.getLogger("rf_log_mcp")
@@ -48,13 +49,14 @@ Errors come back as ok=false with error.code, error.message and error.hint.
 class AppState:
     conn: sqlite3.Connection
     lock: threading.Lock
+    policy: PathPolicy  # the files tools may read (paths.py)
 
 
 @asynccontextmanager
 async def lifespan(_server: MCPServer) -> AsyncIterator[AppState]:
     conn = open_store()
     try:
-        yield AppState(conn=conn, lock=threading.Lock())
+        yield AppState(conn=conn, lock=threading.Lock(), policy=PathPolicy.from_environment())
     finally:
         conn.close()
 
@@ -102,7 +104,7 @@ def parse_result(
     """
     state = _state(ctx)
     with state.lock:
-        return _respond(service.parse_result(state.conn, path, allow_incomplete))
+        return _respond(service.parse_result(state.conn, path, allow_incomplete, state.policy))
 
 
 @mcp.tool(title="View a run", annotations=_READ_ONLY)
@@ -133,7 +135,7 @@ def get_view(
     state = _state(ctx)
     with state.lock:
         return _respond(service.get_view(state.conn, view, run_id, path, selector, cursor,
-                                         page_size, budget, projection))
+                                         page_size, budget, projection, state.policy))
 
 
 @mcp.tool(title="Search messages", annotations=_READ_ONLY)
@@ -167,7 +169,8 @@ def search_messages(
     state = _state(ctx)
     with state.lock:
         return _respond(service.search_messages(state.conn, query, run_id, path, selector, scope,
-                                                level, min_level, cursor, page_size, budget))
+                                                level, min_level, cursor, page_size, budget,
+                                                state.policy))
 
 
 @mcp.tool(title="List runs", annotations=_READ_ONLY)

@@ -26,6 +26,7 @@ from .models import (
     SummaryView,
     TreeView,
 )
+from .paths import PathPolicy
 from .redaction import mask_strings
 from .shaping import Shaper, clamp_budget, estimate_tokens, make_cursor, read_cursor
 from .views.common import RUN_NOT_FOUND
@@ -43,8 +44,12 @@ MAX_PAGE = 200
 E = TypeVar("E", bound=Envelope)
 
 
-def parse_result(conn: sqlite3.Connection, path: str, allow_incomplete: bool = False) -> ParseResultResponse:
+def parse_result(conn: sqlite3.Connection, path: str, allow_incomplete: bool = False,
+                 policy: PathPolicy | None = None) -> ParseResultResponse:
+    """Import ``path``; with a ``policy`` (the MCP server) only a file it allows."""
     try:
+        if policy is not None:
+            policy.check(conn, path)
         outcome = import_result(conn, path, allow_incomplete=allow_incomplete)
     except ResultError as err:
         return _failed(ParseResultResponse, err)
@@ -83,7 +88,8 @@ def list_runs(conn: sqlite3.Connection, status: str | None = None, limit: int = 
     return _finish(response, shaper, binding, items[kept - 1]["run_id"] if more else None)
 
 
-def resolve_run(conn: sqlite3.Connection, run_id: int | None, path: str | None) -> int:
+def resolve_run(conn: sqlite3.Connection, run_id: int | None, path: str | None,
+                policy: PathPolicy | None = None) -> int:
     """A run id, or the run that already holds the bytes of ``path`` (imported, or written by
     a live run). Read-only: a file nobody imported yet is RUN_NOT_FOUND, not imported here."""
     if run_id is not None:
@@ -91,6 +97,8 @@ def resolve_run(conn: sqlite3.Connection, run_id: int | None, path: str | None) 
     if not path:
         raise ResultError(INVALID_ARGUMENT, "Pass run_id or path.",
                           "run_id comes from parse_result or list_runs.")
+    if policy is not None:
+        policy.check(conn, path)
     source = Path(path).expanduser()
     try:
         source = source.resolve(strict=True)
@@ -111,10 +119,10 @@ def resolve_run(conn: sqlite3.Connection, run_id: int | None, path: str | None) 
 def get_view(conn: sqlite3.Connection, view: ViewName, run_id: int | None = None,
              path: str | None = None, selector: str | None = None, cursor: str | None = None,
              page_size: int | None = None, budget: int | None = None,
-             projection: Projection = "all") -> GetViewResponse:
+             projection: Projection = "all", policy: PathPolicy | None = None) -> GetViewResponse:
     shaper = Shaper(budget=clamp_budget(budget))
     try:
-        rid = resolve_run(conn, run_id, path)
+        rid = resolve_run(conn, run_id, path, policy)
         binding = {"run": rid, "view": view, "selector": selector, "projection": projection}
         position = read_cursor(cursor, binding)
         size = max(1, min(page_size or DEFAULT_PAGE, MAX_PAGE))
@@ -151,10 +159,11 @@ def search_messages(conn: sqlite3.Connection, query: str | None = None, run_id: 
                     path: str | None = None, selector: str | None = None,
                     scope: Scope | None = None, level: str | None = None,
                     min_level: str | None = None, cursor: str | None = None,
-                    page_size: int | None = None, budget: int | None = None) -> SearchResponse:
+                    page_size: int | None = None, budget: int | None = None,
+                    policy: PathPolicy | None = None) -> SearchResponse:
     shaper = Shaper(budget=clamp_budget(budget))
     try:
-        rid = resolve_run(conn, run_id, path)
+        rid = resolve_run(conn, run_id, path, policy)
         flt = make_filter(query, level, min_level)
         binding = {"run": rid, "tool": "search_messages", "query": query, "selector": selector,
                    "scope": scope, "levels": sorted(flt.levels) if flt.levels else None}

@@ -1,0 +1,66 @@
+"""Which files the MCP server may read (read side, before any file is opened).
+
+A model chooses the paths it passes to ``parse_result`` (and ``path=`` of the other tools),
+so the server reads only below allowed folders:
+
+* ``RF_LOG_MCP_ALLOWED_ROOTS`` (folders separated by ``os.pathsep``), when the operator sets it;
+* otherwise the server's working directory (unless that is the filesystem root or the home
+  folder itself, where MCP hosts often start servers) and the folders of result files the
+  store already knows (outputs robot wrote during live runs, files imported before).
+
+Paths are resolved first (``..``, symlinks), so a link inside an allowed folder cannot lead
+out of it. The command line is not restricted: the person typing chooses the path.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+from dataclasses import dataclass
+from pathlib import Path
+
+from rf_log_listener.errors import ResultError
+
+ENV_ALLOWED = "RF_LOG_MCP_ALLOWED_ROOTS"
+PATH_NOT_ALLOWED = "PATH_NOT_ALLOWED"
+
+
+@dataclass(frozen=True)
+class PathPolicy:
+    """Allowed root folders; ``known_runs`` adds the folders of the store's result files."""
+
+    roots: tuple[Path, ...]
+    known_runs: bool
+
+    @classmethod
+    def from_environment(cls, cwd: Path | None = None) -> PathPolicy:
+        configured = os.environ.get(ENV_ALLOWED, "").strip()
+        if configured:
+            return cls(tuple(Path(p).expanduser().resolve() for p in configured.split(os.pathsep)
+                             if p.strip()), known_runs=False)
+        here = (cwd or Path.cwd()).resolve()
+        too_wide = here == Path(here.anchor) or here == Path.home().resolve()
+        return cls(() if too_wide else (here,), known_runs=True)
+
+    def check(self, conn: sqlite3.Connection, path: str) -> None:
+        """Raise PATH_NOT_ALLOWED unless ``path`` (resolved) is below an allowed folder."""
+        try:
+            target = Path(path).expanduser().resolve()
+        except (OSError, RuntimeError):  # a symlink loop: not readable anyway
+            target = Path(os.path.abspath(Path(path).expanduser()))
+        if any(target.is_relative_to(root) for root in self._roots(conn)):
+            return
+        raise ResultError(
+            PATH_NOT_ALLOWED,
+            f"{target} is outside the folders this server may read.",
+            f"The operator can allow its folder with {ENV_ALLOWED} (folders separated by "
+            f"{os.pathsep!r}) in the MCP server's configuration; by default the server reads "
+            "below its working directory and the folders of runs already in the store.",
+        )
+
+    def _roots(self, conn: sqlite3.Connection) -> list[Path]:
+        roots = list(self.roots)
+        if self.known_runs:
+            roots += [Path(p).parent for (p,) in conn.execute(
+                "SELECT DISTINCT source_path FROM runs WHERE source_path IS NOT NULL")]
+        return roots
