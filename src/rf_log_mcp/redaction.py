@@ -49,10 +49,13 @@ def _names(words: Iterable[str]) -> str:
 
 def _key_value(name: str) -> re.Pattern[str]:
     """``name=value``, ``name: value``, ``"name": "value"``, ``&{d}[name]=value``; the value may
-    be quoted (then it may hold spaces). Groups: key, sep, value."""
+    be quoted (then it may hold spaces). Groups: key, sep, value.
+
+    A bare name starts only where a run of name characters starts (the lookbehind), so a
+    long identifier-like text (an id, base64) is scanned once, not once per character."""
     return re.compile(
         rf"""(?ix)
-        (?P<key> [$@&%]\{{ {name} \}} | (?P<q>["']) {name} (?P=q) | (?<![\w$]) {name} )
+        (?P<key> [$@&%]\{{ {name} \}} | (?P<q>["']) {name} (?P=q) | (?<![\w$.-]) {name} )
         (?![\w-])
         (?P<sep> \s*[:=]\s* (?:(?:Bearer|Basic|Digest|Token|Negotiate|NTLM)[ \t]+)? )
         (?P<value> [$@&%]\{{[^{{}}]*\}}(?:\[[^\]]*\])?
@@ -75,7 +78,7 @@ def _whole_line(name: str) -> re.Pattern[str]:
     )
 
 
-_URL_CREDENTIALS = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://[^\s:/@]+:)([^\s/@]+)(@)")
+_URL_CREDENTIALS = re.compile(r"(?i)(?<![a-z0-9+.-])([a-z][a-z0-9+.-]*://[^\s:/@]+:)([^\s/@]+)(@)")
 _BEARER = re.compile(r"(?i)\b(Bearer\s+)([A-Za-z0-9\-._~+/]{8,}=*)")
 _PRIVATE_KEY = re.compile(
     r"(-----BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----)(.*?)"

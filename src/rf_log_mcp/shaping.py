@@ -25,6 +25,7 @@ DEFAULT_BUDGET = 4000  # tokens per call unless the caller asks for another
 MIN_BUDGET = 500
 MAX_BUDGET = 50_000
 MESSAGE_CHARS = 1200  # a long message keeps its head and tail within this many characters
+MASK_MARGIN = 16_384  # masked beyond a cut: longer than a PEM private key block
 
 _compact = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
 
@@ -71,6 +72,8 @@ class Shaper:
     def message(self, value: str, node: Any = None, limit: int = MESSAGE_CHARS) -> str:
         """A log message of ``node`` (a row with name, args and assign; None for run errors),
         masked, RF's TRACE argument and return lines included, then shortened."""
+        if len(value) > limit + 2 * MASK_MARGIN:
+            return self.text(value, limit)
         return self.cut(self.counted(self.mask_message(value, node)), limit)
 
     def mask_message(self, value: str, node: Any = None) -> tuple[str, int]:
@@ -86,8 +89,21 @@ class Shaper:
 
     def text(self, value: str | None, limit: int = MESSAGE_CHARS) -> str:
         """``value`` masked, then shortened to about ``limit`` characters, keeping its head and
-        its tail (failure details are often at the end), with a marker saying how much was cut."""
-        return self.cut(self.mask(value), limit) if value else ""
+        its tail (failure details are often at the end), with a marker saying how much was cut.
+
+        A huge text (a 100 MB message) is masked only where it will be shown, with a margin
+        of ``MASK_MARGIN`` characters on the cut side so a secret whose key lies in the cut
+        part is still masked: the cost stays that of a small text."""
+        if not value:
+            return ""
+        if len(value) <= limit + 2 * MASK_MARGIN:
+            return self.cut(self.mask(value), limit)
+        head_size = limit * 2 // 3
+        tail_size = limit - head_size
+        head = self.mask(value[:head_size + MASK_MARGIN])[:head_size]
+        tail = self.mask(value[-(tail_size + MASK_MARGIN):])[-tail_size:]
+        self.message_truncated = True
+        return f"{head}… [{len(value) - head_size - tail_size} characters cut] …{tail}"
 
     def cut(self, value: str, limit: int) -> str:
         if len(value) <= limit:

@@ -30,7 +30,7 @@ from rf_log_listener.events import LEVELS
 from rf_log_listener.store import NOTABLE_MESSAGES, run_base
 
 from ..redaction import MASK
-from ..shaping import Shaper
+from ..shaping import MASK_MARGIN, Shaper
 from .common import NodeRow, enclosing_scope, node_by_id, run_row
 from .tree import group_members
 
@@ -104,8 +104,8 @@ def search(conn: sqlite3.Connection, run_id: int, flt: Filter, selector: str | N
     if phase == 0:
         for key, node_pre, msg_no, level, time, text in _candidates(conn, run, flt, span, after):
             node = context.node(node_pre)
-            shown, masked = shaper.mask_message(text, node)
-            if flt.needle and flt.needle not in shown.casefold():
+            shown, masked, offset = _masked_match(text, node, flt, shaper)
+            if shown is None:
                 last_key = key
                 continue
             if len(hits) == page_size:
@@ -113,7 +113,9 @@ def search(conn: sqlite3.Connection, run_id: int, flt: Filter, selector: str | N
                 break
             shaper.masked += masked
             hits.append({"id": f"{node.node_id}-m{msg_no}", "seq": key - run_base(run_id),
-                         "level": level, "time": time, "text": _excerpt(shown, flt, shaper),
+                         "level": level, "time": time,
+                         "text": _excerpt(shown, flt, shaper, offset,
+                                          len(text) if len(text) > _HUGE else len(shown)),
                          **context.of(node)})
             positions.append([0, key])
             last_key = key
@@ -255,18 +257,45 @@ def _like_escaped(text: str) -> str:
 
 # -- hits ----------------------------------------------------------------------------------
 
-def _excerpt(text: str, flt: Filter, shaper: Shaper) -> str:
-    """The (masked) text, or, when long, a window that keeps the first match visible."""
-    if len(text) <= _HIT_CHARS:
+_HUGE = 4 * MASK_MARGIN  # texts longer than this are masked around the match only
+
+
+def _masked_match(text: str, node: Any, flt: Filter,
+                  shaper: Shaper) -> tuple[str | None, int, int]:
+    """The masked text, the count of masked values, and how many characters of the original
+    come before it. A huge text is masked only around its first match that survives masking.
+    None when the query matches only inside masked values: a search never confirms a secret."""
+    if len(text) <= _HUGE:
+        shown, masked = shaper.mask_message(text, node)
+        if flt.needle and flt.needle not in shown.casefold():
+            return None, 0, 0
+        return shown, masked, 0
+    folded = text.casefold()  # positions are close enough to the original's for a window
+    at = folded.find(flt.needle) if flt.needle else 0
+    while at >= 0:
+        start = max(0, at - MASK_MARGIN)
+        window, masked = shaper.redactor.text(text[start:at + MASK_MARGIN])
+        if not flt.needle or flt.needle in window.casefold():
+            return window, masked, start
+        at = folded.find(flt.needle, at + 1)
+    return None, 0, 0
+
+
+def _excerpt(text: str, flt: Filter, shaper: Shaper, offset: int = 0, total: int = 0) -> str:
+    """The (masked) text, or, when long, a window that keeps the first match visible.
+    ``text`` may be a part of the message starting ``offset`` characters in, of ``total``."""
+    total = max(total, offset + len(text))
+    if len(text) <= _HIT_CHARS and total == len(text):
         return text
-    if not flt.needle:
+    shaper.message_truncated = True
+    if not flt.needle and total == len(text):
         return shaper.cut(text, _HIT_CHARS)
-    at = text.casefold().find(flt.needle)
+    at = text.casefold().find(flt.needle) if flt.needle else 0
     start = max(0, at - _HIT_CHARS // 2)
     end = min(len(text), start + _HIT_CHARS)
-    shaper.message_truncated = True
-    prefix = f"[{start} characters cut] …" if start else ""
-    suffix = f"… [{len(text) - end} characters cut]" if end < len(text) else ""
+    before, after = offset + start, total - offset - end
+    prefix = f"[{before} characters cut] …" if before else ""
+    suffix = f"… [{after} characters cut]" if after > 0 else ""
     return f"{prefix}{text[start:end]}{suffix}"
 
 
