@@ -58,6 +58,14 @@ def test_missing_file_and_directory(conn: sqlite3.Connection, tmp_path: Path) ->
     (b'<!DOCTYPE robot [<!ENTITY x SYSTEM "file:///etc/passwd">]><robot>&x;</robot>',
      "INVALID_XML", "DOCTYPE"),
     (b'{"name": "Bare", "tests": []}', "UNSUPPORTED_FORMAT", "bare suite"),
+    # found by tests/test_fuzz.py: well-formed, but not what RF writes
+    (b'<robot generator="Robot 7.5" schemaversion="5"><test id="t1" name="A"><status status="PASS"/>'
+     b'</test></robot>', "UNSUPPORTED_FORMAT", "holds a TEST at the top"),
+    (b'<robot generator="Robot 7.5" schemaversion="5"><suite id="s1" name="A"><status status="PASS"'
+     b' start="2026-01-01T00:00:00" elapsed=":0.002"/></suite></robot>', "INVALID_XML",
+     "could not convert"),
+    (b'{"generator": "Robot 7.5", "suite": {"id": "s1", "name": "A", "tests": [], "status": "PASS",'
+     b' "elapsed_time": "soon"}}', "INVALID_JSON", "could not convert"),
     (b'{"generator": "Robot 7.5", "suite": {"id": "s1", "name": "A", "tests": [], "status": "PASS"}}'
      b' trailing', "INVALID_JSON", "Invalid JSON"),
     (b"[1, 2, 3]", "UNSUPPORTED_FORMAT", "list"),

@@ -164,7 +164,9 @@ class rf_log_listener:
     def _start_run(self, result: Any) -> None:
         from robot.version import get_full_version
 
-        self._conn = conn = open_store(self.db)  # fails here, at once, if the store is unusable
+        # fails here, at once, if the store is unusable; a damaged one is set aside
+        self._conn = conn = open_store(self.db, on_corrupt=lambda moved: _warn(
+            f"the store was damaged and was moved to {moved}; this run goes to a new store"))
         local = SqliteRowSink(conn, replace_nodes=True)
         info = RunInfo(origin="listener", generator=get_full_version("Robot"),
                        rpa=bool(getattr(result, "rpa", False)), label=self.label)

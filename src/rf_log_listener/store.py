@@ -28,7 +28,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from .errors import STORE_UNAVAILABLE, ResultError
+from .errors import STORE_CORRUPT, STORE_UNAVAILABLE, ResultError
 
 SCHEMA_VERSION = 3
 ENV_DB = "RF_LOG_MCP_DB"
@@ -180,9 +180,45 @@ def run_base(run_id: int) -> int:
     return run_id << RUN_SHIFT
 
 
-def open_store(path: str | os.PathLike[str] | None = None, *, readonly: bool = False) -> sqlite3.Connection:
-    """Open (creating and migrating as needed) the store; a clear ResultError names the path."""
+def open_store(path: str | os.PathLike[str] | None = None, *, readonly: bool = False,
+               on_corrupt: Callable[[Path], None] | None = None) -> sqlite3.Connection:
+    """Open (creating and migrating as needed) the store; a clear ResultError names the path.
+
+    A damaged store (not a database, truncated, malformed pages) is STORE_CORRUPT; with
+    ``on_corrupt`` (the server, the listener) it is moved aside instead, ``on_corrupt`` is told
+    where, and a new store is started, so capture and answers go on.
+    """
     db_path = Path(path).expanduser() if path else default_store_path()
+    try:
+        return _open(db_path, readonly)
+    except ResultError as err:
+        if err.code != STORE_CORRUPT or on_corrupt is None or readonly:
+            raise
+        on_corrupt(set_aside(db_path))
+        return _open(db_path, readonly)
+
+
+def is_corruption(exc: BaseException) -> bool:
+    """SQLite's ways of saying the file is damaged (as opposed to locked or unwritable)."""
+    text = str(exc).lower()
+    return isinstance(exc, sqlite3.DatabaseError) and any(
+        phrase in text for phrase in ("not a database", "malformed", "file is encrypted",
+                                      "database corrupt", "vtable constructor failed"))
+
+
+def set_aside(db_path: Path) -> Path:
+    """Move a damaged store (and its -wal/-shm) to ``<name>.corrupt-<timestamp>``; the files
+    are kept for salvage (``rf-log-mcp doctor --repair``)."""
+    target = db_path.with_name(f"{db_path.name}.corrupt-{time.strftime('%Y%m%d-%H%M%S')}")
+    for suffix in ("", "-wal", "-shm"):
+        source = Path(f"{db_path}{suffix}")
+        if source.exists():
+            source.replace(Path(f"{target}{suffix}"))
+    return target
+
+
+def _open(db_path: Path, readonly: bool) -> sqlite3.Connection:
+    conn: sqlite3.Connection | None = None
     try:
         if readonly:
             conn = sqlite3.connect(
@@ -202,6 +238,13 @@ def open_store(path: str | os.PathLike[str] | None = None, *, readonly: bool = F
             conn.execute("PRAGMA wal_autocheckpoint = 10000")
         conn.execute("PRAGMA foreign_keys = ON")
     except (sqlite3.Error, OSError) as exc:
+        if conn is not None:
+            conn.close()
+        if is_corruption(exc):
+            raise ResultError(
+                STORE_CORRUPT, f"The store at {db_path} is damaged: {exc}",
+                "Run `rf-log-mcp doctor --repair`: it moves the file aside, starts a new store "
+                "and imports again the result files the old one came from.") from exc
         raise ResultError(
             STORE_UNAVAILABLE,
             f"Cannot open the store at {db_path}: {exc}",

@@ -12,6 +12,7 @@ import json
 from typing import Any
 
 from . import events as ev
+from .errors import UNSUPPORTED_FORMAT, ResultError
 from .events import Node, RunEnd, RunInfo
 from .rows import RowSink
 from .store import run_base
@@ -200,7 +201,11 @@ class RunWriter:
         stack = self._stack
         parent = stack[-1] if stack else None
         if parent is None and (node.type != ev.SUITE or self._root is not None):
-            raise ValueError(f"a run has exactly one root suite, got {node.type}")
+            found = "a second root suite" if node.type == ev.SUITE else f"a {node.type}"
+            raise ResultError(UNSUPPORTED_FORMAT,
+                              f"Not a Robot Framework result: it holds {found} at the top, where"
+                              " a result has exactly one suite.",
+                              "Pass an output.xml or output.json written by robot or rebot.")
         frame = _Frame(node, self._next_pre, parent, self._next_msg)
         self._next_pre += 1
         stack.append(frame)

@@ -17,9 +17,16 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TextIO
 
-from rf_log_listener.errors import ResultError
+from rf_log_listener.errors import STORE_CORRUPT, ResultError
 from rf_log_listener.importers import import_result
-from rf_log_listener.store import ENV_DB, default_store_path, open_store, run_base
+from rf_log_listener.store import (
+    ENV_DB,
+    default_store_path,
+    is_corruption,
+    open_store,
+    run_base,
+    set_aside,
+)
 
 from . import __version__, render, service
 from .models import Envelope, ErrorInfo, GetViewResponse, ParseResultResponse
@@ -52,6 +59,12 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
+    except sqlite3.DatabaseError as exc:  # pages damaged after the store opened
+        print(f"error [{STORE_CORRUPT if is_corruption(exc) else 'STORE_UNAVAILABLE'}]: {exc}",
+              file=sys.stderr)
+        print("hint: `rf-log-mcp doctor` checks the store; `--repair` starts a new one",
+              file=sys.stderr)
+        return 1
     except BrokenPipeError:  # `rf-log-mcp summary 1 | head`: the reader has what it wanted
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
@@ -135,7 +148,10 @@ def _parser() -> argparse.ArgumentParser:
     run_argument(cmd, optional=True)
     cmd.add_argument("--interval", type=float, default=1.0, help="seconds between looks (1)")
 
-    command("doctor", _cmd_doctor, "Check the installation and the store; one-line verdict.")
+    cmd = command("doctor", _cmd_doctor, "Check the installation and the store; one-line verdict.")
+    cmd.add_argument("--repair", action="store_true",
+                     help="if the store is damaged: move it aside (*.corrupt-<time>), start a new "
+                          "one and import again the result files the old one came from")
 
     cmd = sub.add_parser("serve", help="Serve MCP over stdio (the default when stdin is not a TTY).",
                          description="Serve MCP over stdio; the store is $RF_LOG_MCP_DB or the default.")
@@ -383,6 +399,7 @@ def _cmd_doctor(args: argparse.Namespace) -> int:
     facts: dict[str, Any] = {"store": str(path), "rf_log_mcp": __version__,
                              "python": sys.version.split()[0]}
     problems: list[str] = []
+    corrupt = False
     facts["robotframework"] = _version_of("robotframework")
     facts["mcp"] = _version_of("mcp")
     if facts["robotframework"] is None:
@@ -394,6 +411,8 @@ def _cmd_doctor(args: argparse.Namespace) -> int:
     except Exception as exc:  # any failure here is the finding
         facts["listener"] = f"not importable: {exc}"
         problems.append("the listener cannot be imported")
+    store_problems: list[str] = []
+    conn: sqlite3.Connection | None = None
     try:
         conn = open_store(path)
         facts["schema_version"] = int(conn.execute(
@@ -407,10 +426,26 @@ def _cmd_doctor(args: argparse.Namespace) -> int:
                                      if p.is_file()) / 1e6, 1)
         facts["integrity"] = conn.execute("PRAGMA quick_check").fetchone()[0]
         if facts["integrity"] != "ok":
-            problems.append(f"the store is damaged: {facts['integrity']}")
+            corrupt = True
+            store_problems.append(f"the store is damaged: {facts['integrity']}")
     except (ResultError, sqlite3.Error) as exc:
-        facts["writable"] = False
-        problems.append(str(exc.message if isinstance(exc, ResultError) else exc))
+        corrupt = (exc.code == STORE_CORRUPT if isinstance(exc, ResultError)
+                   else is_corruption(exc))
+        if corrupt:
+            facts["integrity"] = "damaged"
+        else:
+            facts["writable"] = False
+        store_problems.append(str(exc.message if isinstance(exc, ResultError) else exc))
+    finally:
+        if conn is not None:
+            conn.close()
+    if corrupt and args.repair:
+        facts["repair"] = _repair(path)
+        facts["runs"] = {"complete": len(facts["repair"]["reimported"])}
+        store_problems = []
+    elif corrupt:
+        store_problems.append("`rf-log-mcp doctor --repair` starts a new store")
+    problems += store_problems
     verdict = ("OK: ready; " + f"{sum(facts.get('runs', {}).values())} runs in {path}"
                if not problems else "PROBLEM: " + "; ".join(problems))
     facts["verdict"] = verdict
@@ -422,6 +457,29 @@ def _cmd_doctor(args: argparse.Namespace) -> int:
                 print(f"{key:<15} {value}")
         print(Style()(verdict, "PASS" if not problems else "FAIL"))
     return 0 if not problems else 1
+
+
+def _repair(path: Path) -> dict[str, Any]:
+    """Set the damaged store aside, start a new one, import again every result file the old
+    one names (imports, and outputs written by live runs) that still exists."""
+    moved = set_aside(path)
+    conn = open_store(path)
+    sources: list[tuple[str, str | None]] = []
+    try:
+        old = sqlite3.connect(f"{moved.resolve().as_uri()}?mode=ro", uri=True)
+        sources = old.execute("SELECT DISTINCT source_path, label FROM runs"
+                              " WHERE source_path IS NOT NULL").fetchall()
+        old.close()
+    except sqlite3.Error as exc:
+        print(f"the old store's list of runs cannot be read either ({exc})", file=sys.stderr)
+    reimported, missing = [], []
+    for source, label in sources:
+        try:
+            import_result(conn, source, stable_window=0, label=label)
+            reimported.append(source)
+        except ResultError as err:
+            missing.append(f"{source}: {err.code}")
+    return {"moved_to": str(moved), "reimported": reimported, "not_reimported": missing}
 
 
 def _version_of(distribution: str) -> str | None:

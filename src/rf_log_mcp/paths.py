@@ -47,7 +47,9 @@ class PathPolicy:
         try:
             target = Path(path).expanduser().resolve()
         except (OSError, RuntimeError):  # a symlink loop: not readable anyway
-            target = Path(os.path.abspath(Path(path).expanduser()))
+            target = Path(os.path.abspath(path))
+        except ValueError:  # NUL in the path
+            raise ResultError("FILE_NOT_FOUND", f"{path!r} is not a valid path.") from None
         if any(target.is_relative_to(root) for root in self._roots(conn)):
             return
         raise ResultError(

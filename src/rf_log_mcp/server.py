@@ -54,7 +54,9 @@ class AppState:
 
 @asynccontextmanager
 async def lifespan(_server: MCPServer) -> AsyncIterator[AppState]:
-    conn = open_store()
+    conn = open_store(on_corrupt=lambda moved: log.warning(
+        "the store was damaged and was moved to %s; a new store was started "
+        "(rf-log-mcp doctor --repair imports its result files again)", moved))
     try:
         yield AppState(conn=conn, lock=threading.Lock(), policy=PathPolicy.from_environment())
     finally:

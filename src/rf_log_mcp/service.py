@@ -6,13 +6,15 @@ Failures never raise out of here: they become ``ok: false`` responses with a sta
 
 from __future__ import annotations
 
+import functools
 import sqlite3
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Literal, TypeVar
 
-from rf_log_listener.errors import FILE_NOT_FOUND, ResultError
+from rf_log_listener.errors import FILE_NOT_FOUND, STORE_CORRUPT, STORE_UNAVAILABLE, ResultError
 from rf_log_listener.importers import file_sha256, import_result
-from rf_log_listener.store import find_reusable_run, mark_dead_live_runs
+from rf_log_listener.store import find_reusable_run, is_corruption, mark_dead_live_runs
 
 from .models import (
     Envelope,
@@ -42,8 +44,32 @@ DEFAULT_PAGE = 25
 MAX_PAGE = 200
 
 E = TypeVar("E", bound=Envelope)
+F = TypeVar("F", bound=Callable[..., Envelope])
 
 
+def _store_errors(model: type[Envelope]) -> Callable[[F], F]:
+    """An operation whose store fails under it (pages damaged after the store was opened, a
+    disk error) answers STORE_CORRUPT / STORE_UNAVAILABLE like any other error."""
+    def decorate(operation: F) -> F:
+        @functools.wraps(operation)
+        def guarded(*args: Any, **kwargs: Any) -> Envelope:
+            try:
+                return operation(*args, **kwargs)
+            except sqlite3.DatabaseError as exc:
+                if is_corruption(exc):
+                    err = ResultError(STORE_CORRUPT, f"The store is damaged: {exc}",
+                                      "Run `rf-log-mcp doctor --repair` (it keeps the damaged "
+                                      "file, starts a new store and imports the result files "
+                                      "again), then restart the MCP server.")
+                else:
+                    err = ResultError(STORE_UNAVAILABLE, f"The store failed: {exc}",
+                                      "Check the disk and `rf-log-mcp doctor`.")
+                return _failed(model, err)
+        return guarded  # type: ignore[return-value]
+    return decorate
+
+
+@_store_errors(ParseResultResponse)
 def parse_result(conn: sqlite3.Connection, path: str, allow_incomplete: bool = False,
                  policy: PathPolicy | None = None) -> ParseResultResponse:
     """Import ``path``; with a ``policy`` (the MCP server) only a file it allows."""
@@ -56,6 +82,7 @@ def parse_result(conn: sqlite3.Connection, path: str, allow_incomplete: bool = F
     return _finish(ParseResultResponse(**outcome.to_dict()), Shaper())
 
 
+@_store_errors(RunListResponse)
 def list_runs(conn: sqlite3.Connection, status: str | None = None, limit: int = 20,
               cursor: str | None = None) -> RunListResponse:
     binding = {"tool": "list_runs", "status": status}
@@ -99,12 +126,11 @@ def resolve_run(conn: sqlite3.Connection, run_id: int | None, path: str | None,
                           "run_id comes from parse_result or list_runs.")
     if policy is not None:
         policy.check(conn, path)
-    source = Path(path).expanduser()
     try:
-        source = source.resolve(strict=True)
+        source = Path(path).expanduser().resolve(strict=True)
         stat = source.stat()
-    except (OSError, RuntimeError):
-        raise ResultError(FILE_NOT_FOUND, f"No result file at {source}.") from None
+    except (OSError, RuntimeError, ValueError):  # missing, a symlink loop, NUL in the path
+        raise ResultError(FILE_NOT_FOUND, f"No result file at {path!r}.") from None
     found = find_reusable_run(conn, str(source), stat.st_size, stat.st_mtime_ns, None,
                               allow_interrupted=True)
     if found is None and source.is_file():
@@ -116,6 +142,7 @@ def resolve_run(conn: sqlite3.Connection, run_id: int | None, path: str | None,
     return found
 
 
+@_store_errors(GetViewResponse)
 def get_view(conn: sqlite3.Connection, view: ViewName, run_id: int | None = None,
              path: str | None = None, selector: str | None = None, cursor: str | None = None,
              page_size: int | None = None, budget: int | None = None,
@@ -155,6 +182,7 @@ def get_view(conn: sqlite3.Connection, view: ViewName, run_id: int | None = None
     return _finish(response, shaper, binding, after)
 
 
+@_store_errors(SearchResponse)
 def search_messages(conn: sqlite3.Connection, query: str | None = None, run_id: int | None = None,
                     path: str | None = None, selector: str | None = None,
                     scope: Scope | None = None, level: str | None = None,

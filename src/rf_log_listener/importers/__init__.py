@@ -98,17 +98,17 @@ def import_result(
 
 
 def _checked_path(path: str | os.PathLike[str]) -> Path:
-    source = Path(path).expanduser()
+    source = Path(path)
     try:
-        source = source.resolve(strict=True)
+        source = source.expanduser().resolve(strict=True)
     except FileNotFoundError:
         raise ResultError(
             FILE_NOT_FOUND, f"No result file at {source}.",
             "Pass the path of an output.xml or output.json (absolute, or relative to the"
             " server's working directory).",
         ) from None
-    except (OSError, RuntimeError) as exc:  # symlink loops and the like
-        raise ResultError(FILE_NOT_FOUND, f"Cannot resolve {source}: {exc}") from None
+    except (OSError, RuntimeError, ValueError) as exc:  # symlink loops, NUL in the path
+        raise ResultError(FILE_NOT_FOUND, f"Cannot resolve {source!r}: {exc}") from None
     if source.is_dir():
         raise ResultError(
             FILE_NOT_FOUND, f"{source} is a directory, not a result file.",

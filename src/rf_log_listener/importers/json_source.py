@@ -317,6 +317,12 @@ class JsonSource:
             return self._cut(_first_line(exc), allow_incomplete)
         except ijson.JSONError as exc:
             raise ResultError(INVALID_JSON, f"Invalid JSON: {_first_line(exc)}") from exc
+        except (ValueError, TypeError, KeyError, IndexError, AttributeError) as exc:
+            # Valid JSON, but a value RF never writes ("elapsed_time": "x", a list for a name).
+            raise ResultError(
+                INVALID_JSON, f"Unexpected content within the first {reader.done} bytes:"
+                f" {type(exc).__name__}: {exc}",
+                "The file is damaged or was not written by Robot Framework.") from exc
         if not self.top_closed:
             return self._cut("no top-level object", allow_incomplete)
         if not self.root_seen:

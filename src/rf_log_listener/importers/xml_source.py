@@ -134,6 +134,13 @@ class XmlSource:
                         f" {exc.offset}: {expat.ErrorString(exc.code)}",
                         "The file is damaged; re-run robot or rebot to produce it again.",
                     ) from exc
+                except (ValueError, TypeError, KeyError, IndexError) as exc:
+                    # Well-formed, but a value RF never writes (elapsed="x", a missing name).
+                    raise ResultError(
+                        INVALID_XML, f"Unexpected content at line {parser.CurrentLineNumber},"
+                        f" column {parser.CurrentColumnNumber}: {type(exc).__name__}: {exc}",
+                        "The file is damaged or was not written by Robot Framework.",
+                    ) from exc
                 done += len(chunk)
                 if progress:
                     progress(done)

@@ -15,6 +15,7 @@ from ..shaping import Shaper
 RUN_NOT_FOUND = "RUN_NOT_FOUND"
 NODE_NOT_FOUND = "NODE_NOT_FOUND"
 NODE_NOT_IN_TEST = "NODE_NOT_IN_TEST"
+SELECTOR_REQUIRED = "SELECTOR_REQUIRED"
 
 # An import still in progress (or one that died) is never shown.
 VISIBLE = "status != 'importing'"

@@ -31,11 +31,10 @@ from rf_log_listener.store import NOTABLE_MESSAGES, run_base
 
 from ..redaction import MASK
 from ..shaping import MASK_MARGIN, Shaper
-from .common import NodeRow, enclosing_scope, node_by_id, run_row
+from .common import SELECTOR_REQUIRED, NodeRow, enclosing_scope, node_by_id, run_row
 from .tree import group_members
 
 INVALID_QUERY = "INVALID_QUERY"
-SELECTOR_REQUIRED = "SELECTOR_REQUIRED"
 Scope = Literal["node", "subtree", "test"]
 SEVERITY = ("TRACE", "DEBUG", "INFO", "WARN", "ERROR", "FAIL")  # SKIP ranks with WARN
 _FETCH = 500  # candidates read per round while a page fills up

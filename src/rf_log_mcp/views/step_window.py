@@ -16,6 +16,7 @@ from rf_log_listener.store import run_base
 from ..shaping import Shaper
 from .common import (
     NODE_COLUMNS,
+    SELECTOR_REQUIRED,
     NodeRow,
     enclosing_scope,
     node_by_id,
@@ -23,8 +24,6 @@ from .common import (
     shown_args,
     shown_assign,
 )
-
-SELECTOR_REQUIRED = "SELECTOR_REQUIRED"
 
 
 def step_window(conn: sqlite3.Connection, run_id: int, selector: str | None, shaper: Shaper,

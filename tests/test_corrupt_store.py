@@ -1,0 +1,116 @@
+"""A damaged store: not a database, truncated, pages overwritten. The server and the listener
+move it aside and go on with a new one; the CLI says STORE_CORRUPT; `doctor --repair` starts
+a new store and imports again the result files the old one came from."""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import FIXTURE_RESULTS
+from test_listener import robot
+from test_mcp_server import call, server
+
+from rf_log_listener.importers import import_result
+from rf_log_listener.store import open_store
+from rf_log_mcp import service
+
+XML = FIXTURE_RESULTS / "7.5" / "output.xml"
+
+
+def cli(db: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "rf_log_mcp", *args], capture_output=True,
+                          text=True, env={**os.environ, "RF_LOG_MCP_DB": str(db)}, timeout=300,
+                          check=False)
+
+
+def aside(db: Path) -> list[Path]:
+    return sorted(p for p in db.parent.iterdir() if ".corrupt-" in p.name)
+
+
+def imported_store(tmp_path: Path) -> Path:
+    db = tmp_path / "store.sqlite3"
+    conn = open_store(db)
+    import_result(conn, XML, stable_window=0)
+    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    conn.close()
+    return db
+
+
+def damage_pages(db: Path) -> None:
+    """Overwrite the second half of the file (node and message pages) with garbage."""
+    data = bytearray(db.read_bytes())
+    half = len(data) // 2
+    data[half:] = bytes((i * 7919) % 251 for i in range(len(data) - half))
+    db.write_bytes(bytes(data))
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+@pytest.mark.anyio
+async def test_the_server_sets_a_garbage_store_aside_and_starts_anew(tmp_path: Path) -> None:
+    db = tmp_path / "store.sqlite3"
+    db.write_bytes(b"this is not a database, just bytes " * 200)
+    async with server(tmp_path) as client:
+        runs = await call(client, "list_runs")
+        assert runs["ok"] and runs["runs"] == []
+        imported = await call(client, "parse_result", path=str(XML))
+        assert imported["ok"] and imported["run_id"] == 1
+    moved = aside(db)
+    assert len(moved) == 1 and moved[0].read_bytes().startswith(b"this is not a database")
+
+
+def test_the_listener_sets_a_truncated_store_aside_and_captures(tmp_path: Path) -> None:
+    db = imported_store(tmp_path)
+    with db.open("r+b") as fh:
+        fh.truncate(db.stat().st_size // 3)
+    suite = tmp_path / "one.robot"
+    suite.write_text("*** Test Cases ***\nOne\n    Log    captured anyway\n")
+    done = robot("--output", "NONE", "--listener", f"rf_log_listener:db={db}", str(suite),
+                 cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert "the store was damaged and was moved to" in done.stderr
+    assert len(aside(db)) == 1
+    conn = open_store(db)
+    assert conn.execute("SELECT origin, status, total FROM runs").fetchall() == [
+        ("listener", "complete", 1)]
+
+
+def test_damaged_pages_give_store_corrupt_and_doctor_repairs(tmp_path: Path) -> None:
+    db = imported_store(tmp_path)
+    damage_pages(db)
+    conn = sqlite3.connect(db)
+    failing = [
+        service.get_view(conn, "tree", run_id=1, selector="s1-s2-t1-k1"),
+        service.search_messages(conn, "700", run_id=1),
+    ]
+    conn.close()
+    codes = {response.error.code for response in failing if not response.ok}
+    assert codes == {"STORE_CORRUPT"}, [r.error for r in failing]  # an answer, not an exception
+    doctor = cli(db, "doctor")
+    assert doctor.returncode == 1 and "PROBLEM:" in doctor.stdout and "--repair" in doctor.stdout
+    repaired = cli(db, "doctor", "--repair", "--json")
+    assert repaired.returncode == 0, repaired.stdout + repaired.stderr
+    facts = json.loads(repaired.stdout)
+    assert facts["repair"]["reimported"] == [str(XML.resolve())]
+    assert Path(facts["repair"]["moved_to"]) == aside(db)[0]
+    summary = json.loads(cli(db, "summary", "1", "--json").stdout)
+    assert summary["summary"]["totals"] == {"total": 25, "passed": 12, "failed": 11, "skipped": 2}
+
+
+def test_the_cli_names_a_garbage_store(tmp_path: Path) -> None:
+    db = tmp_path / "store.sqlite3"
+    db.write_bytes(os.urandom(8192))
+    runs = cli(db, "runs")
+    assert runs.returncode == 1 and "STORE_CORRUPT" in runs.stderr and "--repair" in runs.stderr
+    assert aside(db) == []  # the command line does not move it by itself
+    assert cli(db, "doctor", "--repair").returncode == 0
+    assert len(aside(db)) == 1 and cli(db, "runs").returncode == 0
