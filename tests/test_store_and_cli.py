@@ -244,3 +244,41 @@ def test_cli_watch_follows_a_live_run(tmp_path: Path) -> None:
     assert final[summary] == "Run 1: Live  FAIL  (complete)"
     assert final[summary + 1] == "  3 tests: 2 passed, 1 failed, 0 skipped"
     assert all(line.startswith("run 1 running: ") for line in final[:summary])
+
+
+def test_prune_deletes_finished_runs_in_chunks_and_gives_space_back(tmp_path: Path) -> None:
+    db = tmp_path / "s.sqlite3"
+    env = {"RF_LOG_MCP_DB": str(db)}
+    sources = [FIXTURE_RESULTS / "7.0.1" / "output.xml", FIXTURE_RESULTS / "7.5" / "rebot.json",
+               XML]
+    for source in sources:
+        assert cli("import", str(source), env=env).returncode == 0
+    conn = open_store(db)
+    assert conn.execute("PRAGMA auto_vacuum").fetchone()[0] == 2  # incremental
+    conn.execute("UPDATE runs SET status = 'running', pid = ? WHERE run_id = 1", (os.getpid(),))
+    assert cli("prune", env=env).returncode == 2  # a criterion is required
+
+    dry = json.loads(cli("prune", "--keep", "0", "--dry-run", "--json", env=env).stdout)
+    assert dry["chosen"] == [2, 3] and dry["deleted"] == []  # run 1 is running: never
+    assert conn.execute("SELECT count(*) FROM runs").fetchone()[0] == 3
+
+    done = json.loads(cli("prune", "--keep", "1", "--json", env=env).stdout)
+    assert done["deleted"] == [2] and done["pages_released"] > 0
+    assert done["bytes_after"] < done["bytes_before"]
+    assert [r for (r,) in conn.execute("SELECT run_id FROM runs ORDER BY run_id")] == [1, 3]
+    assert conn.execute("SELECT count(*) FROM nodes WHERE run_id = 2").fetchone()[0] == 0
+    assert conn.execute("SELECT count(*) FROM messages WHERE run_id = 2").fetchone()[0] == 0
+    conn.execute("INSERT INTO messages_fts(messages_fts) VALUES ('integrity-check')")  # FTS intact
+    gone = json.loads(cli("summary", "2", "--json", env=env).stdout)
+    assert gone["error"]["code"] == "RUN_NOT_FOUND"
+    found = json.loads(cli("search", "3", "700", "--level", "FAIL", "--json", env=env).stdout)
+    assert found["hits"][0]["text"] == "700 == 700"
+
+    # a prune killed half-way leaves a 'deleting' run: invisible, and finished next time
+    conn.execute("UPDATE runs SET status = 'deleting' WHERE run_id = 3")
+    assert json.loads(cli("runs", "--json", env=env).stdout)["runs"] == [
+        json.loads(cli("runs", "--json", env=env).stdout)["runs"][0]]
+    later = json.loads(cli("prune", "--run", "99", "--json", env=env).stdout)
+    assert later["deleted"] == [3]
+    old = json.loads(cli("prune", "--older-than", "1", "--json", env=env).stdout)
+    assert old["deleted"] == []  # the running run is new, and running

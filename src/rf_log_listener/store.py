@@ -35,6 +35,9 @@ ENV_DB = "RF_LOG_MCP_DB"
 RUN_SHIFT = 32  # node/message keys are run_id << RUN_SHIFT | position
 BUSY_TIMEOUT_MS = 30_000
 
+# Runs readers see: not an import in progress, not a run being deleted by prune.
+VISIBLE_RUNS = "status NOT IN ('importing', 'deleting')"
+
 # The failures a reader starts from: failed tests, and failed suite setups/teardowns (no test
 # owns those). The partial index below and every query that uses it share this text: SQLite
 # uses a partial index only for a WHERE that implies the index's own.
@@ -285,6 +288,10 @@ def _retry_when_locked(step: Callable[[], None]) -> None:
 
 
 def _prepare(conn: sqlite3.Connection) -> None:
+    # A new file: freed pages will go back to the file system a few at a time (prune), never
+    # in one long VACUUM. Settable only before the first table and the switch to WAL.
+    if conn.execute("PRAGMA page_count").fetchone()[0] == 0:
+        conn.execute("PRAGMA auto_vacuum = INCREMENTAL")
     # The mode is stored in the file: switch it only once (the switch needs an exclusive lock).
     if conn.execute("PRAGMA journal_mode").fetchone()[0].lower() != "wal":
         conn.execute("PRAGMA journal_mode = WAL")
@@ -352,6 +359,58 @@ def delete_run(conn: sqlite3.Connection, run_id: int) -> None:
         conn.execute("DELETE FROM nodes WHERE key >= ? AND key < ?", (lo, hi))
         conn.execute("DELETE FROM errors WHERE run_id = ?", (run_id,))
         conn.execute("DELETE FROM runs WHERE run_id = ?", (run_id,))
+
+
+PRUNE_CHUNK = 20_000  # rows deleted per transaction: a live writer waits for one chunk at most
+
+
+def prune_run(conn: sqlite3.Connection, run_id: int, chunk: int = PRUNE_CHUNK) -> bool:
+    """Delete a finished run in short transactions, so live writers wait a moment at most.
+
+    The run is first marked ``deleting`` (invisible to readers, and finished by the next
+    prune if this one is killed), then its rows go chunk by chunk. Returns False when the run
+    is running (never deleted) or gone.
+    """
+    with transaction(conn, immediate=True):
+        marked = conn.execute(
+            "UPDATE runs SET status = 'deleting' WHERE run_id = ? AND status IN"
+            " ('complete', 'interrupted', 'failed', 'deleting')", (run_id,)).rowcount
+    if not marked:
+        return False
+    lo, hi = run_base(run_id), run_base(run_id + 1)
+    indexed_upto = conn.execute("SELECT fts_upto FROM runs WHERE run_id = ?",
+                                (run_id,)).fetchone()[0] or lo
+    for table in ("messages", "nodes"):
+        while True:
+            with transaction(conn, immediate=True):
+                upper = conn.execute(f"SELECT key FROM {table} WHERE key >= ? AND key < ?"
+                                     f" ORDER BY key LIMIT 1 OFFSET ?", (lo, hi, chunk)).fetchone()
+                end = upper[0] if upper else hi
+                if table == "messages":  # external-content FTS needs the old text to forget it
+                    conn.execute(
+                        "INSERT INTO messages_fts (messages_fts, rowid, text) SELECT 'delete',"
+                        " key, text FROM messages WHERE key >= ? AND key < ?",
+                        (lo, min(end, indexed_upto)))
+                conn.execute(f"DELETE FROM {table} WHERE key >= ? AND key < ?", (lo, end))
+            if upper is None:
+                break
+    with transaction(conn, immediate=True):
+        conn.execute("DELETE FROM errors WHERE run_id = ?", (run_id,))
+        conn.execute("DELETE FROM runs WHERE run_id = ?", (run_id,))
+    return True
+
+
+def release_free_pages(conn: sqlite3.Connection, step: int = 2_000) -> int:
+    """Give freed pages back to the file system, ``step`` pages per transaction (stores made
+    with incremental auto-vacuum). Returns the pages released."""
+    if conn.execute("PRAGMA auto_vacuum").fetchone()[0] != 2:
+        return 0
+    released = 0
+    while (free := conn.execute("PRAGMA freelist_count").fetchone()[0]) > 0:
+        conn.execute(f"PRAGMA incremental_vacuum({step})").fetchall()
+        released += min(step, free)
+    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    return released
 
 
 def find_reusable_run(

@@ -21,9 +21,13 @@ from rf_log_listener.errors import STORE_CORRUPT, ResultError
 from rf_log_listener.importers import import_result
 from rf_log_listener.store import (
     ENV_DB,
+    VISIBLE_RUNS,
     default_store_path,
     is_corruption,
+    mark_dead_live_runs,
     open_store,
+    prune_run,
+    release_free_pages,
     run_base,
     set_aside,
 )
@@ -153,6 +157,19 @@ def _parser() -> argparse.ArgumentParser:
                      help="if the store is damaged: move it aside (*.corrupt-<time>), start a new "
                           "one and import again the result files the old one came from")
 
+    cmd = command("prune", _cmd_prune, "Delete finished runs to free space (never running ones); "
+                  "live writers wait a moment at most.")
+    cmd.add_argument("--run", type=int, action="append", default=[], metavar="RUN_ID",
+                     help="delete this run (repeatable)")
+    cmd.add_argument("--keep", type=int, metavar="N", help="keep the newest N runs")
+    cmd.add_argument("--older-than", type=float, metavar="DAYS",
+                     help="delete runs stored more than DAYS days ago (with --keep: only those "
+                          "not among the newest N)")
+    cmd.add_argument("--dry-run", action="store_true", help="list what would be deleted")
+    cmd.add_argument("--vacuum", action="store_true",
+                     help="then compact the whole file (VACUUM: blocks writers while it runs; "
+                          "needed once for stores made before incremental space release)")
+
     cmd = sub.add_parser("serve", help="Serve MCP over stdio (the default when stdin is not a TTY).",
                          description="Serve MCP over stdio; the store is $RF_LOG_MCP_DB or the default.")
     cmd.set_defaults(handler=_cmd_serve)
@@ -239,7 +256,7 @@ def _resolve(conn: sqlite3.Connection, run: int | str | None) -> int:
     """A run id; ``latest`` (or nothing) is the newest run in the store."""
     if isinstance(run, int):
         return run
-    row = conn.execute("SELECT max(run_id) FROM runs WHERE status != 'importing'").fetchone()
+    row = conn.execute(f"SELECT max(run_id) FROM runs WHERE {VISIBLE_RUNS}").fetchone()
     if row[0] is None:
         raise ResultError("RUN_NOT_FOUND", "The store has no runs yet.",
                           "Import an output.xml with `rf-log-mcp import PATH`, or run robot with "
@@ -422,8 +439,7 @@ def _cmd_doctor(args: argparse.Namespace) -> int:
         facts["writable"] = True
         facts["runs"] = dict(conn.execute(
             "SELECT status, count(*) FROM runs GROUP BY status").fetchall())
-        facts["size_mb"] = round(sum(p.stat().st_size for p in path.parent.glob(path.name + "*")
-                                     if p.is_file()) / 1e6, 1)
+        facts["size_mb"] = round(_store_bytes(path) / 1e6, 1)
         facts["integrity"] = conn.execute("PRAGMA quick_check").fetchone()[0]
         if facts["integrity"] != "ok":
             corrupt = True
@@ -480,6 +496,58 @@ def _repair(path: Path) -> dict[str, Any]:
         except ResultError as err:
             missing.append(f"{source}: {err.code}")
     return {"moved_to": str(moved), "reimported": reimported, "not_reimported": missing}
+
+
+def _cmd_prune(args: argparse.Namespace) -> int:
+    if not (args.run or args.keep is not None or args.older_than is not None):
+        print("prune needs --run, --keep or --older-than", file=sys.stderr)
+        return 2
+    conn = _connect(args)
+    mark_dead_live_runs(conn)
+    chosen = _runs_to_prune(conn, args.run, args.keep, args.older_than)
+    path = Path(conn.execute("PRAGMA database_list").fetchone()[2])
+    before = _store_bytes(path)
+    deleted = [] if args.dry_run else [run for run in chosen if prune_run(conn, run)]
+    released = 0 if args.dry_run else release_free_pages(conn)
+    if args.vacuum and not args.dry_run:
+        conn.execute("PRAGMA auto_vacuum = INCREMENTAL")
+        conn.execute("VACUUM")
+        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    report = {"dry_run": args.dry_run, "chosen": chosen, "deleted": deleted,
+              "pages_released": released, "bytes_before": before, "bytes_after": _store_bytes(path)}
+    if args.json:
+        _print_json(report)
+    else:
+        verb = "would delete" if args.dry_run else "deleted"
+        print(f"{verb} {len(chosen if args.dry_run else deleted)} runs: "
+              f"{', '.join(map(str, chosen if args.dry_run else deleted)) or '-'}")
+        print(f"store {path}: {before / 1e6:.1f} MB -> {report['bytes_after'] / 1e6:.1f} MB")
+    return 0
+
+
+def _runs_to_prune(conn: sqlite3.Connection, explicit: list[int], keep: int | None,
+                   older_than: float | None) -> list[int]:
+    """Finished runs chosen by id, or by age and/or count (both: old AND beyond the newest
+    N); runs a killed prune left half-deleted are always finished. Running runs never."""
+    finished = [r for (r,) in conn.execute(
+        "SELECT run_id FROM runs WHERE status IN ('complete', 'interrupted', 'failed')"
+        " ORDER BY run_id DESC")]
+    chosen = {r for r in explicit if r in finished}
+    if keep is not None or older_than is not None:
+        by_age = set(finished)
+        if older_than is not None:
+            cutoff = time.time() - older_than * 86400
+            by_age = {r for (r,) in conn.execute(
+                "SELECT run_id FROM runs WHERE created_at < ?", (cutoff,))} & set(finished)
+        beyond = set(finished[keep:]) if keep is not None else set(finished)
+        chosen |= by_age & beyond
+    chosen |= {r for (r,) in conn.execute("SELECT run_id FROM runs WHERE status = 'deleting'")}
+    return sorted(chosen)
+
+
+def _store_bytes(path: Path) -> int:
+    return sum(p.stat().st_size for p in path.parent.glob(path.name + "*")
+               if p.is_file() and ".corrupt-" not in p.name)
 
 
 def _version_of(distribution: str) -> str | None:

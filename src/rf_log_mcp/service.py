@@ -14,7 +14,7 @@ from typing import Any, Literal, TypeVar
 
 from rf_log_listener.errors import FILE_NOT_FOUND, STORE_CORRUPT, STORE_UNAVAILABLE, ResultError
 from rf_log_listener.importers import file_sha256, import_result
-from rf_log_listener.store import find_reusable_run, is_corruption, mark_dead_live_runs
+from rf_log_listener.store import VISIBLE_RUNS, find_reusable_run, is_corruption, mark_dead_live_runs
 
 from .models import (
     Envelope,
@@ -92,7 +92,7 @@ def list_runs(conn: sqlite3.Connection, status: str | None = None, limit: int = 
         return _failed(RunListResponse, err)
     limit = max(1, min(limit, MAX_PAGE))
     mark_dead_live_runs(conn)
-    where, params = ["status != 'importing'"], []
+    where, params = [VISIBLE_RUNS], []
     if status:
         where.append("status = ?")
         params.append(status)

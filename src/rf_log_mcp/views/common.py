@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from rf_log_listener.errors import ResultError
-from rf_log_listener.store import mark_dead_live_runs, run_base
+from rf_log_listener.store import VISIBLE_RUNS, mark_dead_live_runs, run_base
 
 from ..shaping import Shaper
 
@@ -17,8 +17,8 @@ NODE_NOT_FOUND = "NODE_NOT_FOUND"
 NODE_NOT_IN_TEST = "NODE_NOT_IN_TEST"
 SELECTOR_REQUIRED = "SELECTOR_REQUIRED"
 
-# An import still in progress (or one that died) is never shown.
-VISIBLE = "status != 'importing'"
+# An import still in progress (or one that died), or a run being pruned, is never shown.
+VISIBLE = VISIBLE_RUNS
 
 NODE_COLUMNS = (
     "key, pre, last, parent_pre, node_id, type, name, owner, status, message, elapsed,"
