@@ -156,10 +156,13 @@ class rf_log_listener:
     def start_suite(self, data: Any, result: Any) -> None:
         if self._rf6:
             return
-        if self._events_out is None:
+        first = self._events_out is None
+        if first:
             self._start_run(result)
         self._open(ev.SUITE, "suite", result.name, None, None, None,
                    {"source": str(data.source)} if data.source else None)
+        if first:  # readers see the run's root suite at once, not at the first periodic flush
+            self._flush()
 
     def _start_run(self, result: Any) -> None:
         from robot.version import get_full_version

@@ -1,0 +1,172 @@
+#!/usr/bin/env python3
+"""Everything on one store at once: robots capturing, MCP servers answering, a big import.
+
+    python benchmarks/load_bench.py                 # 4 robots, 2 servers, a 500 MB import
+    python benchmarks/load_bench.py --import-mb 100 --robots 2
+
+Starts, together: N robots with the listener (a generated suite with failures, each writing
+its own output.xml), M MCP servers over stdio (the official client) that query in a loop
+(list_runs, summary and search of the newest runs, tree of the root suite), and one
+`rf-log-mcp import` of a generated output.xml. When all have finished it checks that every
+robot run is complete and equal to the import of its own output.xml (the invariant, via
+tests/oracle.py), that nobody saw a lock error, and prints the query latencies (target:
+p99 <= 200 ms during the load, issue #6).
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import anyio
+from mcp import Client
+from mcp.client.stdio import StdioServerParameters
+
+HERE = Path(__file__).resolve().parent
+sys.path[:0] = [str(HERE), str(HERE.parent / "tests")]
+
+from gen_output import generate  # noqa: E402
+from oracle import dump_store  # noqa: E402
+
+from rf_log_listener.importers import import_result  # noqa: E402
+from rf_log_listener.store import open_store  # noqa: E402
+
+SUITE = """\
+*** Test Cases ***
+{tests}
+*** Keywords ***
+Step
+    [Arguments]    ${{n}}
+    Log    working on ${{n}}
+    Should Be True    ${{n}} >= 0
+"""
+TEST = """\
+Batch {n}
+    FOR    ${{i}}    IN RANGE    {iterations}
+        Step    ${{i}}
+    END
+    {last}
+"""
+
+
+def _suite(folder: Path, tests: int, iterations: int) -> Path:
+    path = folder / "load.robot"
+    path.write_text(SUITE.format(tests="\n".join(
+        TEST.format(n=n, iterations=iterations,
+                    last="Fail    batch failed" if n % 5 == 4 else "Log    batch done")
+        for n in range(tests))))
+    return path
+
+
+class Querier(threading.Thread):
+    """One MCP server and a client asking it questions until told to stop."""
+
+    def __init__(self, db: Path, stop: threading.Event) -> None:
+        super().__init__(daemon=True)
+        self.db, self.stop = db, stop
+        self.latencies: list[float] = []
+        self.errors: list[str] = []
+
+    def run(self) -> None:
+        anyio.run(self._ask)
+
+    async def _ask(self) -> None:
+        params = StdioServerParameters(command=sys.executable, args=["-m", "rf_log_mcp"],
+                                       env={"RF_LOG_MCP_DB": str(self.db)})
+        async with Client(params) as client:
+            while not self.stop.is_set():
+                runs = await self._call(client, "list_runs", {"limit": 5})
+                for run in (runs or {}).get("runs", [])[:2]:
+                    await self._call(client, "get_view", {"run_id": run["run_id"], "view": "summary"})
+                    await self._call(client, "search_messages",
+                                     {"run_id": run["run_id"], "query": "batch failed"})
+                    await self._call(client, "get_view", {"run_id": run["run_id"], "view": "tree",
+                                                          "selector": "s1"})
+
+    async def _call(self, client: Client, tool: str, arguments: dict[str, Any]) -> Any:
+        started = time.perf_counter()
+        result = await client.call_tool(tool, arguments)
+        self.latencies.append((time.perf_counter() - started) * 1000)
+        data = result.structured_content or {}
+        error = (data.get("error") or {}).get("code")
+        if error and error not in ("NODE_NOT_FOUND", "RUN_NOT_FOUND"):  # a run just starting
+            self.errors.append(f"{tool}: {data['error']}")
+        return data
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--robots", type=int, default=4)
+    parser.add_argument("--servers", type=int, default=2)
+    parser.add_argument("--import-mb", type=int, default=500)
+    parser.add_argument("--tests", type=int, default=20)
+    parser.add_argument("--iterations", type=int, default=300)
+    args = parser.parse_args()
+    source = HERE / "data" / f"output-{args.import_mb}mb.xml"
+    if not source.exists():
+        print(f"generating {source} ...", flush=True)
+        generate(source, args.import_mb, seed=1)
+    with tempfile.TemporaryDirectory() as tmp:
+        work = Path(tmp)
+        db = work / "store.sqlite3"
+        open_store(db).close()
+        suite = _suite(work, args.tests, args.iterations)
+        stop = threading.Event()
+        queriers = [Querier(db, stop) for _ in range(args.servers)]
+        started = time.perf_counter()
+        for querier in queriers:
+            querier.start()
+        robots = [subprocess.Popen(
+            [sys.executable, "-m", "robot", "--loglevel", "TRACE", "--log", "NONE", "--report",
+             "NONE", "--console", "none", "--output", str(work / f"out{i}.xml"), "--listener",
+             f"rf_log_listener:db={db}:label=robot{i}", str(suite)],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for i in range(args.robots)]
+        importer = subprocess.Popen(
+            [sys.executable, "-m", "rf_log_mcp", "import", str(source), "--db", str(db)],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        outputs = [robot.communicate() for robot in robots]
+        imported = importer.communicate()
+        wall = time.perf_counter() - started
+        stop.set()
+        for querier in queriers:
+            querier.join(60)
+        problems = [err for _, err in outputs if "rf_log_listener" in err or "locked" in err]
+        problems += [e for q in queriers for e in q.errors]
+        if importer.returncode != 0:
+            problems.append(f"import failed: {imported[1][-500:]}")
+        conn = open_store(db)
+        runs = conn.execute("SELECT run_id, label, status FROM runs WHERE origin = 'listener'"
+                            " ORDER BY label").fetchall()
+        equal = 0
+        for run_id, label, status in runs:
+            if status != "complete":
+                problems.append(f"{label}: {status}")
+                continue
+            reference = open_store(work / f"{label}.sqlite3")
+            ref_id = import_result(reference, work / f"out{label[5:]}.xml", stable_window=0).run_id
+            if dump_store(conn, run_id) == dump_store(reference, ref_id):
+                equal += 1
+            else:
+                problems.append(f"{label}: live capture differs from its output.xml")
+        latencies = sorted(ms for q in queriers for ms in q.latencies)
+        p99 = latencies[int(len(latencies) * 0.99) - 1] if latencies else float("nan")
+        print(f"{args.robots} robots + {args.servers} MCP servers + import of {args.import_mb} MB,"
+              f" one store: {wall:.1f} s wall")
+        print(f"robot runs complete and equal to their output.xml: {equal} of {args.robots}")
+        print(f"import: {'ok' if importer.returncode == 0 else 'FAILED'} ({imported[0].strip()})")
+        if latencies:
+            print(f"queries: {len(latencies)}, p50 {statistics.median(latencies):.1f} ms,"
+                  f" p99 {p99:.1f} ms, max {latencies[-1]:.1f} ms (target p99 <= 200 ms)")
+        print("problems: " + ("; ".join(problems) if problems else "none"))
+        return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
