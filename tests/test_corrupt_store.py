@@ -114,3 +114,32 @@ def test_the_cli_names_a_garbage_store(tmp_path: Path) -> None:
     assert aside(db) == []  # the command line does not move it by itself
     assert cli(db, "doctor", "--repair").returncode == 0
     assert len(aside(db)) == 1 and cli(db, "runs").returncode == 0
+
+
+def test_repair_salvages_the_readable_rows_of_a_live_run_without_output(tmp_path: Path) -> None:
+    db = tmp_path / "store.sqlite3"
+    suite = tmp_path / "only.robot"
+    suite.write_text("*** Test Cases ***\nOnly Record\n    FOR    ${i}    IN RANGE    3000\n"
+                     "        Log    line ${i} of a run whose only record is the store\n"
+                     "    END\n    Fail    the end\n")
+    done = robot("--output", "NONE", "--listener", f"rf_log_listener:db={db}", str(suite),
+                 cwd=tmp_path)
+    assert done.returncode == 1, done.stderr
+    with sqlite3.connect(db) as conn:
+        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        total_nodes = conn.execute("SELECT count(*) FROM nodes").fetchone()[0]
+    data = bytearray(db.read_bytes())
+    page = 4096
+    for start in range(len(data) * 3 // 4, len(data) * 3 // 4 + 3 * page, page):
+        data[start + 100:start + page] = b"\xa5" * (page - 100)  # three pages of garbage
+    db.write_bytes(bytes(data))
+    repaired = cli(db, "doctor", "--repair", "--json")
+    assert repaired.returncode == 0, repaired.stdout + repaired.stderr
+    salvaged = json.loads(repaired.stdout)["repair"]["salvaged_live_runs"]
+    assert len(salvaged) == 1 and salvaged[0]["run_id"] == 1
+    assert 0 < salvaged[0]["nodes"] <= total_nodes and salvaged[0]["messages"] > 1000
+    conn = open_store(db)
+    summary = service.get_view(conn, "summary", run_id=1)
+    assert summary.ok and summary.summary is not None and summary.summary.status == "interrupted"
+    found = service.search_messages(conn, "line 42 of a run", run_id=1)
+    assert found.ok

@@ -19,6 +19,7 @@ from typing import Any, TextIO
 
 from rf_log_listener.errors import STORE_CORRUPT, ResultError
 from rf_log_listener.importers import import_result
+from rf_log_listener.salvage import salvage_live_runs
 from rf_log_listener.store import (
     ENV_DB,
     VISIBLE_RUNS,
@@ -457,7 +458,8 @@ def _cmd_doctor(args: argparse.Namespace) -> int:
             conn.close()
     if corrupt and args.repair:
         facts["repair"] = _repair(path)
-        facts["runs"] = {"complete": len(facts["repair"]["reimported"])}
+        facts["runs"] = {"complete": len(facts["repair"]["reimported"]),
+                         "interrupted": len(facts["repair"]["salvaged_live_runs"])}
         store_problems = []
     elif corrupt:
         store_problems.append("`rf-log-mcp doctor --repair` starts a new store")
@@ -477,7 +479,8 @@ def _cmd_doctor(args: argparse.Namespace) -> int:
 
 def _repair(path: Path) -> dict[str, Any]:
     """Set the damaged store aside, start a new one, import again every result file the old
-    one names (imports, and outputs written by live runs) that still exists."""
+    one names (imports, and outputs written by live runs) that still exists, and salvage the
+    readable rows of live runs that have no such file."""
     moved = set_aside(path)
     conn = open_store(path)
     sources: list[tuple[str, str | None]] = []
@@ -495,7 +498,9 @@ def _repair(path: Path) -> dict[str, Any]:
             reimported.append(source)
         except ResultError as err:
             missing.append(f"{source}: {err.code}")
-    return {"moved_to": str(moved), "reimported": reimported, "not_reimported": missing}
+    salvaged = salvage_live_runs(moved, conn)
+    return {"moved_to": str(moved), "reimported": reimported, "not_reimported": missing,
+            "salvaged_live_runs": salvaged}
 
 
 def _cmd_prune(args: argparse.Namespace) -> int:

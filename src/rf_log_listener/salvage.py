@@ -1,0 +1,104 @@
+"""Salvage: copy the readable rows of live runs out of a damaged store (store stage).
+
+A live run with ``--output NONE`` exists only in the store. When that file is damaged,
+``rf-log-mcp doctor --repair`` moves it aside and calls :func:`salvage_live_runs`: every
+listener run that has no result file to import again is copied, range by range, into the
+new store as an ``interrupted`` run; ranges SQLite cannot read are skipped and counted.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+from .store import run_base, transaction
+
+_STEP = 2_000  # keys read per range: a damaged page loses this much at most
+
+_RUN_COLUMNS = ("origin", "source_path", "source_format", "source_hash", "source_size",
+                "source_mtime_ns", "generator", "rf_version", "schema_version", "generated",
+                "rpa", "label", "name", "result_status", "start_time", "elapsed", "total",
+                "passed", "failed", "skipped", "node_count", "message_count", "error_count",
+                "pid", "host", "heartbeat", "created_at", "finished_at")
+_NODE_COLUMNS = ("key", "last", "parent_pre", "seq", "depth", "node_id", "type", "raw_type",
+                 "name", "owner", "status", "start_time", "elapsed", "message", "owner_test",
+                 "child_count", "failed_descendant_count", "max_descendant_level",
+                 "message_count", "msg_lo", "msg_hi", "args", "assign", "fields")
+_MESSAGE_COLUMNS = ("key", "node_pre", "msg_no", "level", "time", "html", "text")
+
+
+def salvage_live_runs(damaged: Path, conn: sqlite3.Connection) -> list[dict[str, Any]]:
+    """Copy live runs without a result file from ``damaged`` into ``conn``'s store."""
+    old = sqlite3.connect(f"{damaged.resolve().as_uri()}?mode=ro", uri=True)
+    try:
+        candidates = old.execute(
+            "SELECT run_id, source_path FROM runs WHERE origin = 'listener'").fetchall()
+    except sqlite3.DatabaseError:
+        old.close()
+        return []
+    salvaged = []
+    for run_id, source in candidates:
+        if source and Path(source).is_file():
+            continue  # imported again from its output file instead
+        salvaged.append(_salvage_run(old, conn, run_id))
+    old.close()
+    return salvaged
+
+
+def _salvage_run(old: sqlite3.Connection, conn: sqlite3.Connection, run_id: int) -> dict[str, Any]:
+    row = old.execute(f"SELECT {', '.join(_RUN_COLUMNS)} FROM runs WHERE run_id = ?",
+                      (run_id,)).fetchone()
+    with transaction(conn, immediate=True):
+        new_id = conn.execute(
+            f"INSERT INTO runs ({', '.join(_RUN_COLUMNS)}, status) VALUES"
+            f" ({', '.join('?' * len(_RUN_COLUMNS))}, 'interrupted')", row).lastrowid
+    assert new_id is not None
+    shift = run_base(new_id) - run_base(run_id)
+    nodes, lost_nodes = _copy(old, conn, "nodes", _NODE_COLUMNS, run_id, shift)
+    messages, lost_messages = _copy(old, conn, "messages", _MESSAGE_COLUMNS, run_id, shift)
+    with transaction(conn, immediate=True):
+        lo, hi = run_base(new_id), run_base(new_id + 1)
+        conn.execute("UPDATE nodes SET status = 'NOT FINISHED' WHERE key >= ? AND key < ?"
+                     " AND status = 'RUNNING'", (lo, hi))
+        conn.execute("INSERT INTO messages_fts (rowid, text) SELECT key, text FROM messages"
+                     " WHERE key >= ? AND key < ?", (lo, hi))
+        conn.execute("UPDATE runs SET fts_upto = ? WHERE run_id = ?", (hi, new_id))
+        try:
+            errors = old.execute("SELECT seq, level, time, html, text FROM errors WHERE run_id = ?",
+                                 (run_id,)).fetchall()
+        except sqlite3.DatabaseError:
+            errors = []
+        conn.executemany("INSERT INTO errors (run_id, seq, level, time, html, text)"
+                         " VALUES (?, ?, ?, ?, ?, ?)", [(new_id, *e) for e in errors])
+    return {"old_run_id": run_id, "run_id": new_id, "nodes": nodes, "messages": messages,
+            "unreadable_ranges": lost_nodes + lost_messages}
+
+
+def _copy(old: sqlite3.Connection, conn: sqlite3.Connection, table: str,
+          columns: tuple[str, ...], run_id: int, shift: int) -> tuple[int, int]:
+    """Copy the run's rows of ``table`` range by range; return (rows copied, ranges lost)."""
+    select = (f"SELECT {', '.join(columns)} FROM {table} WHERE key >= ? AND key < ?"
+              " ORDER BY key")
+    insert = f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))})"
+    try:
+        last = old.execute(f"SELECT max(key) FROM {table} WHERE key >= ? AND key < ?",
+                           (run_base(run_id), run_base(run_id + 1))).fetchone()[0]
+    except sqlite3.DatabaseError:
+        last = run_base(run_id) + 10_000_000  # the index is damaged: probe a generous range
+    if last is None:
+        return 0, 0
+    copied = lost = 0
+    lo = run_base(run_id)
+    while lo <= last:
+        try:
+            rows = old.execute(select, (lo, lo + _STEP)).fetchall()
+        except sqlite3.DatabaseError:
+            lost += 1
+            rows = []
+        if rows:
+            with transaction(conn, immediate=True):
+                conn.executemany(insert, [(r[0] + shift, *r[1:]) for r in rows])
+            copied += len(rows)
+        lo += _STEP
+    return copied, lost
