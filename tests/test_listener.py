@@ -4,11 +4,13 @@ concurrent runs, a store that cannot be written, --output NONE."""
 from __future__ import annotations
 
 import os
+import resource
 import signal
 import sqlite3
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -272,3 +274,33 @@ def test_the_heartbeat_goes_on_while_robot_sleeps(tmp_path: Path) -> None:
         later, status = reader.execute("SELECT heartbeat, status FROM runs").fetchone()
     assert status == "running" and later - first >= 4
     process.wait(60)
+
+
+def _file_size_limit(limit: int) -> Callable[[], None]:
+    def apply() -> None:  # in robot's process, inherited by the writer process
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a write beyond the limit fails (EFBIG)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+    return apply
+
+
+def test_a_full_disk_stops_capture_with_one_warning_and_keeps_what_was_committed(tmp_path: Path) -> None:
+    suite = tmp_path / "chatty.robot"
+    suite.write_text("*** Test Cases ***\nChatty\n    FOR    ${i}    IN RANGE    20000\n"
+                     "        Log    line ${i}, padded so that the store grows quickly\n"
+                     "    END\nAfter\n    Log    still running\n")
+    db = tmp_path / "store.sqlite3"
+    done = subprocess.run(
+        [sys.executable, "-m", "robot", "--output", "NONE", "--report", "NONE", "--log", "NONE",
+         "--console", "dotted", "--listener", f"rf_log_listener:db={db}", str(suite)],
+        preexec_fn=_file_size_limit(600_000), capture_output=True, text=True, timeout=300,
+        cwd=tmp_path, check=False)
+    assert done.returncode == 0  # both tests passed: the run went on
+    assert "2 tests, 2 passed, 0 failed" in done.stdout
+    assert done.stderr.count("[ WARN ] rf_log_listener") == 1, done.stderr
+    assert "cannot write the store" in done.stderr and "Traceback" not in done.stderr
+    conn = open_store(db)
+    assert conn.execute("PRAGMA quick_check").fetchone()[0] == "ok"
+    runs = service.list_runs(conn)
+    assert [(r.run_id, r.status) for r in runs.runs] == [(1, "interrupted")]
+    assert conn.execute("SELECT type, name FROM nodes WHERE key = 1 << 32").fetchone() == (
+        "SUITE", "Chatty")  # the root suite, committed when the run started

@@ -32,6 +32,7 @@ from .row_pipe import FramedPipe
 from .rows import SqliteRowSink
 from .store import open_store
 from .writer import RunWriter
+from .writer_process import WRITER_WARNED
 
 FLUSH_EVERY_S = 0.5
 HEARTBEAT_EVERY_S = 5.0
@@ -443,9 +444,16 @@ class rf_log_listener:
                 self._lock.release()
 
     def _disable(self, reason: str) -> None:
-        if not self._disabled:
-            self._disabled = True
-            _warn(f"capture stopped, the run goes on: {reason}")
+        if self._disabled:
+            return
+        self._disabled = True
+        if self._process is not None and "Broken pipe" in reason:
+            try:  # the writer process ended: it says why itself when it can
+                if self._process.wait(2) == WRITER_WARNED:
+                    return
+            except subprocess.TimeoutExpired:
+                pass
+        _warn(f"capture stopped, the run goes on: {reason}")
 
 
 def _doc_tags_timeout(result: Any) -> dict[str, Any]:

@@ -265,7 +265,8 @@ def transaction(conn: sqlite3.Connection, *, immediate: bool = False) -> Iterato
         yield
         conn.execute("COMMIT")
     except BaseException:
-        conn.execute("ROLLBACK")
+        if conn.in_transaction:  # a failed COMMIT (disk full) may have ended it already
+            conn.execute("ROLLBACK")
         raise
 
 

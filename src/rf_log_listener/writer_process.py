@@ -18,20 +18,30 @@ from .rows import SqliteRowSink
 from .store import open_store
 from .writer import RunWriter
 
+WRITER_WARNED = 3  # exit code: the writer printed why it stopped; the listener adds nothing
+
 
 def main(argv: list[str]) -> int:
     db, run_id, generator = argv[0], int(argv[1]), argv[2]
     out = os.fdopen(os.dup(sys.stdout.fileno()), "wb")
     sys.stdout = sys.stderr  # the real stdout carries frames
-    conn = open_store(db)
     try:
-        sink = SqliteRowSink(conn, replace_nodes=True)
-        sink.attach(run_id)
-        writer = RunWriter(sink, live=True, batch_rows=10_000)
-        writer.attach_run(run_id, generator)
-        apply_events(FramedPipe(sys.stdin.buffer, out), writer)
-    finally:
-        conn.close()
+        conn = open_store(db)
+        try:
+            sink = SqliteRowSink(conn, replace_nodes=True)
+            sink.attach(run_id)
+            writer = RunWriter(sink, live=True, batch_rows=10_000)
+            writer.attach_run(run_id, generator)
+            apply_events(FramedPipe(sys.stdin.buffer, out), writer)
+        finally:
+            conn.close()
+    except Exception as exc:  # a full disk, a store gone read-only: one clear line on robot's console
+        reason = getattr(exc, "message", None) or f"{type(exc).__name__}: {exc}"
+        sys.stderr.write(f"[ WARN ] rf_log_listener: capture stopped, the run goes on: cannot "
+                         f"write the store {db}: {reason} (is the disk full or read-only?). "
+                         "What was committed before is kept.\n")
+        sys.stderr.flush()
+        return WRITER_WARNED
     return 0
 
 
