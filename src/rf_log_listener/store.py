@@ -362,7 +362,9 @@ def delete_run(conn: sqlite3.Connection, run_id: int) -> None:
         conn.execute("DELETE FROM runs WHERE run_id = ?", (run_id,))
 
 
-PRUNE_CHUNK = 20_000  # rows deleted per transaction: a live writer waits for one chunk at most
+# Rows deleted per transaction: a live writer waits for one chunk at most. Full-text entries
+# are removed with the messages (each text is tokenized again), about 20 ms per 1,000 rows.
+PRUNE_CHUNK = 2_000
 
 
 def prune_run(conn: sqlite3.Connection, run_id: int, chunk: int = PRUNE_CHUNK) -> bool:
@@ -383,6 +385,7 @@ def prune_run(conn: sqlite3.Connection, run_id: int, chunk: int = PRUNE_CHUNK) -
                                 (run_id,)).fetchone()[0] or lo
     for table in ("messages", "nodes"):
         while True:
+            _yield_to_writers()
             with transaction(conn, immediate=True):
                 upper = conn.execute(f"SELECT key FROM {table} WHERE key >= ? AND key < ?"
                                      f" ORDER BY key LIMIT 1 OFFSET ?", (lo, hi, chunk)).fetchone()
@@ -401,17 +404,32 @@ def prune_run(conn: sqlite3.Connection, run_id: int, chunk: int = PRUNE_CHUNK) -
     return True
 
 
+def _yield_to_writers() -> None:
+    """A pause between prune's transactions. Without it the next chunk takes the write lock
+    the moment the previous one commits, and a live writer, sleeping in SQLite's busy
+    handler, keeps finding it taken: it would wait for the whole prune, not for one chunk."""
+    time.sleep(0.05)
+
+
 def release_free_pages(conn: sqlite3.Connection, step: int = 2_000) -> int:
     """Give freed pages back to the file system, ``step`` pages per transaction (stores made
     with incremental auto-vacuum). Returns the pages released."""
     if conn.execute("PRAGMA auto_vacuum").fetchone()[0] != 2:
         return 0
-    released = 0
+    start = conn.execute("PRAGMA freelist_count").fetchone()[0]
     while (free := conn.execute("PRAGMA freelist_count").fetchone()[0]) > 0:
-        conn.execute(f"PRAGMA incremental_vacuum({step})").fetchall()
-        released += min(step, free)
+        # sqlite3's execute() steps a statement once, and this pragma frees one page per
+        # step; executescript() runs it to the end.
+        _yield_to_writers()
+        conn.executescript(f"PRAGMA incremental_vacuum({step});")
+        if conn.execute("PRAGMA freelist_count").fetchone()[0] >= free:
+            break  # nothing more to give back (another connection holds a read snapshot)
+    # Copy the log into the file without blocking anyone, then cut the log file itself (the
+    # space the user wanted back); the second step has next to nothing left to copy.
+    conn.execute("PRAGMA wal_checkpoint(PASSIVE)")
+    _yield_to_writers()
     conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-    return released
+    return start - conn.execute("PRAGMA freelist_count").fetchone()[0]
 
 
 def find_reusable_run(
