@@ -32,3 +32,9 @@ def conn(db_path: Path) -> Iterator[sqlite3.Connection]:
     connection = open_store(db_path)
     yield connection
     connection.close()
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    """The MCP client tests run on asyncio (the SDK's stdio transport)."""
+    return "asyncio"

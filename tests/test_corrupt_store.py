@@ -50,11 +50,6 @@ def damage_pages(db: Path) -> None:
     db.write_bytes(bytes(data))
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 @pytest.mark.anyio
 async def test_the_server_sets_a_garbage_store_aside_and_starts_anew(tmp_path: Path) -> None:
     db = tmp_path / "store.sqlite3"

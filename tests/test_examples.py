@@ -44,11 +44,6 @@ def test_configuration_shape(host: str, system: str) -> None:
         assert {entry["type"] for entry in entries.values()} == {"stdio"}
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 def _installed_script() -> str:
     script = Path(sys.executable).with_name("rf-log-mcp")
     found = str(script) if script.exists() else shutil.which("rf-log-mcp")

@@ -194,11 +194,6 @@ def test_output_none_makes_the_store_the_only_record(tmp_path: Path) -> None:
     assert path is not None and path.path[-1].messages[0].text == "only in the store"
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 @pytest.mark.anyio
 async def test_the_mcp_server_follows_a_live_run(tmp_path: Path) -> None:
     from mcp import Client

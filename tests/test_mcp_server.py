@@ -20,11 +20,6 @@ XML = FIXTURE_RESULTS / "7.5" / "output.xml"
 JSON = FIXTURE_RESULTS / "7.5" / "rebot.json"
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 @asynccontextmanager
 async def server(tmp_path: Path, env: dict[str, str] | None = None,
                  cwd: Path | None = None) -> AsyncIterator[Client]:

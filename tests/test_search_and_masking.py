@@ -274,11 +274,6 @@ def test_live_and_imported_runs_answer_the_same(stores: dict[str, Path]) -> None
     assert answers(stores["live"]) == answers(stores["import"])
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 @pytest.mark.anyio
 async def test_search_and_masking_over_stdio(stores: dict[str, Path], tmp_path: Path) -> None:
     with sqlite3.connect(stores["live"]) as source, sqlite3.connect(tmp_path / "store.sqlite3") as copy:
