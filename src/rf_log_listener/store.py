@@ -347,19 +347,31 @@ def delete_run(conn: sqlite3.Connection, run_id: int) -> None:
     """Remove a run and everything it owns, full-text entries included, in one transaction."""
     lo, hi = run_base(run_id), run_base(run_id + 1)
     with transaction(conn, immediate=True):
-        # External-content FTS5 needs the old text to remove its entries, and only entries
-        # that were indexed may be removed: those below fts_upto.
-        row = conn.execute("SELECT fts_upto FROM runs WHERE run_id = ?", (run_id,)).fetchone()
-        indexed_upto = row[0] if row and row[0] is not None else lo
-        conn.execute(
-            "INSERT INTO messages_fts (messages_fts, rowid, text)"
-            " SELECT 'delete', key, text FROM messages WHERE key >= ? AND key < ?",
-            (lo, min(hi, indexed_upto)),
-        )
-        conn.execute("DELETE FROM messages WHERE key >= ? AND key < ?", (lo, hi))
-        conn.execute("DELETE FROM nodes WHERE key >= ? AND key < ?", (lo, hi))
-        conn.execute("DELETE FROM errors WHERE run_id = ?", (run_id,))
-        conn.execute("DELETE FROM runs WHERE run_id = ?", (run_id,))
+        indexed_upto = _indexed_upto(conn, run_id)
+        _delete_keys(conn, "messages", lo, hi, indexed_upto)
+        _delete_keys(conn, "nodes", lo, hi, indexed_upto)
+        _delete_run_row(conn, run_id)
+
+
+def _indexed_upto(conn: sqlite3.Connection, run_id: int) -> int:
+    """Message keys below this are in the full-text index (runs.fts_upto)."""
+    row = conn.execute("SELECT fts_upto FROM runs WHERE run_id = ?", (run_id,)).fetchone()
+    return row[0] if row and row[0] is not None else run_base(run_id)
+
+
+def _delete_keys(conn: sqlite3.Connection, table: str, lo: int, end: int, indexed_upto: int) -> None:
+    """Delete ``table``'s rows with keys in [lo, end). External-content FTS5 needs the old
+    text to forget a message, and only messages that were indexed may be forgotten."""
+    if table == "messages":
+        conn.execute("INSERT INTO messages_fts (messages_fts, rowid, text) SELECT 'delete',"
+                     " key, text FROM messages WHERE key >= ? AND key < ?",
+                     (lo, min(end, indexed_upto)))
+    conn.execute(f"DELETE FROM {table} WHERE key >= ? AND key < ?", (lo, end))
+
+
+def _delete_run_row(conn: sqlite3.Connection, run_id: int) -> None:
+    conn.execute("DELETE FROM errors WHERE run_id = ?", (run_id,))
+    conn.execute("DELETE FROM runs WHERE run_id = ?", (run_id,))
 
 
 # Rows deleted per transaction: a live writer waits for one chunk at most. Full-text entries
@@ -381,26 +393,18 @@ def prune_run(conn: sqlite3.Connection, run_id: int, chunk: int = PRUNE_CHUNK) -
     if not marked:
         return False
     lo, hi = run_base(run_id), run_base(run_id + 1)
-    indexed_upto = conn.execute("SELECT fts_upto FROM runs WHERE run_id = ?",
-                                (run_id,)).fetchone()[0] or lo
+    indexed_upto = _indexed_upto(conn, run_id)
     for table in ("messages", "nodes"):
         while True:
             _yield_to_writers()
             with transaction(conn, immediate=True):
                 upper = conn.execute(f"SELECT key FROM {table} WHERE key >= ? AND key < ?"
                                      f" ORDER BY key LIMIT 1 OFFSET ?", (lo, hi, chunk)).fetchone()
-                end = upper[0] if upper else hi
-                if table == "messages":  # external-content FTS needs the old text to forget it
-                    conn.execute(
-                        "INSERT INTO messages_fts (messages_fts, rowid, text) SELECT 'delete',"
-                        " key, text FROM messages WHERE key >= ? AND key < ?",
-                        (lo, min(end, indexed_upto)))
-                conn.execute(f"DELETE FROM {table} WHERE key >= ? AND key < ?", (lo, end))
+                _delete_keys(conn, table, lo, upper[0] if upper else hi, indexed_upto)
             if upper is None:
                 break
     with transaction(conn, immediate=True):
-        conn.execute("DELETE FROM errors WHERE run_id = ?", (run_id,))
-        conn.execute("DELETE FROM runs WHERE run_id = ?", (run_id,))
+        _delete_run_row(conn, run_id)
     return True
 
 

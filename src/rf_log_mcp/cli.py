@@ -285,9 +285,13 @@ def _checked(response: Envelope) -> Envelope:
     return response
 
 
-def _summary(conn: sqlite3.Connection, run_id: int, limit: int = 200) -> GetViewResponse:
-    response = service.get_view(conn, "summary", run_id=run_id, page_size=limit, budget=MAX_BUDGET)
-    return _checked(response)  # type: ignore[return-value]
+def _summary_response(conn: sqlite3.Connection, run_id: int) -> GetViewResponse:
+    """The summary as the command line shows it: up to 200 failed tests, the largest budget."""
+    return service.get_view(conn, "summary", run_id=run_id, page_size=200, budget=MAX_BUDGET)
+
+
+def _summary(conn: sqlite3.Connection, run_id: int) -> GetViewResponse:
+    return _checked(_summary_response(conn, run_id))  # type: ignore[return-value]
 
 
 def _failure_paths(conn: sqlite3.Connection, run_id: int, test: str | None, limit: int) -> list[dict]:
@@ -305,9 +309,7 @@ def _failure_paths(conn: sqlite3.Connection, run_id: int, test: str | None, limi
 
 def _cmd_summary(args: argparse.Namespace) -> int:
     conn = _connect(args)
-    response = service.get_view(conn, "summary", run_id=_resolve(conn, args.run), page_size=200,
-                                budget=MAX_BUDGET)
-    return _show(args, response, render.summary)
+    return _show(args, _summary_response(conn, _resolve(conn, args.run)), render.summary)
 
 
 def _cmd_failures(args: argparse.Namespace) -> int:

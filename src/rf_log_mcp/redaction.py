@@ -153,7 +153,7 @@ class Redactor:
         Password``) or after an argument naming a secret (``${TOKEN}``, ``id:password``) are
         masked; variable references stay (they are names, not values)."""
         out, count = [], 0
-        secret_follows = bool(keyword_name) and self.mentions_secret(keyword_name or "")
+        secret_follows = bool(keyword_name and self.mentions_secret(keyword_name))
         for index, arg in enumerate(args):
             masked, n = self.text(arg)
             if n == 0 and secret_follows and index > 0 and not _is_reference(arg):
@@ -235,11 +235,9 @@ class Redactor:
         return out, count
 
     def var_values(self, name: str | None, values: list[str]) -> tuple[list[str], int]:
-        """A VAR's values: all masked when the variable's name is a secret's."""
-        if name and self.names_secret(name):
-            masked = [v if _is_reference(v) else MASK for v in values]
-            return masked, sum(a != b for a, b in zip(masked, values, strict=True))
-        return self.args(None, values)
+        """A VAR's values: all masked when the variable's name is a secret's (a loop over
+        one variable, as far as masking goes)."""
+        return self.for_values(name, None, values)
 
 
 def _names_of(assign: Any) -> list[Any]:

@@ -98,21 +98,19 @@ class Shaper:
             return ""
         if len(value) <= limit + 2 * MASK_MARGIN:
             return self.cut(self.mask(value), limit)
-        head_size = limit * 2 // 3
-        tail_size = limit - head_size
-        head = self.mask(value[:head_size + MASK_MARGIN])[:head_size]
-        tail = self.mask(value[-(tail_size + MASK_MARGIN):])[-tail_size:]
-        self.message_truncated = True
-        return f"{head}… [{len(value) - head_size - tail_size} characters cut] …{tail}"
+        head, tail = _head_tail(limit)
+        return self._joined(self.mask(value[:head + MASK_MARGIN])[:head], len(value) - head - tail,
+                            self.mask(value[-(tail + MASK_MARGIN):])[-tail:])
 
     def cut(self, value: str, limit: int) -> str:
         if len(value) <= limit:
             return value
+        head, tail = _head_tail(limit)
+        return self._joined(value[:head], len(value) - head - tail, value[-tail:])
+
+    def _joined(self, head: str, cut: int, tail: str) -> str:
         self.message_truncated = True
-        head = limit * 2 // 3
-        tail = limit - head
-        cut = len(value) - head - tail
-        return f"{value[:head]}… [{cut} characters cut] …{value[-tail:]}"
+        return f"{head}… [{cut} characters cut] …{tail}"
 
     def fit(self, envelope: dict[str, Any], items: list[Any], key: str) -> int:
         """Put as many ``items`` under ``envelope[key]`` as the budget allows; return how many.
@@ -132,6 +130,12 @@ class Shaper:
             used += cost
             kept += 1
         return kept
+
+
+def _head_tail(limit: int) -> tuple[int, int]:
+    """How many characters a cut text keeps of its head and of its tail."""
+    head = limit * 2 // 3
+    return head, limit - head
 
 
 # What the response adds around a view: the envelope's flags, counts and a cursor.

@@ -141,8 +141,9 @@ def shown_args(node: NodeRow, shaper: Shaper, limit: int) -> list[str]:
     return shaper.args(node.name, json.loads(node.args), limit) if node.args else []
 
 
-def shown_assign(node: NodeRow, shaper: Shaper) -> Any:
-    """Assigned variable names (keywords, FOR), or an ITERATION's loop values, masked."""
+def shown_assign(node: Any, shaper: Shaper) -> Any:
+    """Assigned variable names (keywords, FOR), or an ITERATION's loop values, masked.
+    ``node``: any row with an ``assign`` JSON column (a NodeRow, search's lighter rows)."""
     return shaper.counted(shaper.redactor.assign(json.loads(node.assign))) if node.assign else None
 
 

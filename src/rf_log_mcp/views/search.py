@@ -31,7 +31,7 @@ from rf_log_listener.store import NOTABLE_MESSAGES, run_base
 
 from ..redaction import MASK
 from ..shaping import MASK_MARGIN, Shaper
-from .common import SELECTOR_REQUIRED, NodeRow, enclosing_scope, node_by_id, run_row
+from .common import SELECTOR_REQUIRED, NodeRow, enclosing_scope, node_by_id, run_row, shown_assign
 from .tree import group_members
 
 INVALID_QUERY = "INVALID_QUERY"
@@ -103,7 +103,7 @@ def search(conn: sqlite3.Connection, run_id: int, flt: Filter, selector: str | N
     if phase == 0:
         for key, node_pre, msg_no, level, time, text in _candidates(conn, run, flt, span, after):
             node = context.node(node_pre)
-            shown, masked, offset = _masked_match(text, node, flt, shaper)
+            shown, masked, offset, total = _masked_match(text, node, flt, shaper)
             if shown is None:
                 last_key = key
                 continue
@@ -113,8 +113,7 @@ def search(conn: sqlite3.Connection, run_id: int, flt: Filter, selector: str | N
             shaper.masked += masked
             hits.append({"id": f"{node.node_id}-m{msg_no}", "seq": key - run_base(run_id),
                          "level": level, "time": time,
-                         "text": _excerpt(shown, flt, shaper, offset,
-                                          len(text) if len(text) > _HUGE else len(shown)),
+                         "text": _excerpt(shown, flt, shaper, offset, total),
                          **context.of(node)})
             positions.append([0, key])
             last_key = key
@@ -122,15 +121,15 @@ def search(conn: sqlite3.Connection, run_id: int, flt: Filter, selector: str | N
             phase, last_key = (1, 0) if span.with_errors else (2, None)
     if phase == 1 and not more:
         for seq, level, time, text in _error_candidates(conn, run_id, flt, last_key or 0):
-            shown, masked = shaper.redactor.text(text)
-            if flt.needle and flt.needle not in shown.casefold():
+            shown, masked, offset, total = _masked_match(text, None, flt, shaper)
+            if shown is None:
                 continue
             if len(hits) == page_size:
                 more = True
                 break
             shaper.masked += masked
             hits.append({"id": f"errors-m{seq}", "level": level, "time": time,
-                         "text": _excerpt(shown, flt, shaper)})
+                         "text": _excerpt(shown, flt, shaper, offset, total)})
             positions.append([1, seq])
             last_key = seq
     view: dict[str, Any] = {"query": flt.query, "selector": selector,
@@ -189,8 +188,7 @@ def _candidates(conn: sqlite3.Connection, run: dict[str, Any], flt: Filter, span
     piece = _sql_piece(flt.query) if flt.query else ""
     if flt.levels and flt.levels <= _NOTABLE:
         yield from _rounds(conn, "messages AS m INDEXED BY messages_notable",
-                           f"{NOTABLE_MESSAGES.replace('level', 'm.level')}", flt, span, lo,
-                           span.hi, piece)
+                           NOTABLE_MESSAGES, flt, span, lo, span.hi, piece)
         return
     indexed_upto = min(span.hi, run["fts_upto"] or run_base(run["run_id"]))
     if len(piece) >= 3 and lo < indexed_upto:
@@ -260,30 +258,30 @@ _HUGE = 4 * MASK_MARGIN  # texts longer than this are masked around the match on
 
 
 def _masked_match(text: str, node: Any, flt: Filter,
-                  shaper: Shaper) -> tuple[str | None, int, int]:
-    """The masked text, the count of masked values, and how many characters of the original
-    come before it. A huge text is masked only around its first match that survives masking.
-    None when the query matches only inside masked values: a search never confirms a secret."""
+                  shaper: Shaper) -> tuple[str | None, int, int, int]:
+    """The masked text, the count of masked values, how many characters of the message come
+    before it and the message's length (as shown). A huge text is masked only around its
+    first match that survives masking. None when the query matches only inside masked
+    values: a search never confirms a secret. ``node`` None: a run error."""
     if len(text) <= _HUGE:
         shown, masked = shaper.mask_message(text, node)
         if flt.needle and flt.needle not in shown.casefold():
-            return None, 0, 0
-        return shown, masked, 0
+            return None, 0, 0, 0
+        return shown, masked, 0, len(shown)
     folded = text.casefold()  # positions are close enough to the original's for a window
     at = folded.find(flt.needle) if flt.needle else 0
     while at >= 0:
         start = max(0, at - MASK_MARGIN)
         window, masked = shaper.redactor.text(text[start:at + MASK_MARGIN])
         if not flt.needle or flt.needle in window.casefold():
-            return window, masked, start
+            return window, masked, start, len(text)
         at = folded.find(flt.needle, at + 1)
-    return None, 0, 0
+    return None, 0, 0, 0
 
 
-def _excerpt(text: str, flt: Filter, shaper: Shaper, offset: int = 0, total: int = 0) -> str:
+def _excerpt(text: str, flt: Filter, shaper: Shaper, offset: int, total: int) -> str:
     """The (masked) text, or, when long, a window that keeps the first match visible.
     ``text`` may be a part of the message starting ``offset`` characters in, of ``total``."""
-    total = max(total, offset + len(text))
     if len(text) <= _HIT_CHARS and total == len(text):
         return text
     shaper.message_truncated = True
@@ -337,9 +335,7 @@ class _Context:
         iteration = next((n for n in chain if n.type == "ITERATION"), None)
         if iteration is not None:
             info["iteration"] = {"id": iteration.node_id,
-                                 "values": self.shaper.counted(self.shaper.redactor.assign(
-                                     json.loads(iteration.assign)))
-                                 if iteration.assign else None}
+                                 "values": shown_assign(iteration, self.shaper)}
         branch = next((n for n in chain if n.type in _BRANCHES), None)
         if branch is not None:
             info["branch"] = {"id": branch.node_id, "type": branch.type,
@@ -356,8 +352,7 @@ class _Context:
 
     def _label(self, node: _Node) -> str:
         if node.type == "ITERATION":
-            values = self.shaper.counted(self.shaper.redactor.assign(json.loads(node.assign))) \
-                if node.assign else {}
+            values = shown_assign(node, self.shaper) or {}
             return "ITERATION " + ", ".join(f"{k}={v}" for k, v in values.items()) if values \
                 else "ITERATION"
         if node.type in ("IF", "ELSE IF"):
