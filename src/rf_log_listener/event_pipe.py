@@ -22,37 +22,42 @@ OPEN, CLOSE, MESSAGE, RUN_ERROR = 0, 1, 2, 3
 
 
 class EventBatcher:
-    """Collects a live run's events between flushes.
+    """Collects a live run's events between flushes, in one flat list.
 
-    Tuples: (OPEN, type, raw type, name, owner, args, assign, fields), (CLOSE, status,
-    message, start, elapsed, assign, fields), (MESSAGE, level, text, html, time), (RUN_ERROR,
-    level, text, html, time). Times are text, or datetime's 10-byte state (see ``_iso``).
+    Each event is its kind followed by its fields: OPEN type, raw type, name, owner, args,
+    assign, fields; CLOSE status, message, start, elapsed, assign, fields; MESSAGE level,
+    text, html, time; RUN_ERROR level, text, html, time. Times are text, or datetime's
+    10-byte state (see ``_iso``).
+
+    Flat, because a tuple per event would be a container that lives until the next flush:
+    tens of thousands of them per second make Python's garbage collector run more often,
+    and its full collections walk robot's whole, growing result model.
     """
 
     def __init__(self, run_id: int) -> None:
         self.run_id = run_id
-        self._events: list[tuple[Any, ...]] = []
-        # The listener's hottest paths (keywords, messages) add their tuples through this
+        self._events: list[Any] = []
+        # The listener's hottest paths (keywords, messages) add their events through this
         # bound method: one call less per event. The list is therefore never replaced.
-        self.append = self._events.append
+        self.extend = self._events.extend
 
     def open(self, ntype: str, raw_type: str, name: str, owner: str | None, args: Any,
              assign: Any, fields: dict[str, Any] | None) -> None:
-        self._events.append((OPEN, ntype, raw_type, name, owner, args, assign, fields))
+        self._events.extend((OPEN, ntype, raw_type, name, owner, args, assign, fields))
 
     def close(self, status: str, message: str, start: bytes | str | None, elapsed: float | None,
               assign: Any, fields: dict[str, Any] | None) -> None:
         """Close the innermost open node; ``assign`` None keeps what open gave."""
-        self._events.append((CLOSE, status, message, start, elapsed, assign, fields))
+        self._events.extend((CLOSE, status, message, start, elapsed, assign, fields))
 
     def run_error(self, level: str, text: str, html: bool, time: str | None) -> None:
-        self._events.append((RUN_ERROR, level, text, html, time))
+        self._events.extend((RUN_ERROR, level, text, html, time))
 
-    @property
-    def pending(self) -> bool:
-        return bool(self._events)
+    def __len__(self) -> int:
+        """How many items (not events) wait for the next flush."""
+        return len(self._events)
 
-    def _take(self) -> list[tuple[Any, ...]]:
+    def _take(self) -> list[Any]:
         events = self._events.copy()
         self._events.clear()
         return events
@@ -110,29 +115,36 @@ class LocalEvents(EventBatcher):
         self.writer.end_run(end)
 
 
-def apply_batch(writer: RunWriter, stack: list[Node], events: list[tuple[Any, ...]],
+def apply_batch(writer: RunWriter, stack: list[Node], events: list[Any],
                 flush: bool = True) -> None:
     """Replay events into the writer, then commit (a live writer includes its open nodes)."""
-    for event in events:
-        kind = event[0]
+    at, end = 0, len(events)
+    while at < end:
+        kind = events[at]
         if kind == MESSAGE:
-            writer.message(event[1], event[2], event[3], _iso(event[4]))
+            writer.message(events[at + 1], events[at + 2], events[at + 3], _iso(events[at + 4]))
+            at += 5
         elif kind == OPEN:
-            _, ntype, raw, name, owner, args, assign, fields = event
+            ntype, raw, name, owner, args, assign, fields = events[at + 1:at + 8]
             node = Node(ntype, raw, name, owner, args=args, assign=assign, fields=fields or {})
             stack.append(node)
             writer.open_node(node)
+            at += 8
         elif kind == CLOSE:
             node = stack.pop()
-            _, node.status, node.message, start, node.elapsed, assign, fields = event
+            node.status, node.message, start, node.elapsed, assign, fields = events[at + 1:at + 7]
             node.start_time = _iso(start)
             if assign is not None:
                 node.assign = assign
             if fields:
                 node.fields.update(fields)
             writer.close_node(node)
+            at += 7
+        elif kind == RUN_ERROR:
+            writer.run_error(*events[at + 1:at + 5])
+            at += 5
         else:
-            writer.run_error(event[1], event[2], event[3], event[4])
+            raise ValueError(f"unknown event kind {kind!r} at item {at}")
     if flush:
         writer.flush()
 

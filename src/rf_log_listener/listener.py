@@ -2,10 +2,12 @@
 
 Listener v3 (RF 7.0+) events become the same :class:`~rf_log_listener.events.Node` events
 the importers emit, and the same :class:`RunWriter` writes them, so a live run and the import
-of its output.xml give the same rows (the invariant test). Rows are committed every half
-second or 10,000 rows, open nodes included (as RUNNING), so another process sees the run as
-it goes. The listener never breaks the run: any failure of its own becomes one warning on
-the console and capture stops; robot goes on.
+of its output.xml give the same rows (the invariant test). Events reach the writer every half
+second or ~2,000 events and are committed, open nodes included (as RUNNING), so another
+process sees the run as it goes. On RF 7.2+ messages are read from the result bodies RF
+fills for its own output (see ``_body_items_reader``), not from ``log_message``.
+The listener never breaks the run: any failure of its own becomes one warning on the console
+and capture stops; robot goes on.
 
 RF 6.x has no keyword events in Listener v3: there the listener warns once and imports the
 output file robot writes at the end (nothing is captured with ``--output NONE``).
@@ -14,7 +16,9 @@ output file robot writes at the end (nothing is captured with ``--output NONE``)
 from __future__ import annotations
 
 import hashlib
+import operator
 import os
+import re
 import signal
 import sqlite3
 import subprocess
@@ -35,6 +39,10 @@ from .writer import RunWriter
 from .writer_process import WRITER_WARNED
 
 FLUSH_EVERY_S = 0.5
+# ... or sooner, after this many pending items (about 2,000 events): small batches keep the
+# writer process busy all along (robot's last wait, at the end, is short) and the pending
+# events die young, before Python's garbage collector has to look at them twice.
+FLUSH_ITEMS = 12_000
 HEARTBEAT_EVERY_S = 5.0
 
 # Attributes copied from RF's result objects into Node.fields at the end of each item.
@@ -120,6 +128,10 @@ class rf_log_listener:
     """Robot Framework listener that writes the run into the rf-log-mcp store while it runs."""
 
     ROBOT_LISTENER_API_VERSION = 3
+    # Called after every other listener (RF 7.1+), at starts and at ends: what they log or
+    # change in their end_* methods goes into the output file, so it is there when this one
+    # reads the result.
+    ROBOT_LISTENER_PRIORITY = -1_000_000
 
     def __init__(self, *options: str) -> None:
         settings = dict(option.split("=", 1) for option in options if "=" in option)
@@ -131,12 +143,16 @@ class rf_log_listener:
         self._lock = threading.Lock()
         self._disabled = False
         self._events_out: EventBatcher | None = None
-        self._append: Callable[[tuple[Any, ...]], None] = list().append  # _events_out's, once set
+        self._extend: Callable[[tuple[Any, ...]], None] = list().extend  # _events_out's, once set
         self._sink: SqliteRowSink | None = None  # only when rows are written in-process
         self._conn: sqlite3.Connection | None = None
         self._process: subprocess.Popen[bytes] | None = None
         self._pipe: FramedPipe | None = None
         self._types: list[str] = []  # types of the open nodes, innermost last
+        # The open nodes' bodies (RF 7.2+ keeps each logged message there; see _pull_messages)
+        # and how many of each body's items were looked at already.
+        self._bodies: list[list[Any]] = []
+        self._seen: list[int] = []
         self._last_flush = time.monotonic()
         self._events = 0  # the ticker compares it between ticks to see whether robot is quiet
         self._ticker: threading.Thread | None = None
@@ -144,6 +160,10 @@ class rf_log_listener:
         self._ended = False
         self._early_errors: list[tuple[str, str, bool, str | None]] = []  # before the run starts
         self._rf6 = _rf_major() < 7
+        self._items_of = _body_items_reader()
+        if self._items_of is not _no_items:
+            # RF will not call log_message at all: in a TRACE run that is most of the events.
+            self.log_message = None  # type: ignore[assignment]
         if unknown:
             _warn(f"ignoring unknown listener options {unknown}; use db=PATH, label=TEXT,"
                   " writer=inline")
@@ -160,8 +180,8 @@ class rf_log_listener:
         first = self._events_out is None
         if first:
             self._start_run(result)
-        self._open(ev.SUITE, "suite", result.name, None, None, None,
-                   {"source": str(data.source)} if data.source else None)
+        self._open(result, ev.SUITE, "suite", result.name,
+                   {"source": str(data.source)} if data.source else None, ())
         if first:  # readers see the run's root suite at once, not at the first periodic flush
             self._flush()
 
@@ -183,7 +203,7 @@ class rf_log_listener:
             writer = RunWriter(local, live=True, batch_rows=10_000)
             writer.attach_run(run_id, info.generator)
             self._events_out = LocalEvents(writer, run_id)
-        self._append = self._events_out.append
+        self._extend = self._events_out.extend
         for error in self._early_errors:  # e.g. the root suite's failed library imports
             self._events_out.run_error(*error)
         self._early_errors.clear()
@@ -213,8 +233,8 @@ class rf_log_listener:
     def start_test(self, data: Any, result: Any) -> None:
         if self._events_out is None:
             return
-        self._open(ev.TEST, "test", result.name, None, None, None,
-                   {"lineno": data.lineno} if data.lineno else None)
+        self._open(result, ev.TEST, "test", result.name,
+                   {"lineno": data.lineno} if data.lineno else None, self._items_of(result))
 
     @_guarded
     def end_test(self, data: Any, result: Any) -> None:
@@ -224,8 +244,8 @@ class rf_log_listener:
 
     # -- keywords and control structures ------------------------------------------------------
 
-    # Keywords and messages are most of the events: they append EventBatcher's tuples
-    # (OPEN/CLOSE/MESSAGE, layouts as in its methods) straight to its list. Times travel as
+    # Keywords and messages are most of the events: they extend EventBatcher's flat list
+    # straight away (OPEN/CLOSE/MESSAGE, layouts as in its methods). Times travel as
     # datetime's own 10-byte state (``__reduce__``, 6x cheaper than isoformat in robot);
     # the writer side turns them into text.
 
@@ -237,9 +257,9 @@ class rf_log_listener:
         if ntype not in _KEYWORD_TYPES:
             ntype = _KEYWORD
         args, assign = result.args, result.assign
-        self._types.append(ntype)
-        self._append((OPEN, ntype, "keyword", result.name or "", result.owner or None,
-                      list(args) if args else None, list(assign) if assign else None, None))
+        self._enter(result, ntype, self._items_of(result))
+        self._extend((OPEN, ntype, "keyword", result.name or "", result.owner or None,
+                      tuple(args) if args else None, tuple(assign) if assign else None, None))
 
     @_guarded
     def end_keyword(self, data: Any, result: Any) -> None:
@@ -248,9 +268,9 @@ class rf_log_listener:
         fields = _doc_tags_timeout(result)
         if result.source_name:
             fields["source_name"] = result.source_name
-        self._types.pop()
+        self._leave()
         start, elapsed = result.start_time, result.elapsed_time
-        self._append((CLOSE, result.status, result.message or "",
+        self._extend((CLOSE, result.status, result.message or "",
                       start.__reduce__()[1][0] if start is not None else None,
                       elapsed.total_seconds() if elapsed is not None else None, None, fields))
         if not self._events & 31:
@@ -263,7 +283,7 @@ class rf_log_listener:
         ntype = result.type
         # Only GROUP and VAR have a name (elsewhere RF 7 deprecates the attribute).
         name = result.name if ntype in (ev.GROUP, ev.VAR) else ""
-        self._open(ntype, ntype, name or "", None, None, None, None)
+        self._open(result, ntype, ntype, name or "", None, self._items_of(result))
 
     @_guarded
     def end_body_item(self, data: Any, result: Any) -> None:
@@ -291,12 +311,13 @@ class rf_log_listener:
 
     @_guarded
     def log_message(self, message: Any, _: None = None) -> None:
+        """RF 7.0/7.1 only (see _body_items_reader)."""
         # Messages logged while no keyword or test is open never reach the output file.
         types = self._types
         if not types or types[-1] == _SUITE or self._events_out is None:
             return
         stamp = message.timestamp
-        self._append((MESSAGE, message.level, message.message, message.html,
+        self._extend((MESSAGE, message.level, message.message, message.html,
                       stamp.__reduce__()[1][0] if stamp is not None else None))
         if not self._events & 31:
             self._maybe_flush()
@@ -368,17 +389,18 @@ class rf_log_listener:
 
     # Looking at the clock on every event costs more than it buys: every 32nd event checks.
 
-    def _open(self, ntype: str, raw: str, name: str, owner: str | None, args: Any, assign: Any,
-              fields: dict[str, Any] | None) -> None:
+    def _open(self, result: Any, ntype: str, raw: str, name: str, fields: dict[str, Any] | None,
+              body: Any) -> None:
+        """Open a suite, test or control structure (keywords open in start_keyword)."""
         assert self._events_out is not None
-        self._types.append(ntype)
-        self._events_out.open(ntype, raw, name, owner, args, assign, fields)
+        self._enter(result, ntype, body)
+        self._events_out.open(ntype, raw, name, None, None, None, fields)
         if not self._events & 31:
             self._maybe_flush()
 
     def _close(self, result: Any, assign: Any, fields: dict[str, Any]) -> None:
         assert self._events_out is not None
-        self._types.pop()
+        self._leave()
         start, elapsed = result.start_time, result.elapsed_time
         self._events_out.close(result.status, result.message or "",
                                start.__reduce__()[1][0] if start is not None else None,
@@ -387,8 +409,45 @@ class rf_log_listener:
         if not self._events & 31:
             self._maybe_flush()
 
+    def _enter(self, child: Any, ntype: str, body: Any) -> None:
+        """A node opens: first its parent's messages logged so far. RF has appended the
+        child to the parent's body already (not setups and teardowns): when it is the one
+        new item, there is nothing to look at."""
+        if self._bodies:
+            items = self._bodies[-1]
+            new = len(items) - self._seen[-1]
+            if new == 1 and items[-1] is child:
+                self._seen[-1] += 1
+            elif new > 0:
+                self._pull_messages()
+        self._types.append(ntype)
+        self._bodies.append(body)
+        self._seen.append(0)
+
+    def _leave(self) -> None:
+        """The innermost node ends: its last messages first."""
+        if len(self._bodies[-1]) > self._seen[-1]:
+            self._pull_messages()
+        self._types.pop()
+        self._bodies.pop()
+        self._seen.pop()
+
+    def _pull_messages(self) -> None:
+        """Send the innermost open node's messages logged since the last look: called before
+        a child opens, before the node closes, and by the ticker while robot is quiet, so
+        they keep their place among the children, as in the output file."""
+        items, seen = self._bodies[-1], self._seen[-1]
+        self._seen[-1] = end = len(items)
+        extend = self._extend
+        for item in items[seen:end]:
+            if isinstance(item, _Message):
+                stamp = item.timestamp
+                extend((MESSAGE, item.level, item.message, item.html,
+                        stamp.__reduce__()[1][0] if stamp is not None else None))
+
     def _maybe_flush(self) -> None:
-        if time.monotonic() - self._last_flush >= FLUSH_EVERY_S:
+        assert self._events_out is not None
+        if len(self._events_out) >= FLUSH_ITEMS or time.monotonic() - self._last_flush >= FLUSH_EVERY_S:
             self._flush()
 
     def _writer_process(self, conn: sqlite3.Connection, run_id: int, generator: str) -> EventForwarder | None:
@@ -432,7 +491,9 @@ class rf_log_listener:
                 now = time.monotonic()
                 # Only while robot is quiet (a long keyword, a sleep): when it is busy its own
                 # events flush, and a flush from here would contend with it for the GIL.
-                if quiet and self._events_out.pending:
+                if quiet and self._bodies and len(self._bodies[-1]) > self._seen[-1]:
+                    self._pull_messages()  # a long keyword's messages, while it runs
+                if quiet and len(self._events_out):
                     self._flush()
                     last_beat = now
                 elif now - last_beat >= HEARTBEAT_EVERY_S:
@@ -466,6 +527,38 @@ def _doc_tags_timeout(result: Any) -> dict[str, Any]:
     if result.timeout:
         fields["timeout"] = str(result.timeout)
     return fields
+
+
+def _no_items(result: Any) -> tuple[()]:
+    return ()
+
+
+def _body_items_reader() -> Callable[[Any], Any]:
+    """How the listener reads messages: from result bodies, or through ``log_message``.
+
+    RF 7.2+ appends every message it writes to the output to its parent's result body, right
+    after the listeners' log_message, and empties a test's bodies only after end_test.
+    Reading them there, at the next start or end, replaces tens of thousands of listener
+    calls in a TRACE run, and captures exactly what the output gets. The body's own list is
+    read directly (an ItemList's ``len`` and indexing are Python calls); on RF 7.0/7.1,
+    which keep no messages there, or if that list is not where this code expects it,
+    messages come through log_message as before."""
+    global _Message
+    try:
+        from robot.result import Keyword, Message
+        from robot.version import VERSION
+    except ImportError:
+        return _no_items
+    release = re.match(r"(\d+)\.(\d+)", VERSION)
+    if not release or (int(release[1]), int(release[2])) < (7, 2):
+        return _no_items
+    if not isinstance(getattr(Keyword().body, "_items", None), list):
+        return _no_items
+    _Message = Message
+    return operator.attrgetter("body._items")
+
+
+_Message: Any = None  # robot.result.Message, once RF is known to keep messages in bodies
 
 
 def _rf_major() -> int:

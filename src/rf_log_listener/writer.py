@@ -36,7 +36,7 @@ def _json(value: Any) -> str:
     """Compact JSON; lists and dicts of plain strings (most args, assigns, docs) skip the
     generic encoder, which costs several times more per call on this hot path."""
     kind = type(value)
-    if kind is list:
+    if kind is list or kind is tuple:
         try:
             flat = "".join(value)
         except TypeError:
