@@ -208,12 +208,15 @@ def test_output_none_makes_the_store_the_only_record(tmp_path: Path) -> None:
     suite = tmp_path / "none.robot"
     suite.write_text("*** Test Cases ***\nFails\n    Fail    only in the store\n")
     db = tmp_path / "live.sqlite3"
-    done = robot("--listener", f"rf_log_listener:db={db}", "--output", "NONE", str(suite),
-                 cwd=tmp_path)
+    done = robot("--listener", f"rf_log_listener:db={db}", "--output", "NONE", "--loglevel", "TRACE",
+                 str(suite), cwd=tmp_path)
     assert done.returncode == 1
     conn = open_store(db)
     path = service.get_view(conn, "failure_path", run_id=1).failure_path
-    assert path is not None and path.path[-1].messages[0].text == "only in the store"
+    assert path is not None and "only in the store" in [m.text for m in path.path[-1].messages]
+    # TRACE arguments (RF logs them as delayed messages) arrive as text
+    texts = [row[0] for row in conn.execute("SELECT text FROM messages ORDER BY key")]
+    assert texts[:2] == ["Arguments: [ 'only in the store' ]", "only in the store"]
 
 
 @pytest.mark.anyio

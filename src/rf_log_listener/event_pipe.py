@@ -166,5 +166,8 @@ def apply_events(pipe: FramedPipe, writer: RunWriter) -> None:
             _, complete, generator, total, passed, failed, skipped = message
             writer.end_run(RunEnd(complete, generator, total, passed, failed, skipped))
             pipe.send_bytes(marshal.dumps(None))
+            # Keep the store open until robot has closed its own connection and the pipe, so
+            # this process, not robot, is the last one out and makes SQLite's final checkpoint.
+            pipe.inp.read()
             return
         apply_batch(writer, stack, message[1])

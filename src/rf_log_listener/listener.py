@@ -16,6 +16,7 @@ output file robot writes at the end (nothing is captured with ``--output NONE``)
 from __future__ import annotations
 
 import hashlib
+import operator
 import os
 import re
 import signal
@@ -369,6 +370,13 @@ class rf_log_listener:
                     self._events_out.end_run(RunEnd(complete=False))
                 except Exception as exc:
                     _warn(f"could not close the run: {exc}")
+            if self._sink is not None:
+                self._sink.close()
+            if self._conn is not None:
+                # Before the pipe: while the writer process still has the store open, the
+                # checkpoint SQLite makes when its last connection closes (tens of ms) is left
+                # to that process instead of robot.
+                self._conn.close()
             if self._pipe is not None:
                 self._pipe.close()  # the writer process commits what it has and ends
             if self._process is not None and not self._ended:
@@ -379,10 +387,6 @@ class rf_log_listener:
                     self._process.wait(30)
                 except subprocess.TimeoutExpired:
                     self._process.kill()
-            if self._sink is not None:
-                self._sink.close()
-            if self._conn is not None:
-                self._conn.close()
 
     # -- helpers ---------------------------------------------------------------------------------
 
@@ -437,11 +441,16 @@ class rf_log_listener:
         they keep their place among the children, as in the output file."""
         items, seen = self._bodies[-1], self._seen[-1]
         self._seen[-1] = end = len(items)
-        extend = self._extend
+        extend, fields = self._extend, _message_fields
         for item in items[seen:end]:
             if isinstance(item, _Message):
-                stamp = item.timestamp
-                extend((MESSAGE, item.level, item.message, item.html,
+                try:
+                    level, text, html, stamp = fields(item)
+                except AttributeError:  # not made by RF's logger: no internals to read
+                    level, text, html, stamp = item.level, item.message, item.html, item.timestamp
+                if type(text) is not str:  # a delayed message: reading it makes RF resolve it
+                    text = item.message
+                extend((MESSAGE, level, text, html,
                         stamp.__reduce__()[1][0] if stamp is not None else None))
 
     def _maybe_flush(self) -> None:
@@ -554,6 +563,11 @@ def _body_items_reader() -> Callable[[Any], Any]:
     if not isinstance(getattr(Keyword().body, "_items", None), list):
         return _no_items
     _Message = Message
+    # RF's logger makes messages whose text and time are Python properties; one C-level
+    # getter reads what they hold (the hottest line of a TRACE run's capture).
+    global _message_fields
+    stamp = getattr(getattr(Message, "timestamp", None), "attr_name", "timestamp")
+    _message_fields = operator.attrgetter("level", "_message", "html", stamp)
     return _body_items
 
 
@@ -565,6 +579,8 @@ def _body_items(result: Any) -> Any:
 
 
 _Message: Any = None  # robot.result.Message, once RF is known to keep messages in bodies
+_message_fields: Callable[[Any], tuple[Any, ...]] = operator.attrgetter("level", "message", "html",
+                                                                        "timestamp")
 
 
 def _rf_major() -> int:
