@@ -154,20 +154,18 @@ def _iso(stamp: bytes | str | None) -> str | None:
     return datetime(stamp).isoformat() if type(stamp) is bytes else stamp  # type: ignore[call-overload]
 
 
-def apply_events(pipe: FramedPipe, writer: RunWriter) -> None:
-    """Replay batches from ``pipe`` into ``writer`` until the run ends or the pipe closes."""
+def apply_events(pipe: FramedPipe, writer: RunWriter) -> bool:
+    """Replay batches from ``pipe`` into ``writer`` until the run ends (True: robot has its
+    acknowledgement) or the pipe closes."""
     stack: list[Node] = []
     while True:
         try:
             message = marshal.loads(pipe.recv_bytes())
         except EOFError:
-            return  # robot is gone: what arrived is committed; readers see it interrupted
+            return False  # robot is gone: what arrived is committed; readers see it interrupted
         if message[0] == "end":
             _, complete, generator, total, passed, failed, skipped = message
             writer.end_run(RunEnd(complete, generator, total, passed, failed, skipped))
             pipe.send_bytes(marshal.dumps(None))
-            # Keep the store open until robot has closed its own connection and the pipe, so
-            # this process, not robot, is the last one out and makes SQLite's final checkpoint.
-            pipe.inp.read()
-            return
+            return True
         apply_batch(writer, stack, message[1])

@@ -32,7 +32,8 @@ def main(argv: list[str]) -> int:
             sink.attach(run_id)
             writer = RunWriter(sink, live=True, batch_rows=10_000)
             writer.attach_run(run_id, generator)
-            apply_events(FramedPipe(sys.stdin.buffer, out), writer)
+            if apply_events(FramedPipe(sys.stdin.buffer, out), writer):
+                _outlive_robot()
         finally:
             conn.close()
     except Exception as exc:  # a full disk, a store gone read-only: one clear line on robot's console
@@ -43,6 +44,17 @@ def main(argv: list[str]) -> int:
         sys.stderr.flush()
         return WRITER_WARNED
     return 0
+
+
+def _outlive_robot() -> None:
+    """The run is published. Let go of robot's stderr, which this process inherited: CI
+    runners that capture robot's output wait until every holder has closed it. Then keep the
+    store open until robot has closed its connection and the pipe, so that this process,
+    not robot, is the last one out and makes SQLite's closing checkpoint."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, 2)
+    os.close(devnull)
+    sys.stdin.buffer.read()
 
 
 if __name__ == "__main__":
