@@ -1,11 +1,11 @@
-"""Events as small tuples: the live listener's half of the one writer.
+"""Events as flat runs of plain values: the live listener's half of the one writer.
 
-Inside robot the listener calls an :class:`EventBatcher` (open, close, message, run_error,
-flush, end_run) that only packs tuples. :func:`apply_batch` replays them into the one
-:class:`RunWriter`, which computes ids, positions, aggregates and rows: in a writer process
-(:class:`EventForwarder` ships batches over a pipe to ``writer_process.py``), or in robot's
-own process when that process cannot start (:class:`LocalEvents`). Either way robot pays for
-little more than building the tuples.
+Inside robot the listener hands an :class:`EventBatcher` its events (open, close, messages,
+run_error, then flush, end_run), which only collects them. :func:`apply_batch` replays them
+into the one :class:`RunWriter`, which computes ids, positions, aggregates and rows: in a
+writer process (:class:`EventForwarder` ships batches over a pipe to ``writer_process.py``),
+or in robot's own process when that process cannot start (:class:`LocalEvents`). Either way
+robot pays for little more than collecting the values.
 """
 
 from __future__ import annotations

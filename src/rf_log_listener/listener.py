@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from . import events as ev
-from .event_pipe import CLOSE, MESSAGE, OPEN, EventBatcher, EventForwarder, LocalEvents
+from .event_pipe import MESSAGE, OPEN, EventBatcher, EventForwarder, LocalEvents
 from .events import RunEnd, RunInfo
 from .row_pipe import FramedPipe
 from .rows import SqliteRowSink
@@ -159,7 +159,7 @@ class rf_log_listener:
         self._stop = threading.Event()
         self._ended = False
         self._early_errors: list[tuple[str, str, bool, str | None]] = []  # before the run starts
-        self._rf6 = _rf_major() < 7
+        self._rf6 = _rf_version() < (7, 0)
         self._items_of = _body_items_reader()
         if self._items_of is not _no_items:
             # RF will not call log_message at all: in a TRACE run that is most of the events.
@@ -244,8 +244,8 @@ class rf_log_listener:
 
     # -- keywords and control structures ------------------------------------------------------
 
-    # Keywords and messages are most of the events: they extend EventBatcher's flat list
-    # straight away (OPEN/CLOSE/MESSAGE, layouts as in its methods). Times travel as
+    # Keyword starts and messages are most of the events: they extend EventBatcher's flat
+    # list straight away (OPEN/MESSAGE, layouts as in its methods). Times travel as
     # datetime's own 10-byte state (``__reduce__``, 6x cheaper than isoformat in robot);
     # the writer side turns them into text.
 
@@ -268,13 +268,7 @@ class rf_log_listener:
         fields = _doc_tags_timeout(result)
         if result.source_name:
             fields["source_name"] = result.source_name
-        self._leave()
-        start, elapsed = result.start_time, result.elapsed_time
-        self._extend((CLOSE, result.status, result.message or "",
-                      start.__reduce__()[1][0] if start is not None else None,
-                      elapsed.total_seconds() if elapsed is not None else None, None, fields))
-        if not self._events & 31:
-            self._maybe_flush()
+        self._close(result, None, fields)
 
     @_guarded
     def start_body_item(self, data: Any, result: Any) -> None:
@@ -551,21 +545,16 @@ def _body_items_reader() -> Callable[[Any], Any]:
     read directly (an ItemList's ``len`` and indexing are Python calls); on RF 7.0/7.1,
     which keep no messages there, or if that list is not where this code expects it,
     messages come through log_message as before."""
-    global _Message
-    try:
-        from robot.result import Keyword, Message
-        from robot.version import VERSION
-    except ImportError:
+    global _Message, _message_fields
+    if _rf_version() < (7, 2):
         return _no_items
-    release = re.match(r"(\d+)\.(\d+)", VERSION)
-    if not release or (int(release[1]), int(release[2])) < (7, 2):
-        return _no_items
+    from robot.result import Keyword, Message
+
     if not isinstance(getattr(Keyword().body, "_items", None), list):
         return _no_items
     _Message = Message
     # RF's logger makes messages whose text and time are Python properties; one C-level
     # getter reads what they hold (the hottest line of a TRACE run's capture).
-    global _message_fields
     stamp = getattr(getattr(Message, "timestamp", None), "attr_name", "timestamp")
     _message_fields = operator.attrgetter("level", "_message", "html", stamp)
     return _body_items
@@ -583,12 +572,14 @@ _message_fields: Callable[[Any], tuple[Any, ...]] = operator.attrgetter("level",
                                                                         "timestamp")
 
 
-def _rf_major() -> int:
+def _rf_version() -> tuple[int, int]:
+    """RF's major and minor version; (7, 0) when it cannot be told (RF 7.0's behaviour)."""
     try:
         from robot.version import VERSION
     except ImportError:
-        return 7
-    return int(VERSION.split(".")[0])
+        return 7, 0
+    release = re.match(r"(\d+)\.(\d+)", VERSION)
+    return (int(release[1]), int(release[2])) if release else (7, 0)
 
 
 def _warn(text: str) -> None:
