@@ -12,6 +12,7 @@ import sqlite3
 from pathlib import Path
 from typing import Any
 
+from .rows import index_messages
 from .store import run_base, transaction
 
 _STEP = 2_000  # keys read per range: a damaged page loses this much at most
@@ -61,9 +62,6 @@ def _salvage_run(old: sqlite3.Connection, conn: sqlite3.Connection, run_id: int)
         lo, hi = run_base(new_id), run_base(new_id + 1)
         conn.execute("UPDATE nodes SET status = 'NOT FINISHED' WHERE key >= ? AND key < ?"
                      " AND status = 'RUNNING'", (lo, hi))
-        conn.execute("INSERT INTO messages_fts (rowid, text) SELECT key, text FROM messages"
-                     " WHERE key >= ? AND key < ?", (lo, hi))
-        conn.execute("UPDATE runs SET fts_upto = ? WHERE run_id = ?", (hi, new_id))
         try:
             errors = old.execute("SELECT seq, level, time, html, text FROM errors WHERE run_id = ?",
                                  (run_id,)).fetchall()
@@ -71,6 +69,7 @@ def _salvage_run(old: sqlite3.Connection, conn: sqlite3.Connection, run_id: int)
             errors = []
         conn.executemany("INSERT INTO errors (run_id, seq, level, time, html, text)"
                          " VALUES (?, ?, ?, ?, ?, ?)", [(new_id, *e) for e in errors])
+    index_messages(conn, new_id, lo, hi)
     return {"old_run_id": run_id, "run_id": new_id, "nodes": nodes, "messages": messages,
             "unreadable_ranges": lost_nodes + lost_messages}
 
