@@ -17,7 +17,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TextIO
 
-from rf_log_listener.errors import STORE_CORRUPT, ResultError
+from rf_log_listener.errors import STORE_CORRUPT, STORE_UNAVAILABLE, ResultError
 from rf_log_listener.importers import import_result
 from rf_log_listener.salvage import salvage_live_runs
 from rf_log_listener.store import (
@@ -38,6 +38,7 @@ from .models import Envelope, ErrorInfo, GetViewResponse, ParseResultResponse
 from .redaction import redactor
 from .render import Style
 from .shaping import MAX_BUDGET
+from .views.common import RUN_NOT_FOUND
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -65,7 +66,7 @@ def main(argv: list[str] | None = None) -> int:
         print("interrupted", file=sys.stderr)
         return 130
     except sqlite3.DatabaseError as exc:  # pages damaged after the store opened
-        print(f"error [{STORE_CORRUPT if is_corruption(exc) else 'STORE_UNAVAILABLE'}]: {exc}",
+        print(f"error [{STORE_CORRUPT if is_corruption(exc) else STORE_UNAVAILABLE}]: {exc}",
               file=sys.stderr)
         print("hint: `rf-log-mcp doctor` checks the store; `--repair` starts a new one",
               file=sys.stderr)
@@ -259,7 +260,7 @@ def _resolve(conn: sqlite3.Connection, run: int | str | None) -> int:
         return run
     row = conn.execute(f"SELECT max(run_id) FROM runs WHERE {VISIBLE_RUNS}").fetchone()
     if row[0] is None:
-        raise ResultError("RUN_NOT_FOUND", "The store has no runs yet.",
+        raise ResultError(RUN_NOT_FOUND, "The store has no runs yet.",
                           "Import an output.xml with `rf-log-mcp import PATH`, or run robot with "
                           "--listener rf_log_listener.")
     return int(row[0])

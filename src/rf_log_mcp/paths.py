@@ -19,7 +19,7 @@ import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
 
-from rf_log_listener.errors import ResultError
+from rf_log_listener.errors import FILE_NOT_FOUND, ResultError
 
 ENV_ALLOWED = "RF_LOG_MCP_ALLOWED_ROOTS"
 PATH_NOT_ALLOWED = "PATH_NOT_ALLOWED"
@@ -49,7 +49,7 @@ class PathPolicy:
         except (OSError, RuntimeError):  # a symlink loop: not readable anyway
             target = Path(os.path.abspath(path))
         except ValueError:  # NUL in the path
-            raise ResultError("FILE_NOT_FOUND", f"{path!r} is not a valid path.") from None
+            raise ResultError(FILE_NOT_FOUND, f"{path!r} is not a valid path.") from None
         if any(target.is_relative_to(root) for root in self._roots(conn)):
             return
         raise ResultError(

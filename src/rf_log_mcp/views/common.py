@@ -17,9 +17,6 @@ NODE_NOT_FOUND = "NODE_NOT_FOUND"
 NODE_NOT_IN_TEST = "NODE_NOT_IN_TEST"
 SELECTOR_REQUIRED = "SELECTOR_REQUIRED"
 
-# An import still in progress (or one that died), or a run being pruned, is never shown.
-VISIBLE = VISIBLE_RUNS
-
 NODE_COLUMNS = (
     "key, pre, last, parent_pre, node_id, type, name, owner, status, message, elapsed,"
     " failed_descendant_count, max_descendant_level, msg_lo, msg_hi, args, owner_test, assign,"
@@ -56,7 +53,7 @@ class NodeRow:
 def run_row(conn: sqlite3.Connection, run_id: int) -> dict[str, Any]:
     if conn.execute("SELECT 1 FROM runs WHERE run_id = ? AND status = 'running'", (run_id,)).fetchone():
         mark_dead_live_runs(conn)
-    cur = conn.execute(f"SELECT * FROM runs WHERE run_id = ? AND {VISIBLE}", (run_id,))
+    cur = conn.execute(f"SELECT * FROM runs WHERE run_id = ? AND {VISIBLE_RUNS}", (run_id,))
     row = cur.fetchone()
     if row is None:
         raise ResultError(RUN_NOT_FOUND, f"No run {run_id} in the store.",
