@@ -1,6 +1,8 @@
 from __future__ import annotations
 
+import os
 import sqlite3
+import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -20,6 +22,16 @@ def fixture_files() -> list[Path]:
     files = sorted(p for p in FIXTURE_RESULTS.glob("*/*") if p.suffix in (".xml", ".json"))
     assert files, f"no fixtures under {FIXTURE_RESULTS}; run tests/fixtures/generate.py"
     return files
+
+
+def cli(*args: str, env: dict[str, str] | None = None, cwd: Path | None = None,
+        db: Path | None = None) -> subprocess.CompletedProcess[str]:
+    """Run ``rf-log-mcp ARGS`` as a process; ``db`` sets the store through RF_LOG_MCP_DB."""
+    extra = {**(env or {}), **({"RF_LOG_MCP_DB": str(db)} if db is not None else {})}
+    return subprocess.run(
+        [sys.executable, "-m", "rf_log_mcp", *args], capture_output=True, text=True,
+        env={**os.environ, **extra}, cwd=cwd, timeout=300, check=False,
+    )
 
 
 @pytest.fixture

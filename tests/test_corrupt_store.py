@@ -7,12 +7,10 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
-from conftest import FIXTURE_RESULTS
+from conftest import FIXTURE_RESULTS, cli
 from test_listener import robot
 from test_mcp_server import call, server
 
@@ -21,12 +19,6 @@ from rf_log_listener.store import open_store
 from rf_log_mcp import service
 
 XML = FIXTURE_RESULTS / "7.5" / "output.xml"
-
-
-def cli(db: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "rf_log_mcp", *args], capture_output=True,
-                          text=True, env={**os.environ, "RF_LOG_MCP_DB": str(db)}, timeout=300,
-                          check=False)
 
 
 def aside(db: Path) -> list[Path]:
@@ -90,25 +82,25 @@ def test_damaged_pages_give_store_corrupt_and_doctor_repairs(tmp_path: Path) -> 
     conn.close()
     codes = {response.error.code for response in failing if not response.ok}
     assert codes == {"STORE_CORRUPT"}, [r.error for r in failing]  # an answer, not an exception
-    doctor = cli(db, "doctor")
+    doctor = cli("doctor", db=db)
     assert doctor.returncode == 1 and "PROBLEM:" in doctor.stdout and "--repair" in doctor.stdout
-    repaired = cli(db, "doctor", "--repair", "--json")
+    repaired = cli("doctor", "--repair", "--json", db=db)
     assert repaired.returncode == 0, repaired.stdout + repaired.stderr
     facts = json.loads(repaired.stdout)
     assert facts["repair"]["reimported"] == [str(XML.resolve())]
     assert Path(facts["repair"]["moved_to"]) == aside(db)[0]
-    summary = json.loads(cli(db, "summary", "1", "--json").stdout)
+    summary = json.loads(cli("summary", "1", "--json", db=db).stdout)
     assert summary["summary"]["totals"] == {"total": 25, "passed": 12, "failed": 11, "skipped": 2}
 
 
 def test_the_cli_names_a_garbage_store(tmp_path: Path) -> None:
     db = tmp_path / "store.sqlite3"
     db.write_bytes(os.urandom(8192))
-    runs = cli(db, "runs")
+    runs = cli("runs", db=db)
     assert runs.returncode == 1 and "STORE_CORRUPT" in runs.stderr and "--repair" in runs.stderr
     assert aside(db) == []  # the command line does not move it by itself
-    assert cli(db, "doctor", "--repair").returncode == 0
-    assert len(aside(db)) == 1 and cli(db, "runs").returncode == 0
+    assert cli("doctor", "--repair", db=db).returncode == 0
+    assert len(aside(db)) == 1 and cli("runs", db=db).returncode == 0
 
 
 def test_repair_salvages_the_readable_rows_of_a_live_run_without_output(tmp_path: Path) -> None:
@@ -128,7 +120,7 @@ def test_repair_salvages_the_readable_rows_of_a_live_run_without_output(tmp_path
     for start in range(len(data) * 3 // 4, len(data) * 3 // 4 + 3 * page, page):
         data[start + 100:start + page] = b"\xa5" * (page - 100)  # three pages of garbage
     db.write_bytes(bytes(data))
-    repaired = cli(db, "doctor", "--repair", "--json")
+    repaired = cli("doctor", "--repair", "--json", db=db)
     assert repaired.returncode == 0, repaired.stdout + repaired.stderr
     salvaged = json.loads(repaired.stdout)["repair"]["salvaged_live_runs"]
     assert len(salvaged) == 1 and salvaged[0]["run_id"] == 1

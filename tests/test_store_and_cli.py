@@ -11,20 +11,12 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import FIXTURE_RESULTS
+from conftest import FIXTURE_RESULTS, cli
 
 from rf_log_listener.errors import ResultError
 from rf_log_listener.store import SCHEMA_VERSION, default_store_path, open_store
 
 XML = FIXTURE_RESULTS / "7.5" / "output.xml"
-
-
-def cli(*args: str, env: dict[str, str] | None = None, cwd: Path | None = None
-        ) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "rf_log_mcp", *args], capture_output=True, text=True,
-        env={**os.environ, **(env or {})}, cwd=cwd, timeout=300, check=False,
-    )
 
 
 def test_schema_wal_and_version(db_path: Path) -> None:
