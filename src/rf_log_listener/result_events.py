@@ -1,0 +1,261 @@
+"""RF's result objects -> the live listener's flat events (capture side, inside robot).
+
+:class:`OpenNodes` is the stack of open suites, tests, keywords and control structures, and the
+only code that turns RF's result objects into the OPEN, CLOSE and MESSAGE events of
+:class:`~rf_log_listener.event_pipe.EventBatcher`. The listener drives it in one of two ways:
+
+* RF 7.2+ (``follows_the_model()``): robot appends every step of the running test to its
+  result model as the step starts, and every message it writes to the output to the result
+  of the step that logged it, and empties a test's model only after end_test. The listener
+  takes suite and test events from RF and reads the steps from the model (:meth:`follow`): all
+  that is left of a test at end_test, and what has finished so far, every half second, from
+  the listener's thread while robot runs on. RF then calls the listener a few times per test
+  instead of twice per step and once per message, which is most of what a listener costs in
+  a keyword-heavy run.
+* RF 7.0/7.1 keep no messages in the model: steps come from RF's start_*/end_* calls
+  (:meth:`open` and :meth:`close`) and messages from log_message.
+"""
+
+from __future__ import annotations
+
+import operator
+import re
+from collections.abc import Callable
+from typing import Any
+
+from . import events as ev
+from .event_pipe import CLOSE, MESSAGE, OPEN
+
+# Attributes copied from RF's result objects into Node.fields when an item closes.
+_FIELDS: dict[str, tuple[str, ...]] = {
+    ev.FOR: ("flavor", "values", "start", "mode", "fill"),
+    ev.WHILE: ("condition", "limit", "on_limit", "on_limit_message"),
+    ev.IF: ("condition",), ev.ELSE_IF: ("condition",),
+    ev.EXCEPT: ("patterns", "pattern_type"),
+    ev.VAR: ("scope", "separator"),
+    ev.RETURN: ("values",), ev.ERROR: ("values",),
+}
+_KEYWORD_TYPES = ev.KEYWORD_TYPES
+_NAMED = (ev.GROUP, ev.VAR)  # the only control structures with a name (RF 7 deprecates it elsewhere)
+_WITH_FIXTURES = _KEYWORD_TYPES | {ev.TEST, ev.SUITE}
+# An item robot has begun to report has one of these until it ends (RF's StatusReporter);
+# one it has only created has the model's default, FAIL.
+_STARTED = ("NOT SET", "NOT RUN")
+
+
+def open_event(item: Any) -> tuple[str, tuple[Any, ...]]:
+    """An item's type and its OPEN event (layout: see EventBatcher)."""
+    ntype = item.type
+    if ntype in _KEYWORD_TYPES:
+        args, assign = item.args, item.assign
+        return ntype, (OPEN, ntype, "keyword", item.name or "", item.owner or None,
+                       tuple(args) if args else None, tuple(assign) if assign else None, None)
+    name = item.name if ntype in _NAMED else ""
+    return ntype, (OPEN, ntype, ntype, name or "", None, None, None, None)
+
+
+def close_event(item: Any, ntype: str, parent_type: str | None) -> tuple[Any, ...]:
+    """An item's CLOSE event: its final status, times and the fields known only at its end.
+    Times travel as datetime's own 10-byte state (``__reduce__``, several times cheaper than
+    isoformat here in robot); the writer side turns them into text."""
+    assign: Any = None
+    if ntype in _KEYWORD_TYPES:
+        fields = doc_tags_timeout(item)
+        if item.source_name:
+            fields["source_name"] = item.source_name
+    elif ntype == ev.TEST:
+        fields = doc_tags_timeout(item)
+    elif ntype == ev.SUITE:
+        fields = {}
+        if item.doc:
+            fields["doc"] = item.doc
+        if item.metadata:
+            fields["metadata"] = dict(item.metadata)
+    else:
+        fields = {}
+        if ntype == ev.FOR:
+            assign = list(item.assign) or None
+        elif ntype == ev.EXCEPT:
+            assign = item.assign or None
+        elif ntype == ev.ITERATION and parent_type == ev.FOR:  # WHILE ones have none
+            assign = dict(item.assign) or None
+        elif ntype == ev.VAR and item.value:
+            fields["value"] = list(item.value)
+        for key in _FIELDS.get(ntype, ()):
+            value = getattr(item, key, None)
+            if value:  # None, "", empty tuples: nothing to keep
+                fields[key] = [str(v) for v in value] if key in ("values", "patterns") else (
+                    value if isinstance(value, int) else str(value))
+    start, elapsed = item.start_time, item.elapsed_time
+    return (CLOSE, item.status, item.message or "",
+            start.__reduce__()[1][0] if start is not None else None,
+            elapsed.total_seconds() if elapsed is not None else None, assign, fields or None)
+
+
+def doc_tags_timeout(result: Any) -> dict[str, Any]:
+    """The non-empty doc, tags and timeout of a test or keyword result."""
+    fields: dict[str, Any] = {}
+    if result.doc:
+        fields["doc"] = result.doc
+    if result.tags:
+        fields["tags"] = list(result.tags)
+    if result.timeout:
+        fields["timeout"] = str(result.timeout)
+    return fields
+
+
+def message_event(item: Any) -> tuple[Any, ...]:
+    """A message's MESSAGE event (the hottest line of a TRACE run's capture)."""
+    try:
+        level, text, html, stamp = _message_fields(item)
+    except AttributeError:  # not made by RF's logger: no internals to read
+        level, text, html, stamp = item.level, item.message, item.html, item.timestamp
+    if type(text) is not str:  # a delayed message: reading it makes RF resolve it
+        text = item.message
+    return MESSAGE, level, text, html, stamp.__reduce__()[1][0] if stamp is not None else None
+
+
+class OpenNodes:
+    """The open nodes, outermost first, and what of their items was sent.
+
+    Each frame is ``[result, type, sent]``: ``sent`` counts the items of the result (see
+    ``_items``) sent already; when a frame follows it, that frame is item number ``sent``,
+    sent open and not closed yet. ``roots`` are the levels of the open suites and tests,
+    opened from RF's events; the frames above the innermost root come from :meth:`follow`.
+    """
+
+    def __init__(self, extend: Callable[[tuple[Any, ...]], None]) -> None:
+        self.frames: list[list[Any]] = []
+        self.roots: list[int] = []
+        self.extend = extend
+
+    def open(self, result: Any, ntype: str, event: tuple[Any, ...]) -> None:
+        self.frames.append([result, ntype, 0])
+        self.extend(event)
+
+    def close(self) -> None:
+        result, ntype, _ = self.frames.pop()
+        self.extend(close_event(result, ntype, self.frames[-1][1] if self.frames else None))
+
+    def open_root(self, result: Any, ntype: str, event: tuple[Any, ...]) -> None:
+        self.roots.append(len(self.frames))
+        self.open(result, ntype, event)
+
+    def close_root(self) -> None:
+        self.roots.pop()
+        self.close()
+
+    def innermost_type(self) -> str | None:
+        return self.frames[-1][1] if self.frames else None
+
+    def follow(self, ended: bool) -> None:
+        """Send what robot added to the innermost open suite or test since the last look.
+
+        An item is finished once a later item follows it (robot runs a body's items one
+        after the other and appends each as it starts) or its parent has ended; only then
+        are its status, times and fields final, and it is sent whole. The item still
+        running is sent open (and stays a frame) once RF has begun to report it (its status
+        and start time set); before that RF is still filling it in. Messages are final when
+        they appear.
+
+        ``ended``: the suite or test has no more items to come (robot is at its start of
+        a child, or at its end); the root itself stays open for the caller to close.
+        """
+        if self.roots:
+            self._advance(self.roots[-1], ended)
+
+    def _advance(self, level: int, ended: bool) -> None:
+        frame = self.frames[level]
+        result, ntype, sent = frame
+        items = _items(result, ntype)
+        count = len(items)  # what robot appends from here on waits for the next look
+        if level + 1 < len(self.frames):  # item number `sent` went out open
+            finished = ended or count > sent + 1
+            self._advance(level + 1, finished)
+            if not finished:
+                return
+            self.close()
+            sent += 1
+        send_whole = self._send_whole
+        while sent < count:
+            item = items[sent]
+            if sent + 1 < count or ended or isinstance(item, _Message):
+                send_whole(item, ntype)
+                sent += 1
+            elif item.status not in _STARTED or item.start_time is None:
+                break  # RF is still filling it in
+            else:
+                frame[2] = sent
+                self.open(item, *open_event(item))
+                self._advance(level + 1, False)
+                return
+        frame[2] = sent
+
+    def _send_whole(self, item: Any, parent_type: str) -> None:
+        if isinstance(item, _Message):
+            self.extend(message_event(item))
+            return
+        if getattr(item, "_elapsed_time", 0) is None:
+            # Never run, so never reported, not in the output file either: the iteration
+            # a WHILE creates before it finds its condition false or its limit reached.
+            return
+        ntype, event = open_event(item)
+        self.extend(event)
+        for child in _items(item, ntype):
+            self._send_whole(child, ntype)
+        self.extend(close_event(item, ntype, parent_type))
+
+
+def _items(result: Any, ntype: str) -> Any:
+    """A result's items in the order robot runs and the output file lists them: setup, body
+    (steps and messages), teardown. A suite's tests and child suites are not among them:
+    they come from RF's events. Robot creates the teardown after the body is done, so a
+    body read before or after it is complete whenever a teardown is there."""
+    if ntype not in _WITH_FIXTURES:
+        return _body_items(result)
+    items = [result.setup] if result.has_setup else []  # `.setup` would create an empty one
+    if ntype != ev.SUITE:
+        items += _body_items(result)
+    if result.has_teardown:
+        items.append(result.teardown)
+    return items
+
+
+def _body_items(result: Any) -> Any:
+    # Every result type with a body has this list on RF 7.2-7.5 (tested); should one not,
+    # its node is still captured, with no items of its own, instead of stopping capture.
+    items = getattr(getattr(result, "body", None), "_items", ())
+    return items if type(items) is list else ()
+
+
+_Message: Any = type(None)  # robot.result.Message, once RF is known to keep messages in bodies
+_message_fields: Callable[[Any], tuple[Any, ...]] = operator.attrgetter("level", "message", "html",
+                                                                        "timestamp")
+
+
+def follows_the_model() -> bool:
+    """Whether the listener can read steps and messages from RF's result model (RF 7.2+,
+    with bodies where this code expects them); also prepares the fast message reader."""
+    global _Message, _message_fields
+    if rf_version() < (7, 2):
+        return False
+    from robot.result import Keyword, Message
+
+    if not isinstance(getattr(Keyword().body, "_items", None), list):
+        return False
+    _Message = Message
+    # RF's logger makes messages whose text and time are Python properties; one C-level
+    # getter reads what they hold.
+    stamp = getattr(getattr(Message, "timestamp", None), "attr_name", "timestamp")
+    _message_fields = operator.attrgetter("level", "_message", "html", stamp)
+    return True
+
+
+def rf_version() -> tuple[int, int]:
+    """RF's major and minor version; (7, 0) when it cannot be told (RF 7.0's behaviour)."""
+    try:
+        from robot.version import VERSION
+    except ImportError:
+        return 7, 0
+    release = re.match(r"(\d+)\.(\d+)", VERSION)
+    return (int(release[1]), int(release[2])) if release else (7, 0)
