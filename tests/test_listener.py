@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from fixtures.generate import VERSIONS, _suite_dir
+from fixtures.generate import VERSIONS, _suite_dir, venv_python
 from oracle import dump_store
 
 from rf_log_listener.importers import import_result
@@ -23,13 +23,21 @@ from rf_log_listener.store import open_store
 from rf_log_mcp import service
 
 
-def robot(*args: str, cwd: Path, wait: bool = True) -> Any:
-    command = [sys.executable, "-m", "robot", "--log", "NONE", "--report", "NONE",
-               "--console", "none", *args]
+def robot(*args: str, cwd: Path, wait: bool = True, version: str = "") -> Any:
+    """Run robot from this venv, or (``version``) from that RF version's fixture venv with
+    only this checkout's capture side added to its path."""
+    python, env = sys.executable, None
+    if version:
+        found = venv_python(version)
+        if found is None:
+            pytest.skip(f"no venv for RF {version}: python tests/fixtures/generate.py --venvs-only {version}")
+        python, env = str(found), {**os.environ, "PYTHONPATH": str(Path(__file__).parents[1] / "src")}
+    command = [python, "-m", "robot", "--log", "NONE", "--report", "NONE", "--console", "none", *args]
     if not wait:
         return subprocess.Popen(command, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                text=True)
-    return subprocess.run(command, cwd=cwd, capture_output=True, text=True, timeout=300, check=False)
+                                text=True, env=env)
+    return subprocess.run(command, cwd=cwd, capture_output=True, text=True, timeout=300, check=False,
+                          env=env)
 
 
 def _wait_for_row(db: Path, query: str, seconds: float = 30) -> None:
@@ -200,7 +208,8 @@ Inner
 """
 
 
-def test_a_busy_test_read_while_it_runs_equals_its_output_file(tmp_path: Path) -> None:
+@pytest.mark.parametrize("version", ["", "7.2.2", "7.4.2"])  # "": this venv's RF
+def test_a_busy_test_read_while_it_runs_equals_its_output_file(tmp_path: Path, version: str) -> None:
     """On RF 7.2+ the listener's thread reads the running test from RF's model every half
     second while robot runs at full speed: whatever it met half-done (a keyword being
     filled in, a WHILE's iteration that never runs, a teardown starting) ends up as in the
@@ -209,7 +218,8 @@ def test_a_busy_test_read_while_it_runs_equals_its_output_file(tmp_path: Path) -
     suite.write_text(BUSY_SUITE % 1500)
     db = tmp_path / "live.sqlite3"
     process = robot("--listener", f"rf_log_listener:db={db}", "--loglevel", "TRACE",
-                    "--output", str(tmp_path / "output.xml"), str(suite), cwd=tmp_path, wait=False)
+                    "--output", str(tmp_path / "output.xml"), str(suite), cwd=tmp_path, wait=False,
+                    version=version)
     growing: list[int] = []  # node rows seen while Busy Test was running
     while process.poll() is None:
         time.sleep(0.1)

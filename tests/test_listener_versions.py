@@ -1,46 +1,28 @@
 """The listener under other RF versions (each from its own venv, prepared by
 ``python tests/fixtures/generate.py --venvs-only ...``; .ci/run does it). Robot runs there
-with only the capture side on PYTHONPATH; the checks run here."""
+with only the capture side on PYTHONPATH (see test_listener.robot); the checks run here."""
 
 from __future__ import annotations
 
-import os
-import subprocess
 from pathlib import Path
 
 import pytest
-from fixtures.generate import VERSIONS, _suite_dir, venv_python
+from fixtures.generate import VERSIONS, _suite_dir
 from oracle import dump_store
+from test_listener import robot
 
 from rf_log_listener.importers import import_result
 from rf_log_listener.store import open_store
 
-SRC = Path(__file__).resolve().parents[1] / "src"
-
-
-def _robot(python: Path, *args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "PYTHONPATH": str(SRC)}
-    return subprocess.run([str(python), "-m", "robot", "--log", "NONE", "--report", "NONE",
-                           "--console", "none", *args], cwd=cwd, env=env, capture_output=True,
-                          text=True, timeout=300, check=False)
-
-
-def _python(version: str) -> Path:
-    python = venv_python(version)
-    if python is None:
-        pytest.skip(f"no venv for RF {version}: python tests/fixtures/generate.py --venvs-only {version}")
-    return python
-
 
 @pytest.mark.parametrize("version", ["7.0.1", "7.2.2", "7.4.2"])
 def test_live_capture_equals_the_import_under(version: str, tmp_path: Path) -> None:
-    python = _python(version)
     suite = _suite_dir(tmp_path, VERSIONS[version])
     outputs = ["output.xml"] + (["output.json"] if version >= "7.2" else [])
     for output in outputs:
         db = tmp_path / f"live-{output}.sqlite3"
-        done = _robot(python, "--listener", f"rf_log_listener:db={db}", "--loglevel", "DEBUG",
-                      "--output", str(tmp_path / output), str(suite), cwd=tmp_path)
+        done = robot("--listener", f"rf_log_listener:db={db}", "--loglevel", "DEBUG",
+                     "--output", str(tmp_path / output), str(suite), cwd=tmp_path, version=version)
         assert done.returncode == 11 and "rf_log_listener" not in done.stderr, done.stderr[-2000:]
         live_conn = open_store(db)
         live = dump_store(live_conn, 1)
@@ -56,11 +38,10 @@ def test_live_capture_equals_the_import_under(version: str, tmp_path: Path) -> N
 
 
 def test_rf6_warns_once_and_imports_the_output_file(tmp_path: Path) -> None:
-    python = _python("6.1.1")
     suite = _suite_dir(tmp_path, VERSIONS["6.1.1"])
     db = tmp_path / "store.sqlite3"
-    done = _robot(python, "--listener", f"rf_log_listener:db={db}", "--output",
-                  str(tmp_path / "output.xml"), str(suite), cwd=tmp_path)
+    done = robot("--listener", f"rf_log_listener:db={db}", "--output",
+                 str(tmp_path / "output.xml"), str(suite), cwd=tmp_path, version="6.1.1")
     assert done.returncode == 11
     assert done.stderr.count("[ WARN ] rf_log_listener") == 1 and "RF 6.x" in done.stderr
     conn = open_store(db)
