@@ -210,15 +210,17 @@ def _items(result: Any, ntype: str) -> Any:
     """A result's items in the order robot runs and the output file lists them: setup, body
     (steps and messages), teardown. A suite's tests and child suites are not among them:
     they come from RF's events. Robot creates the teardown after the body is done, so a
-    body read before or after it is complete whenever a teardown is there."""
+    body read before or after it is complete whenever a teardown is there. Without setup
+    and teardown (most steps) this is the body's own list, not a copy: a step logging a
+    million messages is not copied on every look."""
     if ntype not in _WITH_FIXTURES:
         return _body_items(result)
-    items = [result.setup] if result.has_setup else []  # `.setup` would create an empty one
-    if ntype != ev.SUITE:
-        items += _body_items(result)
-    if result.has_teardown:
-        items.append(result.teardown)
-    return items
+    body = _body_items(result) if ntype != ev.SUITE else ()
+    has_setup, has_teardown = result.has_setup, result.has_teardown  # `.setup` would create one
+    if not (has_setup or has_teardown):
+        return body
+    return [*([result.setup] if has_setup else ()), *body,
+            *([result.teardown] if has_teardown else ())]
 
 
 def _body_items(result: Any) -> Any:
