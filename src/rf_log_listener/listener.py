@@ -44,6 +44,7 @@ FLUSH_EVERY_S = 0.5
 FLUSH_ITEMS = 12_000
 HEARTBEAT_EVERY_S = 5.0
 
+
 def _alarm_maskers() -> tuple[Callable[[], bool], Callable[[], None]]:
     """RF 7.3+ raises test timeouts from SIGALRM, even inside listener code; a half-done
     update of the listener's state would corrupt the capture. While a listener method runs
@@ -78,8 +79,8 @@ _hold_alarm, _release_alarm = _alarm_maskers()
 def _guarded(method: Callable[..., None]) -> Callable[..., None]:
     """Run a listener method under the lock, with SIGALRM held, never raising into robot.
 
-    This runs for every event robot sends (hundreds of thousands in a big run), so it is
-    written for speed: a fixed signature (every method takes one or two arguments; ``*args``
+    On RF 7.0/7.1 this runs for every step and message (hundreds of thousands in a big
+    run), so it is written for speed: a fixed signature (every method takes one or two arguments; ``*args``
     costs more than the rest of the guard), the lock without ``with``."""
 
     def wrapper(self: rf_log_listener, first: Any, second: Any = None) -> None:
