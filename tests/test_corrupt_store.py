@@ -103,6 +103,26 @@ def test_the_cli_names_a_garbage_store(tmp_path: Path) -> None:
     assert len(aside(db)) == 1 and cli("runs", db=db).returncode == 0
 
 
+def test_a_store_damaged_under_a_command_answers_as_asked(tmp_path: Path) -> None:
+    """The store opens, then a page the command reads is garbage: STORE_CORRUPT as JSON with
+    --json (as every other error), as text without."""
+    db = imported_store(tmp_path)
+    with sqlite3.connect(db) as conn:
+        [(runs_page,)] = conn.execute("SELECT rootpage FROM sqlite_master WHERE name = 'runs'")
+        [(page_size,)] = conn.execute("PRAGMA page_size")
+    data = bytearray(db.read_bytes())
+    data[(runs_page - 1) * page_size:runs_page * page_size] = b"\xa5" * page_size
+    db.write_bytes(bytes(data))
+    as_json = cli("summary", "latest", "--json", db=db)
+    assert as_json.returncode == 1 and as_json.stderr == ""
+    answer = json.loads(as_json.stdout)
+    assert answer["ok"] is False and answer["error"]["code"] == "STORE_CORRUPT"
+    assert "doctor --repair" in answer["error"]["hint"]
+    as_text = cli("summary", "latest", db=db)
+    assert as_text.returncode == 1 and as_text.stdout == ""
+    assert as_text.stderr.startswith("error [STORE_CORRUPT]: The store is damaged")
+
+
 def test_repair_salvages_the_readable_rows_of_a_live_run_without_output(tmp_path: Path) -> None:
     db = tmp_path / "store.sqlite3"
     suite = tmp_path / "only.robot"

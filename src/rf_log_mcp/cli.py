@@ -17,7 +17,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TextIO
 
-from rf_log_listener.errors import STORE_CORRUPT, STORE_UNAVAILABLE, ResultError
+from rf_log_listener.errors import STORE_CORRUPT, ResultError
 from rf_log_listener.importers import import_result
 from rf_log_listener.salvage import salvage_live_runs
 from rf_log_listener.store import (
@@ -54,26 +54,27 @@ def main(argv: list[str] | None = None) -> int:
         redactor()  # an operator's masking setting that cannot be used stops here, loudly
         return int(args.handler(args))
     except ResultError as err:
-        if getattr(args, "json", False):
-            _print_json(ParseResultResponse(ok=False, error=ErrorInfo(**err.to_dict())).model_dump(
-                mode="json", exclude_none=True))
-        else:
-            print(f"error [{err.code}]: {err.message}", file=sys.stderr)
-            if err.hint:
-                print(f"hint: {err.hint}", file=sys.stderr)
-        return 1
+        return _print_error(args, err)
+    except sqlite3.DatabaseError as exc:  # pages damaged after the store opened
+        return _print_error(args, service.store_error(exc))
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
-    except sqlite3.DatabaseError as exc:  # pages damaged after the store opened
-        print(f"error [{STORE_CORRUPT if is_corruption(exc) else STORE_UNAVAILABLE}]: {exc}",
-              file=sys.stderr)
-        print("hint: `rf-log-mcp doctor` checks the store; `--repair` starts a new one",
-              file=sys.stderr)
-        return 1
     except BrokenPipeError:  # `rf-log-mcp summary 1 | head`: the reader has what it wanted
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
+
+
+def _print_error(args: argparse.Namespace, err: ResultError) -> int:
+    """A failed command: its error as JSON with --json, else as text on stderr; exit 1."""
+    if getattr(args, "json", False):
+        _print_json(ParseResultResponse(ok=False, error=ErrorInfo(**err.to_dict())).model_dump(
+            mode="json", exclude_none=True))
+    else:
+        print(f"error [{err.code}]: {err.message}", file=sys.stderr)
+        if err.hint:
+            print(f"hint: {err.hint}", file=sys.stderr)
+    return 1
 
 
 def _parser() -> argparse.ArgumentParser:

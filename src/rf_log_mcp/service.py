@@ -56,17 +56,20 @@ def _store_errors(model: type[Envelope]) -> Callable[[F], F]:
             try:
                 return operation(*args, **kwargs)
             except sqlite3.DatabaseError as exc:
-                if is_corruption(exc):
-                    err = ResultError(STORE_CORRUPT, f"The store is damaged: {exc}",
-                                      "Run `rf-log-mcp doctor --repair` (it keeps the damaged "
-                                      "file, starts a new store and imports the result files "
-                                      "again), then restart the MCP server.")
-                else:
-                    err = ResultError(STORE_UNAVAILABLE, f"The store failed: {exc}",
-                                      "Check the disk and `rf-log-mcp doctor`.")
-                return _failed(model, err)
+                return _failed(model, store_error(exc))
         return guarded  # type: ignore[return-value]
     return decorate
+
+
+def store_error(exc: sqlite3.DatabaseError) -> ResultError:
+    """The error to answer when the store fails under a query."""
+    if is_corruption(exc):
+        return ResultError(STORE_CORRUPT, f"The store is damaged: {exc}",
+                           "Run `rf-log-mcp doctor --repair` (it keeps the damaged file, starts a"
+                           " new store and imports the result files again); restart MCP servers"
+                           " that use the store.")
+    return ResultError(STORE_UNAVAILABLE, f"The store failed: {exc}",
+                       "Check the disk and `rf-log-mcp doctor`.")
 
 
 @_store_errors(ParseResultResponse)
