@@ -427,6 +427,38 @@ def test_other_listeners_messages_and_changes_are_captured_as_the_file_has_them(
     assert any(n.get("message") == "expected (seen by chatty)" for n in live["nodes"])
 
 
+MASKING_LISTENER = """\
+ROBOT_LISTENER_API_VERSION = 3
+
+
+def end_keyword(data, result):
+    result.args = tuple(arg.replace("secret-42", "***") for arg in result.args)
+"""
+
+
+def test_a_step_changed_by_another_listener_after_it_was_seen_running_is_stored_as_changed(
+        tmp_path: Path) -> None:
+    """The step runs long enough to be sent open (RUNNING) with its arguments as they were;
+    another listener masks them in end_keyword, before robot writes them to the file: the
+    store ends with the masked ones too."""
+    (tmp_path / "masking.py").write_text(MASKING_LISTENER)
+    suite = tmp_path / "masked.robot"
+    suite.write_text("*** Test Cases ***\nLogs In\n    Log In With    secret-42\n\n"
+                     "*** Keywords ***\nLog In With\n    [Arguments]    ${token}\n"
+                     "    Sleep    1.2s\n")
+    db = tmp_path / "live.sqlite3"
+    process = robot("--listener", f"rf_log_listener:db={db}", "--listener",
+                    str(tmp_path / "masking.py"), "--output", str(tmp_path / "out.xml"), str(suite),
+                    cwd=tmp_path, wait=False)
+    _wait_for_row(db, "SELECT 1 FROM nodes WHERE name = 'Log In With' AND status = 'RUNNING'"
+                      " AND args LIKE '%secret-42%'")
+    assert process.wait(60) == 0, process.stderr.read()
+    live = dump_store(open_store(db), 1)
+    ref = open_store(tmp_path / "imported.sqlite3")
+    assert live == dump_store(ref, import_result(ref, tmp_path / "out.xml", stable_window=0).run_id)
+    assert [n["args"] for n in live["nodes"] if n["name"] == "Log In With"] == [["***"]]
+
+
 def test_the_heartbeat_goes_on_while_robot_sleeps(tmp_path: Path) -> None:
     suite = tmp_path / "sleepy.robot"
     suite.write_text("*** Test Cases ***\nSleeps\n    Log    going to sleep\n    Sleep    8s\n")

@@ -18,7 +18,7 @@ from .events import Node, RunEnd
 from .row_pipe import FramedPipe
 from .writer import RunWriter
 
-OPEN, CLOSE, MESSAGE, RUN_ERROR = 0, 1, 2, 3
+OPEN, CLOSE, MESSAGE, RUN_ERROR, IDENTITY = 0, 1, 2, 3, 4
 
 
 class EventBatcher:
@@ -26,8 +26,9 @@ class EventBatcher:
 
     Each event is its kind followed by its fields: OPEN type, raw type, name, owner, args,
     assign, fields; CLOSE status, message, start, elapsed, assign, fields; MESSAGE level,
-    text, html, time; RUN_ERROR level, text, html, time. Times are text, or datetime's
-    10-byte state (see ``_iso``).
+    text, html, time; RUN_ERROR level, text, html, time; IDENTITY name, owner, args, assign
+    (the innermost open node's, as they stand at its end, when they changed after its OPEN
+    was sent). Times are text, or datetime's 10-byte state (see ``_iso``).
 
     Flat, because a tuple per event would be a container that lives until the next flush:
     tens of thousands of them per second make Python's garbage collector run more often,
@@ -142,6 +143,10 @@ def apply_batch(writer: RunWriter, stack: list[Node], events: list[Any],
             at += 7
         elif kind == RUN_ERROR:
             writer.run_error(*events[at + 1:at + 5])
+            at += 5
+        elif kind == IDENTITY:
+            node = stack[-1]
+            node.name, node.owner, node.args, node.assign = events[at + 1:at + 5]
             at += 5
         else:
             raise ValueError(f"unknown event kind {kind!r} at item {at}")

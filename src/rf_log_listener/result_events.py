@@ -24,7 +24,7 @@ from collections.abc import Callable
 from typing import Any
 
 from . import events as ev
-from .event_pipe import CLOSE, MESSAGE, OPEN
+from .event_pipe import CLOSE, IDENTITY, MESSAGE, OPEN
 
 # Attributes copied from RF's result objects into Node.fields when an item closes.
 _FIELDS: dict[str, tuple[str, ...]] = {
@@ -118,10 +118,14 @@ def message_event(item: Any) -> tuple[Any, ...]:
 class OpenNodes:
     """The open nodes, outermost first, and what of their items was sent.
 
-    Each frame is ``[result, type, sent]``: ``sent`` counts the items of the result (see
-    ``_items``) sent already; when a frame follows it, that frame is item number ``sent``,
-    sent open and not closed yet. ``roots`` are the levels of the open suites and tests,
-    opened from RF's events; the frames above the innermost root come from :meth:`follow`.
+    Each frame is ``[result, type, sent, running_open]``: ``sent`` counts the items of the
+    result (see ``_items``) sent already; when a frame follows it, that frame is item number
+    ``sent``, sent open and not closed yet. ``running_open`` is the OPEN event :meth:`follow`
+    sent while the item ran: other listeners may still change its name or arguments (a
+    listener masking secrets in end_keyword), and the output file has them as they stand at
+    the end, so at its close they are compared and sent again if they changed. ``roots``
+    are the levels of the open suites and tests, opened from RF's events; the frames above
+    the innermost root come from :meth:`follow`.
     """
 
     def __init__(self, extend: Callable[[tuple[Any, ...]], None]) -> None:
@@ -129,12 +133,16 @@ class OpenNodes:
         self.roots: list[int] = []
         self.extend = extend
 
-    def open(self, result: Any, ntype: str, event: tuple[Any, ...]) -> None:
-        self.frames.append([result, ntype, 0])
+    def open(self, result: Any, ntype: str, event: tuple[Any, ...], running: bool = False) -> None:
+        self.frames.append([result, ntype, 0, event if running else None])
         self.extend(event)
 
     def close(self) -> None:
-        result, ntype, _ = self.frames.pop()
+        result, ntype, _, running_open = self.frames.pop()
+        if running_open is not None:
+            now = open_event(result)[1]
+            if now != running_open:
+                self.extend((IDENTITY, *now[3:7]))
         self.extend(close_event(result, ntype, self.frames[-1][1] if self.frames else None))
 
     def open_root(self, result: Any, ntype: str, event: tuple[Any, ...]) -> None:
@@ -166,7 +174,7 @@ class OpenNodes:
 
     def _advance(self, level: int, ended: bool) -> None:
         frame = self.frames[level]
-        result, ntype, sent = frame
+        result, ntype, sent, _ = frame
         items = _items(result, ntype)
         count = len(items)  # what robot appends from here on waits for the next look
         if level + 1 < len(self.frames):  # item number `sent` went out open
@@ -186,7 +194,7 @@ class OpenNodes:
                 break  # RF is still filling it in
             else:
                 frame[2] = sent
-                self.open(item, *open_event(item))
+                self.open(item, *open_event(item), running=True)
                 self._advance(level + 1, False)
                 return
         frame[2] = sent
