@@ -459,6 +459,43 @@ def test_a_step_changed_by_another_listener_after_it_was_seen_running_is_stored_
     assert [n["args"] for n in live["nodes"] if n["name"] == "Log In With"] == [["***"]]
 
 
+RENAMING_LISTENER = """\
+ROBOT_LISTENER_API_VERSION = 3
+
+
+def end_keyword(data, result):
+    if result.name == "Log In With":
+        result.name = "Renamed At End"
+"""
+
+
+def test_a_step_renamed_by_another_listener_has_its_final_name_as_in_output_json(
+        tmp_path: Path) -> None:
+    """The documented difference: robot writes a step's name to output.xml at its start,
+    before any listener ran, and to output.json at its end; the store has the final name."""
+    (tmp_path / "renaming.py").write_text(RENAMING_LISTENER)
+    suite = tmp_path / "renamed.robot"
+    suite.write_text("*** Test Cases ***\nLogs In\n    Log In With    token\n\n"
+                     "*** Keywords ***\nLog In With\n    [Arguments]    ${token}\n"
+                     "    Log    in with ${token}\n")
+    for output in ("output.xml", "output.json"):
+        db = tmp_path / f"{output}.sqlite3"
+        done = robot("--listener", f"rf_log_listener:db={db}", "--listener",
+                     str(tmp_path / "renaming.py"), "--output", str(tmp_path / output), str(suite),
+                     cwd=tmp_path)
+        assert done.returncode == 0, done.stderr
+        live = dump_store(open_store(db), 1)
+        ref = open_store(tmp_path / f"imported-{output}.sqlite3")
+        reference = dump_store(ref, import_result(ref, tmp_path / output, stable_window=0).run_id)
+        assert [n["name"] for n in live["nodes"]] == ["Renamed", "Logs In", "Renamed At End", "Log"]
+        if output == "output.json":
+            assert live == reference
+        else:
+            assert reference["nodes"][2]["name"] == "Log In With"
+            reference["nodes"][2]["name"] = "Renamed At End"
+            assert live == reference  # and nothing else differs
+
+
 def test_the_heartbeat_goes_on_while_robot_sleeps(tmp_path: Path) -> None:
     suite = tmp_path / "sleepy.robot"
     suite.write_text("*** Test Cases ***\nSleeps\n    Log    going to sleep\n    Sleep    8s\n")
