@@ -1,6 +1,6 @@
 """The listener under other RF versions (each from its own venv, prepared by
 ``python tests/fixtures/generate.py --venvs-only ...``; .ci/run does it). Robot runs there
-with only the capture side on PYTHONPATH (see test_listener.robot); the checks run here."""
+with only the capture side on PYTHONPATH (see ``robot`` in test_listener); the checks run here."""
 
 from __future__ import annotations
 

@@ -1,11 +1,11 @@
 """Events as flat runs of plain values: the live listener's half of the one writer.
 
-Inside robot the listener hands an :class:`EventBatcher` its events (open, close, messages,
-run_error, then flush, end_run), which only collects them. :func:`apply_batch` replays them
-into the one :class:`RunWriter`, which computes ids, positions, aggregates and rows: in a
-writer process (:class:`EventForwarder` ships batches over a pipe to ``writer_process.py``),
-or in robot's own process when that process cannot start (:class:`LocalEvents`). Either way
-robot pays for little more than collecting the values.
+Inside robot the listener hands an :class:`EventBatcher` its events (nodes and messages
+through ``extend``, run errors, then flush, end_run), which only collects them.
+:func:`apply_batch` replays them into the one :class:`RunWriter`, which computes ids,
+positions, aggregates and rows: in a writer process (:class:`EventForwarder` ships batches
+over a pipe to ``writer_process.py``), or in robot's own process when that process cannot
+start (:class:`LocalEvents`). Either way robot pays for little more than collecting the values.
 """
 
 from __future__ import annotations
@@ -38,18 +38,10 @@ class EventBatcher:
     def __init__(self, run_id: int) -> None:
         self.run_id = run_id
         self._events: list[Any] = []
-        # The listener's hottest paths (keywords, messages) add their events through this
-        # bound method: one call less per event. The list is therefore never replaced.
+        # Nodes and messages are added through this bound method (result_events.OpenNodes
+        # builds them; a CLOSE's assign None keeps what its OPEN gave). The list is
+        # therefore never replaced.
         self.extend = self._events.extend
-
-    def open(self, ntype: str, raw_type: str, name: str, owner: str | None, args: Any,
-             assign: Any, fields: dict[str, Any] | None) -> None:
-        self._events.extend((OPEN, ntype, raw_type, name, owner, args, assign, fields))
-
-    def close(self, status: str, message: str, start: bytes | str | None, elapsed: float | None,
-              assign: Any, fields: dict[str, Any] | None) -> None:
-        """Close the innermost open node; ``assign`` None keeps what open gave."""
-        self._events.extend((CLOSE, status, message, start, elapsed, assign, fields))
 
     def run_error(self, level: str, text: str, html: bool, time: str | None) -> None:
         self._events.extend((RUN_ERROR, level, text, html, time))

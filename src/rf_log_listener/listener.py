@@ -6,8 +6,8 @@ give the same rows (the invariant test). How RF's result objects become events, 
 RF 7.2+ the steps are read from RF's result model rather than taken from per-step listener
 calls, is in ``result_events``. Events reach the writer every half second or ~2,000 events
 and are committed, open nodes included (as RUNNING), so another process sees the run as it
-goes. The listener never breaks the run: any failure of its own becomes one warning on the console
-and capture stops; robot goes on.
+goes. The listener never breaks the run: any failure of its own becomes one warning on the
+console and capture stops; robot goes on.
 
 RF 6.x has no keyword events in Listener v3: there the listener warns once and imports the
 output file robot writes at the end (nothing is captured with ``--output NONE``).
@@ -28,9 +28,9 @@ from pathlib import Path
 from typing import Any
 
 from . import events as ev
-from .event_pipe import MESSAGE, OPEN, EventBatcher, EventForwarder, LocalEvents
+from .event_pipe import OPEN, EventBatcher, EventForwarder, LocalEvents
 from .events import RunEnd, RunInfo
-from .result_events import OpenNodes, follows_the_model, open_event, rf_version
+from .result_events import OpenNodes, follows_the_model, message_event, open_event, rf_version
 from .row_pipe import FramedPipe
 from .rows import SqliteRowSink
 from .store import open_store
@@ -80,8 +80,8 @@ def _guarded(method: Callable[..., None]) -> Callable[..., None]:
     """Run a listener method under the lock, with SIGALRM held, never raising into robot.
 
     On RF 7.0/7.1 this runs for every step and message (hundreds of thousands in a big
-    run), so it is written for speed: a fixed signature (every method takes one or two arguments; ``*args``
-    costs more than the rest of the guard), the lock without ``with``."""
+    run), so it is written for speed: a fixed signature (every method takes one or two
+    arguments; ``*args`` costs more than the rest of the guard), the lock without ``with``."""
 
     def wrapper(self: rf_log_listener, first: Any, second: Any = None) -> None:
         if self._disabled:
@@ -110,8 +110,6 @@ def _iso(stamp: Any) -> str | None:
     return stamp.isoformat() if hasattr(stamp, "isoformat") else str(stamp)
 
 
-
-
 class rf_log_listener:
     """Robot Framework listener that writes the run into the rf-log-mcp store while it runs."""
 
@@ -131,8 +129,7 @@ class rf_log_listener:
         self._lock = threading.Lock()
         self._disabled = False
         self._events_out: EventBatcher | None = None
-        self._extend: Callable[[tuple[Any, ...]], None] = list().extend  # _events_out's, once set
-        self._nodes = OpenNodes(self._extend)
+        self._nodes = OpenNodes(list().extend)  # _events_out's extend, once the run starts
         self._sink: SqliteRowSink | None = None  # only when rows are written in-process
         self._conn: sqlite3.Connection | None = None
         self._process: subprocess.Popen[bytes] | None = None
@@ -193,7 +190,7 @@ class rf_log_listener:
             writer = RunWriter(local, live=True, batch_rows=10_000)
             writer.attach_run(run_id, info.generator)
             self._events_out = LocalEvents(writer, run_id)
-        self._extend = self._nodes.extend = self._events_out.extend
+        self._nodes.extend = self._events_out.extend
         for error in self._early_errors:  # e.g. the root suite's failed library imports
             self._events_out.run_error(*error)
         self._early_errors.clear()
@@ -260,9 +257,9 @@ class rf_log_listener:
         innermost = self._nodes.innermost_type()
         if innermost is None or innermost == ev.SUITE or self._events_out is None:
             return
-        stamp = message.timestamp
-        self._extend((MESSAGE, message.level, message.message, message.html,
-                      stamp.__reduce__()[1][0] if stamp is not None else None))
+        self._nodes.extend(message_event(message))
+        if not self._events & 31:  # a keyword logging thousands of messages before it ends
+            self._maybe_flush()
 
     # -- run errors, files and the end ---------------------------------------------------------
 
@@ -404,7 +401,6 @@ class rf_log_listener:
             except subprocess.TimeoutExpired:
                 pass
         _warn(f"capture stopped, the run goes on: {reason}")
-
 
 
 def _warn(text: str) -> None:

@@ -60,11 +60,11 @@ def close_event(item: Any, ntype: str, parent_type: str | None) -> tuple[Any, ..
     isoformat here in robot); the writer side turns them into text."""
     assign: Any = None
     if ntype in _KEYWORD_TYPES:
-        fields = doc_tags_timeout(item)
+        fields = _doc_tags_timeout(item)
         if item.source_name:
             fields["source_name"] = item.source_name
     elif ntype == ev.TEST:
-        fields = doc_tags_timeout(item)
+        fields = _doc_tags_timeout(item)
     elif ntype == ev.SUITE:
         fields = {}
         if item.doc:
@@ -92,7 +92,7 @@ def close_event(item: Any, ntype: str, parent_type: str | None) -> tuple[Any, ..
             elapsed.total_seconds() if elapsed is not None else None, assign, fields or None)
 
 
-def doc_tags_timeout(result: Any) -> dict[str, Any]:
+def _doc_tags_timeout(result: Any) -> dict[str, Any]:
     """The non-empty doc, tags and timeout of a test or keyword result."""
     fields: dict[str, Any] = {}
     if result.doc:
