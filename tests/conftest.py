@@ -11,6 +11,7 @@ import pytest
 
 TESTS = Path(__file__).resolve().parent
 sys.path.insert(0, str(TESTS))  # tests/oracle.py
+sys.path.insert(0, str(TESTS / "stress"))  # the live-capture adversary
 sys.path.insert(0, str(TESTS.parent / "benchmarks"))  # the project's output.xml generator
 
 from rf_log_listener.store import open_store  # noqa: E402

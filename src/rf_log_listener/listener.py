@@ -134,7 +134,7 @@ class rf_log_listener:
         self._conn: sqlite3.Connection | None = None
         self._process: subprocess.Popen[bytes] | None = None
         self._pipe: FramedPipe | None = None
-        self._last_flush = time.monotonic()
+        self._last_flush = self._last_beat = time.monotonic()
         self._events = 0  # the ticker compares it between ticks to see whether robot is quiet
         self._ticker: threading.Thread | None = None
         self._stop = threading.Event()
@@ -363,32 +363,37 @@ class rf_log_listener:
         """Every half second: on RF 7.2+ read what robot has run since the last look; send
         what waits while robot is busy elsewhere (a long keyword, a sleep); keep the
         heartbeat fresh, so readers can tell a live run from a dead one."""
-        last_beat = time.monotonic()
+        self._last_beat = time.monotonic()
         seen = -1
         while not self._stop.wait(FLUSH_EVERY_S):
             events, seen = seen, self._events
             # RF 7.0/7.1: only while robot is quiet (no listener call since the previous
             # tick); when it is busy its own events flush, and a flush from here would
             # contend with it for the GIL.
-            quiet = events == seen or self._follows
-            if not self._lock.acquire(blocking=False):
-                continue  # robot is in a listener method; it flushes itself when due
-            try:
-                if self._disabled or self._events_out is None or self._ended:
-                    continue
-                if self._follows:
-                    self._nodes.follow(ended=False)
-                now = time.monotonic()
-                if quiet and len(self._events_out):
-                    self._flush()
-                    last_beat = now
-                elif now - last_beat >= HEARTBEAT_EVERY_S:
-                    self._events_out.heartbeat()
-                    last_beat = now
-            except Exception as exc:
-                self._disable(f"{type(exc).__name__}: {exc}")
-            finally:
-                self._lock.release()
+            self.tick(quiet=events == seen or self._follows)
+
+    def tick(self, quiet: bool = True) -> None:
+        """One look of the ticker: it may run at any moment of robot's own thread (see
+        ``result_events.OpenNodes.follow`` for why that is safe), never inside a listener
+        method of this one."""
+        if not self._lock.acquire(blocking=False):
+            return  # robot is in a listener method; it flushes itself when due
+        try:
+            if self._disabled or self._events_out is None or self._ended:
+                return
+            if self._follows:
+                self._nodes.follow(ended=False)
+            now = time.monotonic()
+            if quiet and len(self._events_out):
+                self._flush()
+                self._last_beat = now
+            elif now - self._last_beat >= HEARTBEAT_EVERY_S:
+                self._events_out.heartbeat()
+                self._last_beat = now
+        except Exception as exc:
+            self._disable(f"{type(exc).__name__}: {exc}")
+        finally:
+            self._lock.release()
 
     def _disable(self, reason: str) -> None:
         if self._disabled:

@@ -115,17 +115,23 @@ def message_event(item: Any) -> tuple[Any, ...]:
     return MESSAGE, level, text, html, stamp.__reduce__()[1][0] if stamp is not None else None
 
 
+# Where a frame is in its result's items (setup, body, teardown). A child frame above a
+# frame is always the item of its stage: the setup, body item number ``sent``, the teardown.
+_SETUP, _BODY, _TEARDOWN, _AFTER = 0, 1, 2, 3
+
+
 class OpenNodes:
     """The open nodes, outermost first, and what of their items was sent.
 
-    Each frame is ``[result, type, sent, running_open]``: ``sent`` counts the items of the
-    result (see ``_items``) sent already; when a frame follows it, that frame is item number
-    ``sent``, sent open and not closed yet. ``running_open`` is the OPEN event :meth:`follow`
-    sent while the item ran: other listeners may still change its name or arguments (a
-    listener masking secrets in end_keyword), and the output file has them as they stand at
-    the end, so at its close they are compared and sent again if they changed. ``roots``
-    are the levels of the open suites and tests, opened from RF's events; the frames above
-    the innermost root come from :meth:`follow`.
+    Each frame is ``[result, type, stage, sent, running_open]``: ``stage`` is where the
+    frame is in its result's items (``_SETUP``, ``_BODY``, ``_TEARDOWN``, ``_AFTER`` the
+    teardown), ``sent`` counts the body items (steps and messages) sent already.
+    ``running_open`` is the OPEN event :meth:`follow` sent while the item ran: other
+    listeners may still change its name or arguments (a listener masking secrets in
+    end_keyword), and the output file has them as they stand at the end, so at its close they
+    are compared and sent again if they changed. ``roots`` are the levels of the open suites
+    and tests, opened from RF's events; the frames above the innermost root come from
+    :meth:`follow`.
     """
 
     def __init__(self, extend: Callable[[tuple[Any, ...]], None]) -> None:
@@ -134,11 +140,12 @@ class OpenNodes:
         self.extend = extend
 
     def open(self, result: Any, ntype: str, event: tuple[Any, ...], running: bool = False) -> None:
-        self.frames.append([result, ntype, 0, event if running else None])
+        self.frames.append([result, ntype, _SETUP if ntype in _WITH_FIXTURES else _BODY, 0,
+                            event if running else None])
         self.extend(event)
 
     def close(self) -> None:
-        result, ntype, _, running_open = self.frames.pop()
+        result, ntype, _, _, running_open = self.frames.pop()
         if running_open is not None:
             now = open_event(result)[1]
             if now != running_open:
@@ -159,12 +166,31 @@ class OpenNodes:
     def follow(self, ended: bool) -> None:
         """Send what robot added to the innermost open suite or test since the last look.
 
-        An item is finished once a later item follows it (robot runs a body's items one
-        after the other and appends each as it starts) or its parent has ended; only then
-        are its status, times and fields final, and it is sent whole. The item still
-        running is sent open (and stays a frame) once RF has begun to report it (its status
-        and start time set); before that RF is still filling it in. Messages are final when
-        they appear.
+        Robot's thread changes the model while this runs (the ticker calls it from another
+        thread at any bytecode of robot's), so what is sent rests only on facts that stay
+        true once seen, read in an order that makes them safe:
+
+        * a body (steps and messages) only grows: robot appends a step as it starts and a
+          message as it is logged, to the innermost item still reporting (RF's logger pops
+          an item only after every listener's end method ran), so a step followed by anything
+          in its parent's body has ended, end processing included;
+        * a setup is configured (``has_setup``) before the body's first step is appended,
+          and a teardown (``has_teardown``) after its last step ended; so ``has_teardown``
+          is read before the body's length and ``has_setup`` after it: a teardown seen
+          means every step is within that length and has ended, and a step within that
+          length means a setup, if there is one, is seen;
+        * an item is final once a later one follows it (in the body, or the teardown after
+          the body, or the body's first step after the setup) or its parent has ended; only
+          then are its status, times and fields final, and it is sent whole;
+        * the item still running is sent open (and stays a frame) once RF's StatusReporter
+          has begun reporting it (status NOT SET/NOT RUN and start time set); before that
+          RF is still filling it in. Messages are final when they appear; a message logged
+          after the teardown (a return value's assignment) is sent once the teardown is
+          closed, so it cannot land inside it.
+
+        Setup, body and teardown are followed each with its own position: one position in
+        their concatenation moves under the reader when the body grows after the teardown
+        or a setup appears after a message.
 
         ``ended``: the suite or test has no more items to come (robot is at its start of
         a child, or at its end); the root itself stays open for the caller to close.
@@ -174,30 +200,84 @@ class OpenNodes:
 
     def _advance(self, level: int, ended: bool) -> None:
         frame = self.frames[level]
-        result, ntype, sent, _ = frame
-        items = _items(result, ntype)
-        count = len(items)  # what robot appends from here on waits for the next look
-        if level + 1 < len(self.frames):  # item number `sent` went out open
-            finished = ended or count > sent + 1
-            self._advance(level + 1, finished)
-            if not finished:
+        result, ntype, stage = frame[0], frame[1], frame[2]
+        # In this order (see follow()): the teardown before the body's length, the setup after.
+        fixtures = ntype in _WITH_FIXTURES
+        has_teardown = fixtures and result.has_teardown
+        body = _body_items(result) if ntype != ev.SUITE else ()
+        count = len(body)  # what robot appends from here on waits for the next look
+        child_open = level + 1 < len(self.frames)
+        if stage == _SETUP:
+            if fixtures and result.has_setup:
+                finished = ended or has_teardown or _has_step(body, frame[3], count)
+                if child_open:
+                    self._advance(level + 1, finished)
+                    if not finished:
+                        return
+                    self.close()
+                    child_open = False
+                elif finished:
+                    self._send_whole(result.setup, ntype)
+                else:
+                    self._open_running(result.setup)
+                    return
+            elif not (ended or _has_step(body, frame[3], count)):
+                self._send_messages(frame, body, count)  # all the body holds, so far
                 return
-            self.close()
-            sent += 1
-        send_whole = self._send_whole
-        while sent < count:
-            item = items[sent]
-            if sent + 1 < count or ended or isinstance(item, _Message):
-                send_whole(item, ntype)
+            frame[2] = stage = _BODY
+        if stage == _BODY:
+            sent = frame[3]
+            last_final = ended or has_teardown
+            if child_open:  # body item number `sent` went out open
+                finished = last_final or count > sent + 1
+                self._advance(level + 1, finished)
+                if not finished:
+                    return
+                self.close()
+                child_open = False
                 sent += 1
-            elif item.status not in _STARTED or item.start_time is None:
-                break  # RF is still filling it in
-            else:
-                frame[2] = sent
-                self.open(item, *open_event(item), running=True)
-                self._advance(level + 1, False)
+            send_whole = self._send_whole
+            while sent < count:
+                item = body[sent]
+                if sent + 1 < count or last_final or isinstance(item, _Message):
+                    send_whole(item, ntype)
+                    sent += 1
+                    continue
+                frame[3] = sent
+                self._open_running(item)
                 return
-        frame[2] = sent
+            frame[3] = sent
+            if not has_teardown:
+                return
+            frame[2] = stage = _TEARDOWN
+        if stage == _TEARDOWN:
+            if child_open:
+                self._advance(level + 1, ended)
+                if not ended:
+                    return
+                self.close()
+            elif ended:
+                self._send_whole(result.teardown, ntype)
+            else:
+                self._open_running(result.teardown)
+                return
+            frame[2] = _AFTER
+        self._send_messages(frame, body, count)  # logged after the teardown
+
+    def _open_running(self, item: Any) -> None:
+        """Open ``item``, the innermost frame's item still running, and follow it, once RF has
+        begun to report it; until then RF is still filling it in, and it waits."""
+        if item.status in _STARTED and item.start_time is not None:
+            self.open(item, *open_event(item), running=True)
+            self._advance(len(self.frames) - 1, False)
+
+    def _send_messages(self, frame: list[Any], body: Any, count: int) -> None:
+        """Send the body's items from ``frame``'s position up to ``count``: messages (and,
+        should one be there, a finished step) that are final as they are."""
+        send_whole, ntype = self._send_whole, frame[1]
+        for sent in range(frame[3], count):
+            send_whole(body[sent], ntype)
+        frame[3] = max(frame[3], count)
 
     def _send_whole(self, item: Any, parent_type: str) -> None:
         if isinstance(item, _Message):
@@ -214,13 +294,17 @@ class OpenNodes:
         self.extend(close_event(item, ntype, parent_type))
 
 
+def _has_step(body: Any, start: int, count: int) -> bool:
+    """Whether ``body[start:count]`` holds a step (anything but a message)."""
+    return any(not isinstance(body[index], _Message) for index in range(start, count))
+
+
 def _items(result: Any, ntype: str) -> Any:
-    """A result's items in the order robot runs and the output file lists them: setup, body
-    (steps and messages), teardown. A suite's tests and child suites are not among them:
-    they come from RF's events. Robot creates the teardown after the body is done, so a
-    body read before or after it is complete whenever a teardown is there. Without setup
-    and teardown (most steps) this is the body's own list, not a copy: a step logging a
-    million messages is not copied on every look."""
+    """A finished result's items in the order robot runs and the output file lists them:
+    setup, body (steps and messages), teardown. A suite's tests and child suites are not
+    among them: they come from RF's events. Only for items that have ended: while one runs,
+    its setup, body and teardown change at different times (see ``OpenNodes.follow``).
+    Without setup and teardown (most steps) this is the body's own list, not a copy."""
     if ntype not in _WITH_FIXTURES:
         return _body_items(result)
     body = _body_items(result) if ntype != ev.SUITE else ()

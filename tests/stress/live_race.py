@@ -1,0 +1,126 @@
+#!/usr/bin/env python3
+"""Live capture under an adversary: many robot runs, each live store compared with its file.
+
+    python tests/stress/live_race.py --runs 300            # the CI step
+    python tests/stress/live_race.py --runs 40 --seed 7    # another set of seeds
+    python tests/stress/live_race.py --rf 7.2.2            # robot from that RF's fixture venv
+
+Each run executes ``race.robot`` at TRACE with :mod:`chaos` beside the live listener (the
+ticker looking at random points of robot's thread, see chaos.py), while the other runs and
+two CPU hogs keep both cores busy. Runs alternate output.xml and output.json (robot's own,
+streamed); the live store of every run must equal the import of its file, node by node and
+message by message (``oracle.dump_store``), and the file must equal RF's own model of it
+(``oracle.dump_execution_result``). The first difference is printed with its seed, which
+replays it: ``RF_LOG_MCP_CHAOS_SEED=<seed>``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import concurrent.futures
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import warnings
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+TESTS = HERE.parent
+sys.path.insert(0, str(TESTS))  # oracle
+sys.path.insert(0, str(TESTS.parent / "scripts"))  # cpu_load
+
+from cpu_load import cpu_hogs  # noqa: E402
+from fixtures.generate import venv_python  # noqa: E402
+from oracle import dump_execution_result, dump_store  # noqa: E402
+
+from rf_log_listener.importers import import_result  # noqa: E402
+from rf_log_listener.store import open_store  # noqa: E402
+
+SRC = TESTS.parent / "src"
+MIN_LOOKS = 100  # looks from robot's thread per run (about 1,000 are made)
+SUITE = HERE / "race.robot"
+# RF's own model warns when the oracle reads a WHILE iteration's (empty) assign.
+warnings.filterwarnings("ignore", "'robot.result.WhileIteration.assign' is deprecated")
+
+
+def one_run(seed: int, workdir: Path, python: str = sys.executable) -> str | None:
+    """Run the suite once with ``seed``; None when the store equals the file, else what differs."""
+    folder = workdir / f"run-{seed}"
+    folder.mkdir()
+    output = folder / ("output.json" if seed % 2 else "output.xml")
+    db = folder / "live.sqlite3"
+    paths = (str(HERE), str(SRC), os.environ.get("PYTHONPATH"))  # chaos, and the capture side
+    env = {**os.environ, "RF_LOG_MCP_CHAOS_SEED": str(seed),
+           "PYTHONPATH": os.pathsep.join(p for p in paths if p)}
+    done = subprocess.run(
+        [python, "-m", "robot", "--loglevel", "TRACE", "--log", "NONE", "--report", "NONE",
+         "--console", "none", "--output", str(output), "--listener", "chaos",
+         "--listener", f"rf_log_listener:db={db}", str(SUITE)],
+        cwd=folder, capture_output=True, text=True, env=env, timeout=600, check=False)
+    if done.returncode != 4 or "rf_log_listener" in done.stderr:  # 4 tests fail on purpose
+        return f"seed {seed}: robot exited {done.returncode}: {done.stderr[-2000:]}"
+    looks = re.search(r"chaos: (\d+) looks", done.stderr)
+    if not looks or int(looks[1]) < MIN_LOOKS:  # the adversary must have been there
+        return f"seed {seed}: the adversary made too few looks: {done.stderr[-500:]}"
+    live_conn = open_store(db)
+    imported_conn = open_store(folder / "imported.sqlite3")
+    imported = import_result(imported_conn, output, stable_window=0)
+    live = dump_store(live_conn, 1)
+    reference = dump_store(imported_conn, imported.run_id)
+    if live != reference:
+        return f"seed {seed} ({output.name}): live store != import\n" + first_difference(live, reference)
+    model = dump_execution_result(str(output))
+    if reference != model:
+        return (f"seed {seed} ({output.name}): import != ExecutionResult\n"
+                + first_difference(reference, model))
+    return None
+
+
+def first_difference(left: dict[str, list[Any]], right: dict[str, list[Any]]) -> str:
+    for key in ("nodes", "messages", "errors"):
+        a, b = left[key], right[key]
+        for index, (x, y) in enumerate(zip(a, b, strict=False)):
+            if x != y:
+                return f"  {key}[{index}]:\n    store: {x}\n    file:  {y}"
+        if len(a) != len(b):
+            extra = a[len(b):] if len(a) > len(b) else b[len(a):]
+            return f"  {key}: {len(a)} vs {len(b)}; first extra: {extra[0]}"
+    return "  (equal)"
+
+
+def stress(runs: int, first_seed: int = 0, parallel: int = 2, hogs: int = 2,
+           python: str = sys.executable) -> list[str]:
+    """Run ``runs`` seeds, ``parallel`` robots at a time beside ``hogs`` busy processes;
+    the differences found (empty: every run equal)."""
+    with (tempfile.TemporaryDirectory(prefix="rf-log-mcp-race-") as tmp, cpu_hogs(hogs),
+          concurrent.futures.ThreadPoolExecutor(parallel) as pool):
+        found = pool.map(lambda s: one_run(s, Path(tmp), python), range(first_seed, first_seed + runs))
+        return [problem for problem in found if problem]
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--runs", type=int, default=100)
+    parser.add_argument("--seed", type=int, default=0, help="first seed")
+    parser.add_argument("--parallel", type=int, default=2, help="robots at a time")
+    parser.add_argument("--hogs", type=int, default=2, help="busy processes beside them")
+    parser.add_argument("--rf", metavar="VERSION", help="run robot from this RF version's fixture venv")
+    args = parser.parse_args()
+    python = sys.executable
+    if args.rf:
+        found = venv_python(args.rf)
+        if found is None:
+            parser.error(f"no venv for RF {args.rf}: tests/fixtures/generate.py --venvs-only {args.rf}")
+        python = str(found)
+    problems = stress(args.runs, args.seed, args.parallel, args.hogs, python)
+    for problem in problems:
+        print(problem)
+    print(f"{args.runs - len(problems)} of {args.runs} runs: live store == output file == RF's model")
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
