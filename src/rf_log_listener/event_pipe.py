@@ -77,17 +77,34 @@ class EventForwarder(EventBatcher):
     # and half the time of version 2 for a batch of events.
     def flush(self) -> None:
         if self._events:
-            self.pipe.send_bytes(marshal.dumps(("events", self._take()), 4))
+            self.heartbeat()
 
     def heartbeat(self) -> None:
-        self.pipe.send_bytes(marshal.dumps(("events", self._take()), 4))  # commits, even if empty
+        """Send what waits (the writer commits it, even an empty batch)."""
+        events = self._take()
+        try:
+            packed = marshal.dumps(("events", events), 4)
+        except ValueError:  # a value marshal cannot carry: its str(), as RF's output files have it
+            packed = marshal.dumps(("events", _marshallable(events)), 4)
+        self.pipe.send_bytes(packed)
 
     def end_run(self, end: RunEnd) -> None:
         """Send the rest and the end; wait until the writer process has published the run."""
         self.flush()
-        self.pipe.send_bytes(marshal.dumps(("end", end.complete, end.generator, end.total,
-                                            end.passed, end.failed, end.skipped)))
+        self.pipe.send_bytes(marshal.dumps(("end", end.complete, end.generator)))
         self.pipe.recv_bytes()
+
+
+def _marshallable(value: Any) -> Any:
+    """``value`` with every leaf marshal cannot carry replaced by its str()."""
+    kind = type(value)
+    if kind is list or kind is tuple:
+        return kind(_marshallable(v) for v in value)
+    if kind is dict:
+        return {str(k): _marshallable(v) for k, v in value.items()}
+    if value is None or kind in (str, bytes, int, float, bool):
+        return value
+    return str(value)
 
 
 class LocalEvents(EventBatcher):
@@ -161,8 +178,8 @@ def apply_events(pipe: FramedPipe, writer: RunWriter) -> bool:
         except EOFError:
             return False  # robot is gone: what arrived is committed; readers see it interrupted
         if message[0] == "end":
-            _, complete, generator, total, passed, failed, skipped = message
-            writer.end_run(RunEnd(complete, generator, total, passed, failed, skipped))
+            _, complete, generator = message
+            writer.end_run(RunEnd(complete, generator))
             pipe.send_bytes(marshal.dumps(None))
             return True
         apply_batch(writer, stack, message[1])

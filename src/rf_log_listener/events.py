@@ -120,14 +120,13 @@ class RunInfo:
 
 @dataclass(slots=True)
 class RunEnd:
-    """What a source knows when a run ends. ``complete`` is False for a cut/killed run."""
+    """What a source knows when a run ends. ``complete`` is False for a cut/killed run.
+    Totals are not among it: the writer counts the tests it stored, as RF's own model does
+    (a file's ``<statistics>`` can disagree with its tests: a listener changing a test's
+    status in end_suite changes the statistics, not the test written before)."""
 
     complete: bool
     generator: str | None = None  # when a source learns it only after the suite (JSON key order)
-    total: int | None = None
-    passed: int | None = None
-    failed: int | None = None
-    skipped: int | None = None
 
 
 class EventSink(Protocol):

@@ -205,10 +205,7 @@ class rf_log_listener:
             self._nodes.follow(ended=True)  # the suite's teardown
         self._nodes.close_root()
         if not self._nodes.frames:
-            stats = result.statistics
-            self._events_out.end_run(RunEnd(complete=True, passed=stats.passed, failed=stats.failed,
-                                            skipped=stats.skipped,
-                                            total=stats.passed + stats.failed + stats.skipped))
+            self._events_out.end_run(RunEnd(complete=True))
             self._ended = True
         else:
             self._maybe_flush()

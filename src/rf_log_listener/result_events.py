@@ -49,9 +49,19 @@ def open_event(item: Any) -> tuple[str, tuple[Any, ...]]:
     if ntype in _KEYWORD_TYPES:
         args, assign = item.args, item.assign
         return ntype, (OPEN, ntype, "keyword", item.name or "", item.owner or None,
-                       tuple(args) if args else None, tuple(assign) if assign else None, None)
+                       _texts(args) if args else None, tuple(assign) if assign else None, None)
     name = item.name if ntype in _NAMED else ""
     return ntype, (OPEN, ntype, ntype, name or "", None, None, None, None)
+
+
+def _texts(args: Any) -> tuple[str, ...]:
+    """Arguments as RF writes them to its output files: each one's ``str()``. Library code
+    calling ``BuiltIn().run_keyword("Log", b"...")`` passes bytes, dates, numbers, objects."""
+    args = tuple(args)
+    for arg in args:
+        if type(arg) is not str:
+            return tuple(arg if type(arg) is str else str(arg) for arg in args)
+    return args
 
 
 def close_event(item: Any, ntype: str, parent_type: str | None) -> tuple[Any, ...]:
@@ -137,6 +147,7 @@ class OpenNodes:
     def __init__(self, extend: Callable[[tuple[Any, ...]], None]) -> None:
         self.frames: list[list[Any]] = []
         self.roots: list[int] = []
+        self.root_names: list[str] = []  # the names the open roots were sent with
         self.extend = extend
 
     def open(self, result: Any, ntype: str, event: tuple[Any, ...], running: bool = False) -> None:
@@ -154,10 +165,17 @@ class OpenNodes:
 
     def open_root(self, result: Any, ntype: str, event: tuple[Any, ...]) -> None:
         self.roots.append(len(self.frames))
+        self.root_names.append(event[3])
         self.open(result, ntype, event)
 
     def close_root(self) -> None:
+        """Close the innermost suite or test. Another listener may have renamed it since it
+        opened: it is stored with its final name, the one output.json has (output.xml has
+        the name from before any listener ran)."""
         self.roots.pop()
+        name = self.frames[-1][0].name
+        if name != self.root_names.pop():
+            self.extend((IDENTITY, name, None, None, None))
         self.close()
 
     def innermost_type(self) -> str | None:

@@ -19,7 +19,9 @@ from .store import run_base
 
 BATCH_ROWS = 20_000
 
-_json_encode = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
+# A value JSON has no type for (an object another listener put in a result) is stored as its
+# str(), as RF writes it to output.xml, instead of failing the batch it came in.
+_json_encode = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), default=str).encode
 
 
 def _plain(text: str) -> bool:
@@ -176,13 +178,10 @@ class RunWriter:
             node.elapsed = None
             self.close_node(node)
         self._flush()
-        root = self._root
-        totals = (end.total, end.passed, end.failed, end.skipped)
-        if root is not None and (not end.complete or end.total is None):
-            frame = root[1]
-            passed, failed, skipped = frame.passed_tests, frame.failed_tests, frame.skipped_tests
-            totals = (passed + failed + skipped, passed, failed, skipped)
-        rnode = root[0] if root else None
+        rnode, frame = self._root if self._root is not None else (None, None)
+        # The tests as stored, counted as RF's own model counts them (see RunEnd).
+        tests = {"passed": frame.passed_tests, "failed": frame.failed_tests,
+                 "skipped": frame.skipped_tests} if frame is not None else {}
         self.sink.finish_run({
             "status": "complete" if end.complete else "interrupted",
             "generator": end.generator, "rf_version": ev.rf_version(end.generator),
@@ -190,7 +189,7 @@ class RunWriter:
             "result_status": rnode.status if rnode else None,
             "start_time": rnode.start_time if rnode else None,
             "elapsed": rnode.elapsed if rnode else None,
-            "total": totals[0], "passed": totals[1], "failed": totals[2], "skipped": totals[3],
+            "total": sum(tests.values()) if tests else None, **tests,
             "node_count": self._next_pre, "message_count": self._next_msg,
             "error_count": self._errors,
         })

@@ -10,6 +10,7 @@ pid is gone).
 from __future__ import annotations
 
 import os
+import sqlite3
 import sys
 
 from .event_pipe import apply_events
@@ -37,13 +38,22 @@ def main(argv: list[str]) -> int:
         finally:
             conn.close()
     except Exception as exc:  # a full disk, a store gone read-only: one clear line on robot's console
-        reason = getattr(exc, "message", None) or f"{type(exc).__name__}: {exc}"
-        sys.stderr.write(f"[ WARN ] rf_log_listener: capture stopped, the run goes on: cannot "
-                         f"write the store {db}: {reason} (is the disk full or read-only?). "
-                         "What was committed before is kept.\n")
+        sys.stderr.write(f"[ WARN ] rf_log_listener: capture stopped, the run goes on: {_why(exc, db)}."
+                         " What was committed before is kept.\n")
         sys.stderr.flush()
         return WRITER_WARNED
     return 0
+
+
+def _why(exc: Exception, db: str) -> str:
+    """What stopped the writer, blaming the disk only when SQLite says it is the disk."""
+    reason = getattr(exc, "message", None) or f"{type(exc).__name__}: {exc}"
+    if isinstance(exc, sqlite3.OperationalError) and any(
+            word in str(exc).lower() for word in ("full", "readonly", "read-only", "disk i/o")):
+        return f"cannot write the store {db}: {reason} (is the disk full or read-only?)"
+    if isinstance(exc, sqlite3.Error):
+        return f"cannot write the store {db}: {reason}"
+    return f"the writer process failed on this run's events: {reason}"
 
 
 def _outlive_robot() -> None:

@@ -4,8 +4,12 @@
 RF's streamed JSON repeats the ``body`` key (``body, teardown, body``) so a dict keeps only
 the last list and silently loses data. Here every key is an event, so repeated keys simply
 append. Key order is not relied on beyond what every RF writer does (a body item's ``type``
-comes before its ``body``); rebot puts ``teardown`` before ``body``, so teardowns are held
-in an :class:`EventBuffer` and replayed last, where RF numbers them.
+comes before its ``body``). RF numbers a node's setup first and its teardown last, whatever
+order the keys come in: rebot writes a test's ``teardown`` before its ``body`` and a
+keyword's ``body`` before its ``setup``. Teardowns are held in an :class:`EventBuffer` and
+replayed last; a keyword body that a setup follows is held until that setup has been sent.
+Which keywords those are is not known when their body starts, so a file not streamed by
+robot (which writes in execution order) is scanned for them first (:func:`late_setups`).
 
 The parser is an explicit stack of small contexts, not recursion, so deep nesting cannot
 exhaust the Python stack.
@@ -13,6 +17,8 @@ exhaust the Python stack.
 
 from __future__ import annotations
 
+import contextlib
+import re
 from collections.abc import Callable, Iterable
 from typing import Any, BinaryIO
 
@@ -84,14 +90,16 @@ class _Value:
 
 
 class _Items:
-    """A ``suites``/``tests``/``body`` list: every map in it is a node or a message."""
+    """A ``suites``/``tests``/``body`` list: every map in it is a node or a message.
+    ``restore``: the sink to go back to at its end, when its events went to a buffer."""
 
-    __slots__ = ("key", "source", "kind")
+    __slots__ = ("key", "source", "kind", "restore")
 
-    def __init__(self, source: JsonSource, kind: str) -> None:
+    def __init__(self, source: JsonSource, kind: str, restore: EventSink | None = None) -> None:
         self.key: Any = None
         self.source = source
         self.kind = kind
+        self.restore = restore
 
     def child(self, is_map: bool) -> Any:
         if not is_map:
@@ -102,13 +110,19 @@ class _Items:
         raise ResultError(INVALID_JSON, f"A bare value {value!r} inside a '{self.kind}' list.")
 
     def finish(self) -> None:
-        pass
+        if self.restore is not None:
+            self.source.sink = self.restore
 
 
 class _NodeMap:
-    """One suite/test/keyword/control/message object."""
+    """One suite/test/keyword/control/message object.
 
-    __slots__ = ("key", "source", "kind", "data", "node", "teardowns", "saved_sink")
+    ``index``: its number among the file's node objects in document order (what
+    :func:`late_setups` counts); ``held_body``: its body, held until its setup is sent;
+    ``then``: buffers to replay once this node is closed (a setup's: its parent's body)."""
+
+    __slots__ = ("key", "source", "kind", "data", "node", "teardowns", "saved_sink", "index",
+                 "held_body", "then")
 
     def __init__(self, source: JsonSource, kind: str) -> None:
         self.key: Any = None
@@ -118,6 +132,10 @@ class _NodeMap:
         self.node: Node | None = None
         self.teardowns: list[EventBuffer] = []
         self.saved_sink: EventSink | None = None
+        self.index = source.node_maps
+        source.node_maps += 1
+        self.held_body: EventBuffer | None = None
+        self.then: EventBuffer | None = None
 
     def scalar(self, value: Any) -> None:
         self.data[self.key] = value
@@ -129,10 +147,17 @@ class _NodeMap:
         key = self.key
         if key in ("body", "suites", "tests") and not is_map:
             self._open()
-            return _Items(self.source, "body" if key == "body" else key[:-1])
+            source = self.source
+            if key == "body" and self.index in source.late_setups and self.held_body is None:
+                self.held_body = EventBuffer()  # its setup comes after it; RF numbers it first
+                restore, source.sink = source.sink, self.held_body
+                return _Items(source, "body", restore)
+            return _Items(source, "body" if key == "body" else key[:-1])
         if key == "setup" and is_map:
             self._open()
-            return _NodeMap(self.source, "setup")
+            setup = _NodeMap(self.source, "setup")
+            setup.then, self.held_body = self.held_body, None
+            return setup
         if key == "teardown" and is_map:
             self._open()
             buffer = EventBuffer()
@@ -173,10 +198,14 @@ class _NodeMap:
         assert node is not None
         for buffer in self.teardowns:
             buffer.replay(source.sink)
+        if self.held_body is not None:  # no setup came after all
+            self.held_body.replay(source.sink)
         _apply(node, data)
         source.sink.close_node(node)
         if self.saved_sink is not None:
             source.sink = self.saved_sink
+        if self.then is not None:
+            self.then.replay(source.sink)
 
 
 def _apply(node: Node, data: dict[str, Any]) -> None:
@@ -254,27 +283,10 @@ class _Top:
             return _NodeMap(self.source, "suite")
         if self.key == "errors" and not is_map:
             return _Errors(self.source)
-        if self.key == "statistics" and is_map:
-            return _Statistics(self.source)
         return _SKIP
 
     def finish(self) -> None:
         self.source.top_closed = True
-
-
-class _Statistics(_Picker):
-    """Only ``total`` matters: it gives the run's totals."""
-
-    __slots__ = ()
-
-    def child(self, is_map: bool) -> Any:
-        if self.key == "total" and is_map:
-            return _Value(True, self._total)
-        return _SKIP
-
-    def _total(self, total: dict[str, Any]) -> None:
-        passed, failed, skipped = (int(total.get(k, 0)) for k in ("pass", "fail", "skip"))
-        self.source.totals = (passed + failed + skipped, passed, failed, skipped)
 
 
 class JsonSource:
@@ -287,7 +299,8 @@ class JsonSource:
         self.started = False
         self.root_seen = False
         self.top_closed = False
-        self.totals: tuple[int, int, int, int] | None = None
+        self.node_maps = 0  # node objects met so far (see _NodeMap.index)
+        self.late_setups: frozenset[int] = frozenset()
 
     def open(self, node: Node) -> None:
         if not self.started:
@@ -305,6 +318,10 @@ class JsonSource:
                   allow_incomplete: bool = False) -> bool:
         import ijson  # here, not at the top: a listener inside robot never needs it
 
+        if not _streamed_by_robot(fh):
+            with contextlib.suppress(ijson.JSONError):  # the main pass says what is wrong, where
+                self.late_setups = late_setups(fh)
+            fh.seek(0)
         reader = _CountingReader(fh, progress)
         try:
             self._run(ijson.basic_parse(reader, use_float=True))
@@ -327,12 +344,7 @@ class JsonSource:
             return self._cut("no top-level object", allow_incomplete)
         if not self.root_seen:
             raise ResultError(UNSUPPORTED_FORMAT, "This JSON has no 'suite': not an RF output.json.")
-        total = self.totals
-        self.writer.end_run(RunEnd(
-            complete=True, generator=self.run_info.generator,
-            total=total[0] if total else None, passed=total[1] if total else None,
-            failed=total[2] if total else None, skipped=total[3] if total else None,
-        ))
+        self.writer.end_run(RunEnd(complete=True, generator=self.run_info.generator))
         return True
 
     def _cut(self, reason: str, allow_incomplete: bool) -> bool:
@@ -372,6 +384,51 @@ class JsonSource:
                 stack[-1].scalar(value)
             else:
                 raise ResultError(UNSUPPORTED_FORMAT, "The JSON is a bare value, not an RF output.json.")
+
+
+def _streamed_by_robot(fh: BinaryIO) -> bool:
+    """Whether robot wrote the file as it ran (its keys in execution order): the generator,
+    which every RF writer puts first."""
+    head = fh.read(4096)
+    fh.seek(0)
+    return re.search(rb'^\s*\{\s*"generator"\s*:\s*"Robot ', head) is not None
+
+
+def late_setups(fh: BinaryIO) -> frozenset[int]:
+    """The :attr:`_NodeMap.index` of every node object whose ``setup`` comes after its
+    ``body`` (rebot's keywords), from one pass of the C parser that builds nothing else."""
+    import ijson
+
+    late: set[int] = set()
+    count = 0
+    # per open container: [kind, key, node index, body seen]; kinds: top, node, items, other
+    stack: list[list[Any]] = []
+    for event, value in ijson.basic_parse(fh, use_float=True):
+        if event == "map_key":
+            stack[-1][1] = value
+        elif event == "start_map":
+            parent = stack[-1] if stack else None
+            kind = "top" if parent is None else "other"
+            if parent is not None and (
+                    parent[0] == "items"
+                    or (parent[0] == "top" and parent[1] == "suite")
+                    or (parent[0] == "node" and parent[1] in ("setup", "teardown"))):
+                kind = "node"
+                if parent[0] == "node" and parent[1] == "setup" and parent[3]:
+                    late.add(parent[2])
+            stack.append([kind, None, count, False])
+            count += kind == "node"
+        elif event == "start_array":
+            if not stack:
+                break  # not an RF output.json; the main pass says so
+            parent = stack[-1]
+            listed = parent[0] == "node" and parent[1] in ("body", "suites", "tests")
+            if listed and parent[1] == "body":
+                parent[3] = True
+            stack.append(["items" if listed else "other", None, 0, False])
+        elif event in ("end_map", "end_array"):
+            stack.pop()
+    return frozenset(late)
 
 
 def _first_line(exc: Exception) -> str:

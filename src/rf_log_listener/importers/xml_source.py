@@ -42,7 +42,6 @@ class XmlSource:
         self.nodes: list[Node] = []  # open nodes, innermost last
         self.text: list[str] = []
         self.in_errors = False
-        self.totals: tuple[int, int, int, int] | None = None
         self.started = False
         self.legacy_times = False
         self.root_closed = False
@@ -52,7 +51,7 @@ class XmlSource:
             "branch": self._start_branch, "group": self._start_group,
             "variable": self._start_variable, "msg": self._start_msg,
             "errors": self._start_errors, "statistics": self._start_statistics,
-            "stat": self._keep_attrs, "status": self._keep_attrs, "var": self._keep_attrs,
+            "status": self._keep_attrs, "var": self._keep_attrs,
             "timeout": self._keep_attrs, "meta": self._keep_attrs,
         }
         for tag, ntype in _SIMPLE_NODES.items():
@@ -69,10 +68,9 @@ class XmlSource:
             "robot": self._end_robot, "errors": self._end_errors,
         }
         self._node_handlers = self._dispatchers(self._start, self._end, self._end_plain)
-        # Inside <statistics> only <stat> matters (it has <suite> elements of its own).
-        self._stats_handlers = self._dispatchers(
-            {"stat": self._keep_attrs}, {"stat": self._end_stat}, {"statistics": self._end_statistics},
-        )
+        # <statistics> is skipped (the writer counts the tests; it has <suite> elements of its
+        # own, which are not suites).
+        self._stats_handlers = self._dispatchers({}, {}, {"statistics": self._end_statistics})
         self.leaf: dict[str, str] = {}  # attributes of the innermost leaf element (no children)
         self.parser: expat.XMLParserType | None = None
 
@@ -209,12 +207,7 @@ class XmlSource:
 
     def _end_robot(self) -> None:
         self.root_closed = True
-        total = self.totals
-        self.sink.end_run(RunEnd(
-            complete=True, total=total[0] if total else None,
-            passed=total[1] if total else None, failed=total[2] if total else None,
-            skipped=total[3] if total else None,
-        ))
+        self.sink.end_run(RunEnd(complete=True))
 
     # -- nodes -----------------------------------------------------------------------------
 
@@ -406,14 +399,6 @@ class XmlSource:
     def _use_handlers(self, handlers: tuple[Callable[..., None], Callable[[str], None]]) -> None:
         assert self.parser is not None
         self.parser.StartElementHandler, self.parser.EndElementHandler = handlers
-
-    def _end_stat(self, _text: str) -> None:
-        # The first <stat> under <total> is "All Tests" (RF 4.0+).
-        attrs = self.leaf
-        if self.totals is None:
-            passed, failed = int(attrs.get("pass", 0)), int(attrs.get("fail", 0))
-            skipped = int(attrs.get("skip", 0))
-            self.totals = (passed + failed + skipped, passed, failed, skipped)
 
 
 def _refuse_doctype(*_args: object) -> None:
