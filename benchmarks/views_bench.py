@@ -14,6 +14,11 @@ latency: imports a generated output.xml of the given size (cached store in bench
 and times each view's first page server-side (the service call the MCP tool makes), 50 times
 each after one warm-up. Target: p99 <= 50 ms.
 
+wide: one FOR loop of ``--iterations`` (120,000) iterations, each running a keyword that
+logs; one fails at 70 %, one warns at 30 %. tree of the loop (all, failures), a page of 3
+inside a group, its next page (cursor), search scoped to a group, the failure path.
+Target (issue #13): p99 <= 50 ms, whatever the number of iterations.
+
 search: the same run, search_messages first pages: scoped to a failing test, a failing
 iteration, one node, by level; run-wide for a rare phrase, by level, for a common word, and
 for a short (2-character, not indexable) miss. Targets (issue #5): scoped p99 <= 100 ms,
@@ -206,14 +211,66 @@ def search(size_mb: int) -> None:
     _timed({"run-wide: 2-character miss 'zq'": find(query="zq")}, "full scan, no target")
 
 
+def wide(iterations: int) -> None:
+    from rf_log_listener.importers import import_result
+    from rf_log_listener.store import open_store
+    from rf_log_mcp import service
+
+    status = '<status status="{}" start="2026-11-30T10:00:00.000000" elapsed="0.001"/>'
+    fail, warn = int(iterations * 0.7), int(iterations * 0.3)
+    with tempfile.TemporaryDirectory() as tmp:
+        source = Path(tmp) / "wide.xml"
+        with source.open("w") as out:
+            out.write('<?xml version="1.0" encoding="UTF-8"?>\n<robot generator="Robot 7.5 (Python'
+                      ' 3.11.7 on linux)" generated="2026-11-30T10:00:00.000000" rpa="false"'
+                      ' schemaversion="5"><suite id="s1" name="Wide"><test id="s1-t1" name="Loop">'
+                      f'<for flavor="IN RANGE"><var>${{i}}</var><value>{iterations}</value>')
+            for i in range(iterations):
+                level, state = ("FAIL", "FAIL") if i == fail else ("WARN", "PASS") if i == warn \
+                    else ("INFO", "PASS")
+                out.write(f'<iter><kw name="Log" owner="BuiltIn"><msg time="2026-11-30T10:00:00'
+                          f'.000000" level="{level}">step {i}</msg><arg>step {i}</arg>'
+                          f'{status.format(state)}</kw><var name="${{i}}">{i}</var>'
+                          f'{status.format(state)}</iter>')
+            out.write(f'{status.format("FAIL")}</for>{status.format("FAIL")}</test>'
+                      f'{status.format("FAIL")}</suite><statistics/><errors/></robot>')
+        conn = open_store(Path(tmp) / "store.sqlite3")
+        started = time.perf_counter()
+        run_id = import_result(conn, source, stable_window=0).run_id
+        print(f"{iterations:,} iterations imported in {time.perf_counter() - started:.1f} s")
+        loop = "s1-t1-k1"
+        page = service.get_view(conn, "tree", run_id=run_id, selector=loop)
+        groups = [c["expand_selector"] for c in page.tree.children if "expand_selector" in c]  # type: ignore[union-attr]
+        print(f"  tree of the loop: {[c.get('kind', c.get('type')) for c in page.tree.children]}")  # type: ignore[union-attr]
+        inside = service.get_view(conn, "tree", run_id=run_id, selector=groups[-1], page_size=3)
+
+        def tree(**arguments: Any) -> Any:
+            return lambda: service.get_view(conn, "tree", run_id=run_id, **arguments)
+
+        _timed({
+            "tree (loop)": tree(selector=loop),
+            "tree (loop, failures)": tree(selector=loop, projection="failures"),
+            "tree (loop, warnings)": tree(selector=loop, projection="warnings"),
+            "tree (last group, page_size 3)": tree(selector=groups[-1], page_size=3),
+            "tree (last group, next page)": tree(selector=groups[-1], page_size=3,
+                                                 cursor=inside.next_cursor),
+            "search (in the last group)": lambda: service.search_messages(
+                conn, "step", run_id=run_id, selector=groups[-1]),
+            "failure_path": lambda: service.get_view(conn, "failure_path", run_id=run_id),
+        }, "target p99 <= 50 ms")
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     sub = parser.add_subparsers(dest="what", required=True)
     sub.add_parser("tokens")
     for name in ("latency", "search"):
         sub.add_parser(name).add_argument("--size-mb", type=int, default=1000)
+    sub.add_parser("wide").add_argument("--iterations", type=int, default=120_000)
     args = parser.parse_args()
-    if args.what == "tokens":
+    if args.what == "wide":
+        wide(args.iterations)
+    elif args.what == "tokens":
         tokens()
     elif args.what == "search":
         search(args.size_mb)

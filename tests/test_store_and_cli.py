@@ -126,12 +126,13 @@ def test_store_of_schema_1_is_migrated_on_open(db_path: Path) -> None:
     conn = open_store(db_path)
     conn.execute("DROP INDEX nodes_failed")
     conn.execute("DROP INDEX messages_notable")
+    conn.execute("DROP INDEX nodes_notable")
     conn.execute("UPDATE meta SET value = '1' WHERE key = 'schema_version'")
     conn.close()
     conn = open_store(db_path)
-    assert conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()[0] == "3"
-    assert conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'nodes_failed'").fetchone()
-    assert conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'messages_notable'").fetchone()
+    assert conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()[0] == "4"
+    for index in ("nodes_failed", "messages_notable", "nodes_notable"):
+        assert conn.execute("SELECT 1 FROM sqlite_master WHERE name = ?", (index,)).fetchone(), index
 
 
 _OPEN_AT = """

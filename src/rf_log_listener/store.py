@@ -30,7 +30,7 @@ from pathlib import Path
 
 from .errors import STORE_CORRUPT, STORE_UNAVAILABLE, ResultError
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 ENV_DB = "RF_LOG_MCP_DB"
 RUN_SHIFT = 32  # node/message keys are run_id << RUN_SHIFT | position
 BUSY_TIMEOUT_MS = 30_000
@@ -47,6 +47,13 @@ FAILED_STARTS = ("status = 'FAIL' AND (type = 'TEST'"
 # Messages of WARN or worse: few in any run, and what level-filtered searches ask for. The
 # partial index over them and the queries that use it share this text (as FAILED_STARTS).
 NOTABLE_MESSAGES = "level IN ('WARN', 'SKIP', 'ERROR', 'FAIL')"
+
+# Nodes a tree page stops at among any number of siblings: failed, above a failure, logged
+# WARN or worse below, or an iteration that did not pass (what ends a fold of clean ones).
+# Few in any run; the partial index over them (by parent) makes a page of children cost
+# O(page) whatever the number of passing siblings in between.
+NOTABLE_NODES = ("(status = 'FAIL' OR failed_descendant_count > 0 OR max_descendant_level >= 4"
+                 " OR (type = 'ITERATION' AND status <> 'PASS'))")
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (
@@ -123,6 +130,9 @@ CREATE UNIQUE INDEX IF NOT EXISTS nodes_by_id ON nodes(run_id, node_id);
 -- without scanning the run, and costs almost nothing to keep up on import.
 CREATE INDEX IF NOT EXISTS nodes_failed ON nodes(key) WHERE status = 'FAIL'
     AND (type = 'TEST' OR (type IN ('SETUP', 'TEARDOWN') AND owner_test IS NULL));
+CREATE INDEX IF NOT EXISTS nodes_notable ON nodes(parent_pre, key) WHERE (status = 'FAIL'
+    OR failed_descendant_count > 0 OR max_descendant_level >= 4
+    OR (type = 'ITERATION' AND status <> 'PASS'));
 
 CREATE TABLE IF NOT EXISTS messages (
     key      INTEGER PRIMARY KEY,                  -- run_id << 32 | seq
@@ -159,6 +169,7 @@ CREATE TABLE IF NOT EXISTS errors (
 _MIGRATIONS: dict[int, str] = {
     1: f"CREATE INDEX IF NOT EXISTS nodes_failed ON nodes(key) WHERE {FAILED_STARTS};",
     2: f"CREATE INDEX IF NOT EXISTS messages_notable ON messages(key) WHERE {NOTABLE_MESSAGES};",
+    3: f"CREATE INDEX IF NOT EXISTS nodes_notable ON nodes(parent_pre, key) WHERE {NOTABLE_NODES};",
 }
 
 

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
 from rf_log_listener.errors import ResultError
-from rf_log_listener.store import VISIBLE_RUNS, mark_dead_live_runs, run_base
+from rf_log_listener.store import NOTABLE_NODES, VISIBLE_RUNS, mark_dead_live_runs, run_base
 
 from ..shaping import Shaper
 
@@ -20,7 +21,7 @@ SELECTOR_REQUIRED = "SELECTOR_REQUIRED"
 NODE_COLUMNS = (
     "key, pre, last, parent_pre, node_id, type, name, owner, status, message, elapsed,"
     " failed_descendant_count, max_descendant_level, msg_lo, msg_hi, args, owner_test, assign,"
-    " fields, child_count, message_count, depth"
+    " fields, child_count, message_count, depth, seq"
 )
 
 
@@ -48,6 +49,7 @@ class NodeRow:
     child_count: int
     message_count: int
     depth: int
+    seq: int  # position among the parent's children, from 0
 
 
 def run_row(conn: sqlite3.Connection, run_id: int) -> dict[str, Any]:
@@ -69,19 +71,6 @@ def node_by_id(conn: sqlite3.Connection, run_id: int, node_id: str) -> NodeRow:
         raise ResultError(NODE_NOT_FOUND, f"Run {run_id} has no node {node_id!r}.",
                           "Node ids look like s1-s2-t3-k4; take them from summary or tree.")
     return NodeRow(*row)
-
-
-# Children are found by hopping: the first child is at pre + 1, the next sibling of a node
-# at its last + 1. Primary-key seeks only, so no index on parent is maintained on import.
-_CHILDREN = f"""
-WITH RECURSIVE kids(key, last) AS (
-    SELECT key, last FROM nodes WHERE key = :first AND :first <= :end
-    UNION ALL
-    SELECT n.key, n.last FROM kids JOIN nodes AS n ON n.key = :base + kids.last + 1
-    WHERE :base + kids.last + 1 <= :end
-)
-SELECT {NODE_COLUMNS} FROM nodes WHERE key IN (SELECT key FROM kids) ORDER BY key
-"""
 
 
 def node_by_key(conn: sqlite3.Connection, key: int) -> NodeRow:
@@ -110,12 +99,51 @@ def enclosing_scope(conn: sqlite3.Connection, run_id: int, node: NodeRow) -> Nod
     return node
 
 
-def children(conn: sqlite3.Connection, run_id: int, parent: NodeRow) -> list[NodeRow]:
+def next_sibling(conn: sqlite3.Connection, run_id: int, node: NodeRow, end_key: int) -> NodeRow | None:
+    """The node after ``node``'s subtree if its key is at most ``end_key`` (the parent's last)."""
+    key = run_base(run_id) + node.last + 1
+    return node_by_key(conn, key) if key <= end_key else None
+
+
+# Children are found by hopping: the first child is at pre + 1, the next sibling of a node at
+# its last + 1. Primary-key seeks only, so no index on parent is maintained on import.
+def first_child(conn: sqlite3.Connection, parent: NodeRow) -> NodeRow | None:
+    return node_by_key(conn, parent.key + 1) if parent.last > parent.pre else None
+
+
+def next_notable_child(conn: sqlite3.Connection, run_id: int, parent: NodeRow, from_pre: int,
+                       also: str = "1") -> NodeRow | None:
+    """The first child of ``parent`` at or after ``from_pre`` that is notable (NOTABLE_NODES:
+    failed, above a failure, WARN or worse below, an iteration that did not pass) and meets
+    the SQL condition ``also``; one seek of a small index, however many siblings it skips."""
     base = run_base(run_id)
-    rows = conn.execute(
-        _CHILDREN, {"first": parent.key + 1, "end": base + parent.last, "base": base},
-    ).fetchall()
-    return [NodeRow(*row) for row in rows]
+    row = conn.execute(
+        f"SELECT {NODE_COLUMNS} FROM nodes INDEXED BY nodes_notable WHERE parent_pre = ?"
+        f" AND key >= ? AND key <= ? AND {NOTABLE_NODES} AND ({also}) ORDER BY key LIMIT 1",
+        (parent.pre, base + from_pre, base + parent.last),
+    ).fetchone()
+    return NodeRow(*row) if row else None
+
+
+def notable_children(conn: sqlite3.Connection, run_id: int, parent: NodeRow,
+                     also: str) -> Iterator[NodeRow]:
+    """The notable children of ``parent`` that meet ``also``, in order (see next_notable_child)."""
+    child = next_notable_child(conn, run_id, parent, parent.pre + 1, also)
+    while child is not None:
+        yield child
+        child = next_notable_child(conn, run_id, parent, child.last + 1, also)
+
+
+def child_before(conn: sqlite3.Connection, run_id: int, parent: NodeRow, key: int) -> NodeRow:
+    """The child of ``parent`` just before ``key`` (a child's key, or the one past the
+    parent's subtree): a backward seek through one sibling's subtree."""
+    row = conn.execute(
+        f"SELECT {NODE_COLUMNS} FROM nodes WHERE key < ? AND key > ? AND parent_pre = ?"
+        " ORDER BY key DESC LIMIT 1", (key, parent.key, parent.pre),
+    ).fetchone()
+    if row is None:
+        raise ResultError(NODE_NOT_FOUND, f"Run {run_id}: no child of {parent.node_id} before {key}.")
+    return NodeRow(*row)
 
 
 def own_messages(conn: sqlite3.Connection, run_id: int, node: NodeRow,

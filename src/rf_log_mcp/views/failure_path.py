@@ -9,7 +9,7 @@ from rf_log_listener.events import LEVELS
 from rf_log_listener.store import FAILED_STARTS, run_base
 
 from ..shaping import Shaper
-from .common import NodeRow, children, node_by_id, node_by_key, own_messages, run_row, shown_args
+from .common import NodeRow, node_by_id, node_by_key, notable_children, own_messages, run_row, shown_args
 
 
 def failed_starts(conn: sqlite3.Connection, run_id: int) -> list[int]:
@@ -39,7 +39,7 @@ def failure_path(conn: sqlite3.Connection, run_id: int, selector: str | None, sh
         following = pending[1:]
     steps = [_step(conn, run_id, node, shaper)]
     while True:
-        failing = [c for c in children(conn, run_id, node) if c.status == "FAIL"]
+        failing = list(notable_children(conn, run_id, node, "status = 'FAIL'"))
         if not failing:
             break
         if len(failing) > 1:

@@ -32,7 +32,7 @@ from rf_log_listener.store import NOTABLE_MESSAGES, run_base
 from ..redaction import MASK
 from ..shaping import MASK_MARGIN, Shaper
 from .common import SELECTOR_REQUIRED, NodeRow, enclosing_scope, node_by_id, run_row, shown_assign
-from .tree import group_members
+from .tree import group_span
 
 INVALID_QUERY = "INVALID_QUERY"
 Scope = Literal["node", "subtree", "test"]
@@ -155,10 +155,10 @@ def _span(conn: sqlite3.Connection, run_id: int, selector: str | None, scope: Sc
                               "Pass the node id to scope to, or leave scope out to search the run.")
         return Span(base, run_base(run_id + 1), None, True)
     if selector.startswith("ig:"):
-        members = group_members(conn, run_id, selector)[1]
+        _, first, last = group_span(conn, run_id, selector)
         if scope != "test":  # the group is the node: its iterations' messages
-            return Span(base + members[0].msg_lo, _msg_end(run_id, members[-1]), None, False)
-        node = members[0]
+            return Span(base + first.msg_lo, _msg_end(run_id, last), None, False)
+        node = first
     else:
         node = node_by_id(conn, run_id, selector)
     if scope == "node":

@@ -19,7 +19,10 @@ from ..shaping import Shaper
 from .common import (
     NODE_NOT_FOUND,
     NodeRow,
-    children,
+    child_before,
+    first_child,
+    next_notable_child,
+    next_sibling,
     node_by_id,
     node_by_key,
     own_messages,
@@ -43,6 +46,12 @@ def _kept(node: NodeRow, projection: Projection) -> bool:
     return failing or node.max_descendant_level >= _WARN
 
 
+# What a projection keeps, as SQL over the notable-nodes index (``all`` keeps everything).
+_WANTED = {"failures": "status = 'FAIL' OR failed_descendant_count > 0",
+           "warnings": "status = 'FAIL' OR failed_descendant_count > 0 OR max_descendant_level >= 4"}
+_LOOPS = ("FOR", "WHILE")
+
+
 def _clean_iteration(node: NodeRow) -> bool:
     return (node.type == "ITERATION" and node.status == "PASS"
             and node.failed_descendant_count == 0 and node.max_descendant_level < _WARN)
@@ -50,34 +59,44 @@ def _clean_iteration(node: NodeRow) -> bool:
 
 def tree(conn: sqlite3.Connection, run_id: int, selector: str | None, projection: Projection,
          shaper: Shaper, after_key: int | None, page_size: int) -> tuple[dict[str, Any], int | None]:
-    """One page of the children of ``selector`` (the run root when None)."""
+    """One page of the children of ``selector`` (the run root when None), at O(page) cost
+    whatever the number of children: the next child is a primary-key seek, and a run of
+    clean iterations, or passing children a projection leaves out, is skipped with one seek
+    of the notable-nodes index (common.next_notable_child)."""
     run = run_row(conn, run_id)
     if selector is None:
         return _run_root(conn, run_id, run, shaper), None
+    base = run_base(run_id)
     if selector.startswith("ig:"):
-        parent, rows = group_members(conn, run_id, selector)
-        fold = False
+        parent, first, last = group_span(conn, run_id, selector)
+        fold, end_key = False, last.key
     else:
         parent = node_by_id(conn, run_id, selector)
-        rows = children(conn, run_id, parent)
-        fold = True
-    rows = [r for r in rows if _kept(r, projection) and (after_key is None or r.key > after_key)]
+        first = first_child(conn, parent)
+        fold, end_key = parent.type in _LOOPS, base + parent.last
+    node = first
+    if after_key is not None:
+        node = next_sibling(conn, run_id, node_by_key(conn, after_key), end_key)
+    also = _WANTED.get(projection)
     items: list[tuple[int, dict[str, Any]]] = []  # (key to continue after, item)
-    index = 0
-    while index < len(rows) and len(items) < page_size + 1:
-        run_end = index
-        if fold:
-            while run_end < len(rows) and _clean_iteration(rows[run_end]) and (
-                    run_end == index or rows[run_end - 1].last + 1 == rows[run_end].pre):
-                run_end += 1
-        if fold and run_end - index >= FOLD_AT:
-            group = rows[index:run_end]
-            items.append((group[-1].key, _group_item(parent, group, shaper)))
-            index = run_end
-        else:
-            items.append((rows[index].key, _node_item(rows[index], shaper)))
-            index += 1
-    more = len(items) > page_size or index < len(rows)
+    while node is not None and len(items) <= page_size:
+        if also is not None and not _kept(node, projection):
+            node = next_notable_child(conn, run_id, parent, node.pre, also)
+            if node is not None and node.key > end_key:
+                node = None
+            continue
+        if fold and _clean_iteration(node):
+            boundary = next_notable_child(conn, run_id, parent, node.pre + 1)
+            count = (boundary.seq if boundary else parent.child_count) - node.seq
+            if count >= FOLD_AT:
+                last_member = child_before(conn, run_id, parent,
+                                           boundary.key if boundary else end_key + 1)
+                items.append((last_member.key, _group_item(parent, node, last_member, count, shaper)))
+                node = boundary
+                continue
+        items.append((node.key, _node_item(node, shaper)))
+        node = next_sibling(conn, run_id, node, end_key)
+    more = len(items) > page_size
     page = items[:page_size]
     view: dict[str, Any] = {"node": _node_item(parent, shaper, with_messages=True, conn=conn,
                                                run_id=run_id)}
@@ -105,36 +124,40 @@ def _run_root(conn: sqlite3.Connection, run_id: int, run: dict[str, Any], shaper
     return view
 
 
-def _group_id(parent: NodeRow, group: list[NodeRow]) -> str:
-    return f"ig:{parent.node_id}:{group[0].pre - parent.pre}-{group[-1].pre - parent.pre}"
-
-
-def _group_item(parent: NodeRow, group: list[NodeRow], shaper: Shaper) -> dict[str, Any]:
-    group_id = _group_id(parent, group)
+def _group_item(parent: NodeRow, first: NodeRow, last: NodeRow, count: int,
+                shaper: Shaper) -> dict[str, Any]:
+    group_id = f"ig:{parent.node_id}:{first.seq + 1}-{last.seq + 1}"
     return {
-        "kind": "ITERATION_GROUP", "group_id": group_id, "status": "PASS", "count": len(group),
-        "first_node_id": group[0].node_id, "last_node_id": group[-1].node_id,
-        "first_assign": shown_assign(group[0], shaper),
-        "last_assign": shown_assign(group[-1], shaper),
+        "kind": "ITERATION_GROUP", "group_id": group_id, "status": "PASS", "count": count,
+        "first_node_id": first.node_id, "last_node_id": last.node_id,
+        "first_assign": shown_assign(first, shaper), "last_assign": shown_assign(last, shaper),
         "expand_selector": group_id,
     }
 
 
-def group_members(conn: sqlite3.Connection, run_id: int, selector: str) -> tuple[NodeRow, list[NodeRow]]:
-    """The parent and the iterations of an ``ig:<parent id>:<first>-<last>`` group, where
-    first/last are pre-order offsets from the parent (stable for the run)."""
+def group_span(conn: sqlite3.Connection, run_id: int, selector: str) -> tuple[NodeRow, NodeRow, NodeRow]:
+    """The loop and the first and last iterations of an ``ig:<loop id>:<first>-<last>``
+    group, where first and last count the loop's iterations from 1 (iteration N is
+    ``<loop id>-kN``, RF's own id)."""
     try:
         _, parent_id, span = selector.split(":")
-        first, last = (int(x) for x in span.split("-"))
+        first_no, last_no = (int(x) for x in span.split("-"))
     except ValueError:
         raise ResultError(NODE_NOT_FOUND, f"{selector!r} is not a group id.",
                           "Use expand_selector of an ITERATION_GROUP as it was returned.") from None
     parent = node_by_id(conn, run_id, parent_id)
-    members = [c for c in children(conn, run_id, parent) if first <= c.pre - parent.pre <= last]
-    if not members:
+    try:
+        if not 1 <= first_no <= last_no:
+            raise ResultError(NODE_NOT_FOUND, "empty")
+        first = node_by_id(conn, run_id, f"{parent_id}-k{first_no}")
+        last = node_by_id(conn, run_id, f"{parent_id}-k{last_no}")
+    except ResultError:
+        first = last = None
+    if first is None or last is None or parent.type not in _LOOPS or (
+            first.parent_pre, last.parent_pre) != (parent.pre, parent.pre):
         raise ResultError(NODE_NOT_FOUND, f"Run {run_id} has no iterations in {selector!r}.",
                           "Use expand_selector of an ITERATION_GROUP as it was returned.")
-    return parent, members
+    return parent, first, last
 
 
 def _node_item(node: NodeRow, shaper: Shaper, *, with_messages: bool = False,
