@@ -1,0 +1,188 @@
+"""The ``rf-log-mcp`` command line: the same answers as the MCP tools, for humans and scripts.
+
+Exit codes: 0 ok; 1 the command ran but failed (structured error, printed); 2 usage error.
+The parser and the entry point are here; the commands are in ``reading`` (the views of a run)
+and ``upkeep`` (import, the store's care, the server, the demo); ``common`` holds what they share.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sqlite3
+import sys
+from collections.abc import Callable
+
+from rf_log_listener.errors import ResultError
+from rf_log_listener.store import ENV_DB, default_store_path
+
+from .. import __version__, service
+from ..models import ErrorInfo, ParseResultResponse
+from ..redaction import redactor
+from .common import print_json
+from .reading import (
+    cmd_failures,
+    cmd_runs,
+    cmd_search,
+    cmd_summary,
+    cmd_tree,
+    cmd_watch,
+    cmd_window,
+)
+from .upkeep import cmd_demo, cmd_doctor, cmd_import, cmd_prune, cmd_serve
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = _parser()
+    arguments = sys.argv[1:] if argv is None else argv
+    if not arguments and not sys.stdin.isatty():
+        arguments = ["serve"]  # an MCP host starts `rf-log-mcp` with stdin as the protocol pipe
+    args = parser.parse_args(arguments)
+    if not getattr(args, "handler", None):
+        parser.print_help(sys.stderr)
+        return 2
+    try:
+        redactor()  # an operator's masking setting that cannot be used stops here, loudly
+        return int(args.handler(args))
+    except ResultError as err:
+        return _print_error(args, err)
+    except sqlite3.DatabaseError as exc:  # pages damaged after the store opened
+        return _print_error(args, service.store_error(exc))
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:  # `rf-log-mcp summary 1 | head`: the reader has what it wanted
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
+
+
+def _print_error(args: argparse.Namespace, err: ResultError) -> int:
+    """A failed command: its error as JSON with --json, else as text on stderr; exit 1."""
+    if getattr(args, "json", False):
+        print_json(ParseResultResponse(ok=False, error=ErrorInfo(**err.to_dict())).model_dump(
+            mode="json", exclude_none=True))
+    else:
+        print(f"error [{err.code}]: {err.message}", file=sys.stderr)
+        if err.hint:
+            print(f"hint: {err.hint}", file=sys.stderr)
+    return 1
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="rf-log-mcp",
+        description="Robot Framework results in a SQLite store, for LLM agents and humans. "
+                    "With no command and stdin not a terminal, serves MCP over stdio.",
+        epilog=f"Store: --db, else ${ENV_DB}, else {default_store_path()}. Exit codes: 0 ok;"
+               " 1 the command failed (the error and a hint are printed); 2 usage; 130 Ctrl-C.",
+    )
+    parser.add_argument("--version", action="version", version=f"rf-log-mcp {__version__}")
+    sub = parser.add_subparsers(metavar="COMMAND")
+
+    def command(name: str, handler: Callable[[argparse.Namespace], int], help_text: str,
+                json_flag: bool = True) -> argparse.ArgumentParser:
+        cmd = sub.add_parser(name, help=help_text, description=help_text)
+        cmd.add_argument("--db", help=f"store file (default: ${ENV_DB} or {default_store_path()})")
+        if json_flag:
+            cmd.add_argument("--json", action="store_true", help="print the response as JSON")
+        cmd.set_defaults(handler=handler)
+        return cmd
+
+    def run_argument(cmd: argparse.ArgumentParser, optional: bool = False) -> None:
+        cmd.add_argument("run", type=_run_id, nargs="?" if optional else None,
+                         help="run id (from `runs`), or `latest`")
+
+    def paging(cmd: argparse.ArgumentParser) -> None:
+        cmd.add_argument("--cursor", help="next_cursor (or prev_cursor) printed by the previous page")
+        cmd.add_argument("--page-size", type=int, help="items per page (default 25, at most 200)")
+
+    cmd = command("import", cmd_import, "Import an output.xml (RF 4.0+) or output.json (RF 7.2+).")
+    cmd.add_argument("path", help="result file")
+    cmd.add_argument("--allow-incomplete", action="store_true",
+                     help="import the readable part of a cut file as an 'interrupted' run")
+    cmd.add_argument("--label", help="a label to find the run by later")
+
+    cmd = command("runs", cmd_runs, "List the runs in the store, newest first.")
+    cmd.add_argument("--status", choices=("complete", "running", "interrupted"))
+    cmd.add_argument("--limit", type=int, default=20)
+
+    cmd = command("summary", cmd_summary, "Status, totals, failed tests and run errors of a run.")
+    run_argument(cmd)
+
+    cmd = command("failures", cmd_failures, "The failure path of each failed test (or one).")
+    run_argument(cmd)
+    cmd.add_argument("--test", help="a test id such as s1-s2-t3 (default: every failed test)")
+    cmd.add_argument("--limit", type=int, default=10, help="at most this many tests")
+
+    cmd = command("tree", cmd_tree, "The children of a node (default: the run), by projection; "
+                  "long runs of passing iterations come folded.")
+    run_argument(cmd)
+    cmd.add_argument("selector", nargs="?", help="node id (s1-s2-t3-k1) or an expand selector")
+    cmd.add_argument("--projection", choices=("all", "failures", "warnings"), default="all")
+    paging(cmd)
+
+    cmd = command("window", cmd_window, "The steps around a node, in execution order, "
+                  "within its test (or suite setup/teardown).")
+    run_argument(cmd)
+    cmd.add_argument("selector", help="node id: a test or any step inside one")
+    paging(cmd)
+
+    cmd = command("search", cmd_search, "Messages by text and/or level, run-wide or scoped; "
+                  "secrets come back masked.")
+    run_argument(cmd)
+    cmd.add_argument("query", nargs="?", help="plain text, case-insensitive (%% _ \\ literal)")
+    cmd.add_argument("--selector", help="only this node's messages (see --scope)")
+    cmd.add_argument("--scope", choices=("node", "subtree", "test"),
+                     help="with --selector: its own messages, its subtree (default), its test")
+    levels = cmd.add_mutually_exclusive_group()
+    level_names = ("TRACE", "DEBUG", "INFO", "WARN", "ERROR", "FAIL", "SKIP")
+    levels.add_argument("--level", choices=level_names, type=str.upper, help="exactly this level")
+    levels.add_argument("--min-level", choices=level_names, type=str.upper,
+                        help="this level or worse (TRACE < DEBUG < INFO < WARN = SKIP < ERROR < FAIL)")
+    paging(cmd)
+
+    cmd = command("watch", cmd_watch, "Follow a live run: what runs now, pass/fail counts, "
+                  "failures as they happen; ends with the run.", json_flag=False)
+    run_argument(cmd, optional=True)
+    cmd.add_argument("--interval", type=float, default=1.0, help="seconds between looks (1)")
+
+    cmd = command("doctor", cmd_doctor, "Check the installation and the store; one-line verdict.")
+    cmd.add_argument("--repair", action="store_true",
+                     help="if the store is damaged: move it aside (*.corrupt-<time>), start a new "
+                          "one and import again the result files the old one came from")
+
+    cmd = command("prune", cmd_prune, "Delete finished runs to free space (never running ones); "
+                  "live writers wait a moment at most.")
+    cmd.add_argument("--run", type=int, action="append", default=[], metavar="RUN_ID",
+                     help="delete this run (repeatable)")
+    cmd.add_argument("--keep", type=int, metavar="N", help="keep the newest N runs")
+    cmd.add_argument("--older-than", type=float, metavar="DAYS",
+                     help="delete runs stored more than DAYS days ago (with --keep: only those "
+                          "not among the newest N)")
+    cmd.add_argument("--dry-run", action="store_true", help="list what would be deleted")
+    cmd.add_argument("--vacuum", action="store_true",
+                     help="then compact the whole file (VACUUM: blocks writers while it runs; "
+                          "needed once for stores made before incremental space release)")
+
+    cmd = sub.add_parser("serve", help="Serve MCP over stdio (the default when stdin is not a TTY).",
+                         description="Serve MCP over stdio; the store is $RF_LOG_MCP_DB or the default.")
+    cmd.set_defaults(handler=cmd_serve)
+
+    cmd = command("demo", cmd_demo,
+                  "Run robot on a suite, import its output, print the summary and failure paths.",
+                  json_flag=False)
+    cmd.add_argument("suite", nargs="?", default="examples",
+                     help="suite file or folder (default: ./examples)")
+    cmd.add_argument("--outputdir", help="where robot writes output.xml (default: a new temp dir)")
+    return parser
+
+
+def _run_id(text: str) -> int | str:
+    if text.lower() in ("latest", "last"):
+        return "latest"
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a run id (a number, or latest)") from None
+
+

@@ -1,0 +1,78 @@
+"""What the command line's commands share: the store, run ids, printing responses."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sqlite3
+import sys
+from collections.abc import Callable
+from typing import Any, TextIO
+
+from rf_log_listener.errors import ResultError
+from rf_log_listener.store import VISIBLE_RUNS, open_store
+
+from .. import service
+from ..models import Envelope, GetViewResponse
+from ..render import Style
+from ..shaping import MAX_BUDGET
+from ..views.common import RUN_NOT_FOUND
+
+
+def connect(args: argparse.Namespace) -> sqlite3.Connection:
+    return open_store(args.db) if args.db else open_store()
+
+
+def print_json(data: Any, out: TextIO = sys.stdout) -> None:
+    out.write(json.dumps(data, ensure_ascii=False, indent=2) + "\n")
+
+
+def resolve(conn: sqlite3.Connection, run: int | str | None) -> int:
+    """A run id; ``latest`` (or nothing) is the newest run in the store."""
+    if isinstance(run, int):
+        return run
+    row = conn.execute(f"SELECT max(run_id) FROM runs WHERE {VISIBLE_RUNS}").fetchone()
+    if row[0] is None:
+        raise ResultError(RUN_NOT_FOUND, "The store has no runs yet.",
+                          "Import an output.xml with `rf-log-mcp import PATH`, or run robot with "
+                          "--listener rf_log_listener.")
+    return int(row[0])
+
+
+def show(args: argparse.Namespace, response: Envelope, printer: Callable[..., None]) -> int:
+    """Print a response as JSON or as text; a failed one raises (printed by main, exit 1)."""
+    if args.json:
+        print_json(response.model_dump(mode="json", exclude_none=True))
+        return 0 if response.ok else 1
+    printer(checked(response), Style())
+    return 0
+
+
+def checked(response: Envelope) -> Envelope:
+    if not response.ok and response.error is not None:
+        raise ResultError(response.error.code, response.error.message, response.error.hint)
+    return response
+
+
+def summary_response(conn: sqlite3.Connection, run_id: int) -> GetViewResponse:
+    """The summary as the command line shows it: up to 200 failed tests, the largest budget."""
+    return service.get_view(conn, "summary", run_id=run_id, page_size=200, budget=MAX_BUDGET)
+
+
+def summary(conn: sqlite3.Connection, run_id: int) -> GetViewResponse:
+    return checked(summary_response(conn, run_id))  # type: ignore[return-value]
+
+
+def failure_paths(conn: sqlite3.Connection, run_id: int, test: str | None, limit: int) -> list[dict]:
+    paths, cursor = [], None
+    while len(paths) < limit:
+        response = checked(service.get_view(conn, "failure_path", run_id=run_id, selector=test,
+                                             cursor=cursor, budget=MAX_BUDGET))
+        assert isinstance(response, GetViewResponse) and response.failure_path is not None
+        paths.append(response.failure_path.model_dump(mode="json", exclude_none=True))
+        cursor = response.next_cursor
+        if test or not cursor:
+            break
+    return paths
+
+

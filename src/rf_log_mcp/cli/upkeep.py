@@ -1,0 +1,256 @@
+"""Commands that take care of the store and what surrounds it: import, doctor, prune,
+serve, demo."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sqlite3
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from rf_log_listener.errors import STORE_CORRUPT, ResultError
+from rf_log_listener.importers import import_result
+from rf_log_listener.salvage import salvage_live_runs
+from rf_log_listener.store import (
+    default_store_path,
+    is_corruption,
+    mark_dead_live_runs,
+    open_store,
+    prune_run,
+    release_free_pages,
+    set_aside,
+)
+
+from .. import __version__, render
+from ..models import ParseResultResponse
+from ..render import Style
+from .common import connect, failure_paths, print_json, summary
+
+
+def cmd_import(args: argparse.Namespace) -> int:
+    conn = connect(args)
+    progress = _ProgressBar() if sys.stderr.isatty() and not args.json else None
+    try:
+        outcome = import_result(conn, args.path, allow_incomplete=args.allow_incomplete,
+                                progress=progress, label=args.label)
+    finally:
+        if progress:
+            progress.close()
+    payload = ParseResultResponse(**outcome.to_dict())
+    if args.json:
+        print_json(payload.model_dump(mode="json", exclude_none=True))
+    else:
+        again = " (already imported)" if outcome.deduplicated else ""
+        print(f"run {outcome.run_id}{again}: {outcome.name} {outcome.result_status} -"
+              f" {outcome.total} tests, {outcome.passed} passed, {outcome.failed} failed,"
+              f" {outcome.skipped} skipped [{outcome.status}, {outcome.source_format},"
+              f" {outcome.seconds:.2f} s]")
+    return 0
+
+
+class _ProgressBar:
+    """A one-line progress bar on stderr, shown only for imports that take a moment."""
+
+    def __init__(self) -> None:
+        self.started = time.monotonic()
+        self.shown = False
+        self.last = 0.0
+
+    def __call__(self, done: int, total: int) -> None:
+        now = time.monotonic()
+        if now - self.started < 0.5 or now - self.last < 0.1:
+            return
+        self.last = now
+        self.shown = True
+        share = done / total if total else 1.0
+        bar = "#" * int(share * 30)
+        rate = done / (now - self.started) / 1e6
+        sys.stderr.write(f"\rimporting [{bar:<30}] {share:6.1%} {done / 1e6:,.0f} MB {rate:,.1f} MB/s")
+        sys.stderr.flush()
+
+    def close(self) -> None:
+        if self.shown:
+            sys.stderr.write("\n")
+
+
+def cmd_doctor(args: argparse.Namespace) -> int:
+    """Facts about the installation and the store, then a one-line verdict."""
+    path = Path(args.db).expanduser() if args.db else default_store_path()
+    facts: dict[str, Any] = {"store": str(path), "rf_log_mcp": __version__,
+                             "python": sys.version.split()[0]}
+    problems: list[str] = []
+    corrupt = False
+    facts["robotframework"] = _version_of("robotframework")
+    facts["mcp"] = _version_of("mcp")
+    if facts["robotframework"] is None:
+        problems.append("robotframework is not installed")
+    try:
+        from rf_log_listener.listener import rf_log_listener
+
+        facts["listener"] = f"importable (listener API {rf_log_listener.ROBOT_LISTENER_API_VERSION})"
+    except Exception as exc:  # any failure here is the finding
+        facts["listener"] = f"not importable: {exc}"
+        problems.append("the listener cannot be imported")
+    store_problems: list[str] = []
+    conn: sqlite3.Connection | None = None
+    try:
+        conn = open_store(path)
+        facts["schema_version"] = int(conn.execute(
+            "SELECT value FROM meta WHERE key = 'schema_version'").fetchone()[0])
+        conn.execute("BEGIN IMMEDIATE")
+        conn.execute("ROLLBACK")
+        facts["writable"] = True
+        facts["runs"] = dict(conn.execute(
+            "SELECT status, count(*) FROM runs GROUP BY status").fetchall())
+        facts["size_mb"] = round(_store_bytes(path) / 1e6, 1)
+        facts["integrity"] = conn.execute("PRAGMA quick_check").fetchone()[0]
+        if facts["integrity"] != "ok":
+            corrupt = True
+            store_problems.append(f"the store is damaged: {facts['integrity']}")
+    except (ResultError, sqlite3.Error) as exc:
+        corrupt = (exc.code == STORE_CORRUPT if isinstance(exc, ResultError)
+                   else is_corruption(exc))
+        if corrupt:
+            facts["integrity"] = "damaged"
+        else:
+            facts["writable"] = False
+        store_problems.append(str(exc.message if isinstance(exc, ResultError) else exc))
+    finally:
+        if conn is not None:
+            conn.close()
+    if corrupt and args.repair:
+        facts["repair"] = _repair(path)
+        facts["runs"] = {"complete": len(facts["repair"]["reimported"]),
+                         "interrupted": len(facts["repair"]["salvaged_live_runs"])}
+        store_problems = []
+    elif corrupt:
+        store_problems.append("`rf-log-mcp doctor --repair` starts a new store")
+    problems += store_problems
+    verdict = ("OK: ready; " + f"{sum(facts.get('runs', {}).values())} runs in {path}"
+               if not problems else "PROBLEM: " + "; ".join(problems))
+    facts["verdict"] = verdict
+    if args.json:
+        print_json(facts)
+    else:
+        for key, value in facts.items():
+            if key != "verdict":
+                print(f"{key:<15} {value}")
+        print(Style()(verdict, "PASS" if not problems else "FAIL"))
+    return 0 if not problems else 1
+
+
+def _repair(path: Path) -> dict[str, Any]:
+    """Set the damaged store aside, start a new one, import again every result file the old
+    one names (imports, and outputs written by live runs) that still exists, and salvage the
+    readable rows of live runs that have no such file."""
+    moved = set_aside(path)
+    conn = open_store(path)
+    sources: list[tuple[str, str | None]] = []
+    try:
+        old = sqlite3.connect(f"{moved.resolve().as_uri()}?mode=ro", uri=True)
+        sources = old.execute("SELECT DISTINCT source_path, label FROM runs"
+                              " WHERE source_path IS NOT NULL").fetchall()
+        old.close()
+    except sqlite3.Error as exc:
+        print(f"the old store's list of runs cannot be read either ({exc})", file=sys.stderr)
+    reimported, missing = [], []
+    for source, label in sources:
+        try:
+            import_result(conn, source, stable_window=0, label=label)
+            reimported.append(source)
+        except ResultError as err:
+            missing.append(f"{source}: {err.code}")
+    salvaged = salvage_live_runs(moved, conn)
+    return {"moved_to": str(moved), "reimported": reimported, "not_reimported": missing,
+            "salvaged_live_runs": salvaged}
+
+
+def cmd_prune(args: argparse.Namespace) -> int:
+    if not (args.run or args.keep is not None or args.older_than is not None):
+        print("prune needs --run, --keep or --older-than", file=sys.stderr)
+        return 2
+    conn = connect(args)
+    mark_dead_live_runs(conn)
+    chosen = _runs_to_prune(conn, args.run, args.keep, args.older_than)
+    path = Path(conn.execute("PRAGMA database_list").fetchone()[2])
+    before = _store_bytes(path)
+    deleted = [] if args.dry_run else [run for run in chosen if prune_run(conn, run)]
+    released = 0 if args.dry_run else release_free_pages(conn)
+    if args.vacuum and not args.dry_run:
+        conn.execute("PRAGMA auto_vacuum = INCREMENTAL")
+        conn.execute("VACUUM")
+        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    report = {"dry_run": args.dry_run, "chosen": chosen, "deleted": deleted,
+              "pages_released": released, "bytes_before": before, "bytes_after": _store_bytes(path)}
+    if args.json:
+        print_json(report)
+    else:
+        verb = "would delete" if args.dry_run else "deleted"
+        print(f"{verb} {len(chosen if args.dry_run else deleted)} runs: "
+              f"{', '.join(map(str, chosen if args.dry_run else deleted)) or '-'}")
+        print(f"store {path}: {before / 1e6:.1f} MB -> {report['bytes_after'] / 1e6:.1f} MB")
+    return 0
+
+
+def _runs_to_prune(conn: sqlite3.Connection, explicit: list[int], keep: int | None,
+                   older_than: float | None) -> list[int]:
+    """Finished runs chosen by id, or by age and/or count (both: old AND beyond the newest
+    N); runs a killed prune left half-deleted are always finished. Running runs never."""
+    finished = [r for (r,) in conn.execute(
+        "SELECT run_id FROM runs WHERE status IN ('complete', 'interrupted', 'failed')"
+        " ORDER BY run_id DESC")]
+    chosen = {r for r in explicit if r in finished}
+    if keep is not None or older_than is not None:
+        by_age = set(finished)
+        if older_than is not None:
+            cutoff = time.time() - older_than * 86400
+            by_age = {r for (r,) in conn.execute(
+                "SELECT run_id FROM runs WHERE created_at < ?", (cutoff,))} & set(finished)
+        beyond = set(finished[keep:]) if keep is not None else set(finished)
+        chosen |= by_age & beyond
+    chosen |= {r for (r,) in conn.execute("SELECT run_id FROM runs WHERE status = 'deleting'")}
+    return sorted(chosen)
+
+
+def _store_bytes(path: Path) -> int:
+    return sum(p.stat().st_size for p in path.parent.glob(path.name + "*")
+               if p.is_file() and ".corrupt-" not in p.name)
+
+
+def _version_of(distribution: str) -> str | None:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version(distribution)
+    except PackageNotFoundError:
+        return None
+
+
+def cmd_serve(_args: argparse.Namespace) -> int:
+    from ..server import serve
+
+    return serve()
+
+
+def cmd_demo(args: argparse.Namespace) -> int:
+    suite = Path(args.suite)
+    if not suite.exists():
+        raise ResultError("FILE_NOT_FOUND", f"No suite at {suite.resolve()}.",
+                          "Run the demo from the project folder, or pass a suite path.")
+    outdir = Path(args.outputdir or tempfile.mkdtemp(prefix="rf-log-mcp-demo-"))
+    command = [sys.executable, "-m", "robot", "--outputdir", str(outdir), "--log", "NONE",
+               "--report", "NONE", "--console", "dotted", str(suite)]
+    print("$ " + " ".join(command[2:] if command[1] == "-m" else command), flush=True)
+    subprocess.run(command, check=False, env={**os.environ, "PYTHONUNBUFFERED": "1"})
+    conn = connect(args)
+    outcome = import_result(conn, outdir / "output.xml", stable_window=0)
+    print(f"\nImported run {outcome.run_id} into {args.db or default_store_path()}\n")
+    render.summary(summary(conn, outcome.run_id), Style())
+    print()
+    render.failures(failure_paths(conn, outcome.run_id, None, 5), Style())
+    return 0
