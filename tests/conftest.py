@@ -4,8 +4,11 @@ import os
 import sqlite3
 import subprocess
 import sys
-from collections.abc import Iterator
+import threading
+import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -33,6 +36,48 @@ def cli(*args: str, env: dict[str, str] | None = None, cwd: Path | None = None,
         [sys.executable, "-m", "rf_log_mcp", *args], capture_output=True, text=True,
         env={**os.environ, **extra}, cwd=cwd, timeout=300, check=False,
     )
+
+
+class LineReader:
+    """A process whose stdout lines are read as they come, so a test can wait for one."""
+
+    def __init__(self, command: list[str], **popen: Any) -> None:
+        self.process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                        text=True, **popen)
+        self.lines: list[str] = []
+        self._changed = threading.Condition()
+        self._reader = threading.Thread(target=self._read, daemon=True)
+        self._reader.start()
+
+    def _read(self) -> None:
+        assert self.process.stdout is not None
+        for line in self.process.stdout:
+            with self._changed:
+                self.lines.append(line.rstrip("\n"))
+                self._changed.notify_all()
+        with self._changed:
+            self._changed.notify_all()
+
+    def wait_for(self, wanted: Callable[[str], bool], seconds: float = 300) -> str:
+        """The first line so far or to come that ``wanted`` accepts."""
+        deadline = time.monotonic() + seconds
+        with self._changed:
+            while True:
+                found = next((line for line in self.lines if wanted(line)), None)
+                if found is not None:
+                    return found
+                left = deadline - time.monotonic()
+                if left <= 0 or (self.process.poll() is not None and not self._reader.is_alive()):
+                    raise AssertionError(f"no such line; so far: {self.lines}")
+                self._changed.wait(min(left, 1.0))
+
+    def finish(self, seconds: float = 300) -> list[str]:
+        """Every line, once the process has ended (exit 0)."""
+        code = self.process.wait(seconds)
+        self._reader.join(seconds)
+        assert self.process.stderr is not None
+        assert code == 0, self.process.stderr.read()
+        return self.lines
 
 
 @pytest.fixture

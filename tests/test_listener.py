@@ -103,12 +103,18 @@ def test_live_capture_equals_the_import_of_the_same_run(tmp_path: Path, fixture_
         "flattened outer", "flattened inner"]
 
 
+# A step that waits for the test to say go (it creates the file): robot runs on only after
+# the test has seen what it wants, however slow a loaded machine makes either side.
+WAIT_FOR_GO = "Wait Until Created    ${CURDIR}/go    timeout=300s"
+
+
 def test_another_process_sees_the_run_while_it_runs(tmp_path: Path) -> None:
     suite = tmp_path / "slow.robot"
     suite.write_text(
+        "*** Settings ***\nLibrary    OperatingSystem\n\n"
         "*** Test Cases ***\nSlow Test\n    Log    before the wait\n    Waiting Keyword\n"
         "    Log    after the wait\n\n*** Keywords ***\nWaiting Keyword\n"
-        "    Log    waiting now\n    Sleep    4s\n")
+        f"    Log    waiting now\n    {WAIT_FOR_GO}\n")
     db = tmp_path / "live.sqlite3"
     process = robot("--listener", f"rf_log_listener:db={db}", str(suite), cwd=tmp_path, wait=False)
     seen: dict[str, str] = {}
@@ -126,24 +132,28 @@ def test_another_process_sees_the_run_while_it_runs(tmp_path: Path) -> None:
         finally:
             reader.close()
         seen = {name: status for _, name, status in rows}
-        if seen.get("Sleep") == "RUNNING":
+        if seen.get("Wait Until Created") == "RUNNING":
             break
     assert run_status == ("running",)
     assert seen["Slow Test"] == "RUNNING" and seen["Waiting Keyword"] == "RUNNING"
-    assert seen["Sleep"] == "RUNNING" and seen["Log"] == "PASS"  # the finished step is there
+    assert seen["Wait Until Created"] == "RUNNING" and seen["Log"] == "PASS"  # finished steps too
     conn = open_store(db)
     summary = service.get_view(conn, "summary", run_id=1).summary
     assert summary is not None and summary.status == "running"
-    assert [n["name"] for n in summary.unfinished or []][-2:] == ["Waiting Keyword", "Sleep"]
-    process.wait(60)
+    assert [n["name"] for n in summary.unfinished or []][-2:] == ["Waiting Keyword",
+                                                                 "Wait Until Created"]
+    (tmp_path / "go").touch()
+    process.wait(120)
     final = service.get_view(conn, "summary", run_id=1).summary
     assert final is not None and final.status == "complete" and final.totals.passed == 1
 
 
 def test_a_running_keywords_messages_are_visible_before_it_ends(tmp_path: Path) -> None:
     (tmp_path / "SlowLib.py").write_text(
-        "import time\nfrom robot.api import logger\n\n\ndef report_progress():\n"
-        "    logger.info('progress one')\n    time.sleep(4)\n    logger.info('progress two')\n")
+        "import os, time\nfrom robot.api import logger\n\n\ndef report_progress():\n"
+        "    logger.info('progress one')\n"
+        "    while not os.path.exists('go'):\n        time.sleep(0.05)\n"
+        "    logger.info('progress two')\n")
     suite = tmp_path / "progress.robot"
     suite.write_text("*** Settings ***\nLibrary    SlowLib.py\n\n*** Test Cases ***\n"
                      "Progress\n    Report Progress\n")
@@ -157,7 +167,8 @@ def test_a_running_keywords_messages_are_visible_before_it_ends(tmp_path: Path) 
             later = reader.execute("SELECT count(*) FROM messages WHERE text = 'progress two'")
             assert still_running == ("RUNNING",) and later.fetchone() == (0,)
     finally:
-        process.wait(60)
+        (tmp_path / "go").touch()
+        process.wait(120)
     texts = [row[0] for row in sqlite3.connect(db).execute("SELECT text FROM messages ORDER BY key")]
     assert texts == ["progress one", "progress two"]
 
@@ -318,13 +329,14 @@ async def test_the_mcp_server_follows_a_live_run(tmp_path: Path) -> None:
     from mcp.client.stdio import StdioServerParameters
 
     suite = tmp_path / "live.robot"
-    suite.write_text("*** Test Cases ***\nChecks Then Waits\n    Log    checked\n"
+    suite.write_text("*** Settings ***\nLibrary    OperatingSystem\n\n"
+                     "*** Test Cases ***\nChecks Then Waits\n    Log    checked\n"
                      "    Run Keyword And Continue On Failure    Should Be Equal    1    2"
                      "    early failure\n"
-                     "    Sleep    4s\n")
+                     f"    {WAIT_FOR_GO}\n")
     db = tmp_path / "live.sqlite3"
     process = robot("--listener", f"rf_log_listener:db={db}", str(suite), cwd=tmp_path, wait=False)
-    _wait_for_row(db, "SELECT 1 FROM nodes WHERE name = 'Sleep' AND status = 'RUNNING'")
+    _wait_for_row(db, "SELECT 1 FROM nodes WHERE name = 'Wait Until Created' AND status = 'RUNNING'")
     params = StdioServerParameters(command=sys.executable, args=["-m", "rf_log_mcp"],
                                    env={"RF_LOG_MCP_DB": str(db)})
     async with Client(params) as client:
@@ -332,10 +344,11 @@ async def test_the_mcp_server_follows_a_live_run(tmp_path: Path) -> None:
         assert [(r["run_id"], r["origin"]) for r in running["runs"]] == [(1, "listener")]
         summary = (await client.call_tool("get_view", {"run_id": 1, "view": "summary"})).structured_content
         assert summary["summary"]["status"] == "running"
-        assert [n["name"] for n in summary["summary"]["unfinished"]][-1] == "Sleep"
+        assert [n["name"] for n in summary["summary"]["unfinished"]][-1] == "Wait Until Created"
         found = (await client.call_tool("search_messages", {"run_id": 1, "query": "early failure"}))
         assert [h["node_name"] for h in found.structured_content["hits"]] == ["Should Be Equal"]
-        process.wait(60)
+        (tmp_path / "go").touch()
+        process.wait(120)
         done = (await client.call_tool("get_view", {"run_id": 1, "view": "summary"})).structured_content
         assert done["summary"]["status"] == "complete"
         assert [t["message"] for t in done["summary"]["failed_tests"]] == ["early failure: 1 != 2"]
@@ -443,16 +456,18 @@ def test_a_step_changed_by_another_listener_after_it_was_seen_running_is_stored_
     store ends with the masked ones too."""
     (tmp_path / "masking.py").write_text(MASKING_LISTENER)
     suite = tmp_path / "masked.robot"
-    suite.write_text("*** Test Cases ***\nLogs In\n    Log In With    secret-42\n\n"
+    suite.write_text("*** Settings ***\nLibrary    OperatingSystem\n\n"
+                     "*** Test Cases ***\nLogs In\n    Log In With    secret-42\n\n"
                      "*** Keywords ***\nLog In With\n    [Arguments]    ${token}\n"
-                     "    Sleep    1.2s\n")
+                     f"    {WAIT_FOR_GO}\n")
     db = tmp_path / "live.sqlite3"
     process = robot("--listener", f"rf_log_listener:db={db}", "--listener",
                     str(tmp_path / "masking.py"), "--output", str(tmp_path / "out.xml"), str(suite),
                     cwd=tmp_path, wait=False)
     _wait_for_row(db, "SELECT 1 FROM nodes WHERE name = 'Log In With' AND status = 'RUNNING'"
                       " AND args LIKE '%secret-42%'")
-    assert process.wait(60) == 0, process.stderr.read()
+    (tmp_path / "go").touch()
+    assert process.wait(120) == 0, process.stderr.read()
     live = dump_store(open_store(db), 1)
     ref = open_store(tmp_path / "imported.sqlite3")
     assert live == dump_store(ref, import_result(ref, tmp_path / "out.xml", stable_window=0).run_id)
@@ -498,17 +513,19 @@ def test_a_step_renamed_by_another_listener_has_its_final_name_as_in_output_json
 
 def test_the_heartbeat_goes_on_while_robot_sleeps(tmp_path: Path) -> None:
     suite = tmp_path / "sleepy.robot"
-    suite.write_text("*** Test Cases ***\nSleeps\n    Log    going to sleep\n    Sleep    8s\n")
+    suite.write_text("*** Settings ***\nLibrary    OperatingSystem\n\n*** Test Cases ***\n"
+                     f"Sleeps\n    Log    going to sleep\n    {WAIT_FOR_GO}\n")
     db = tmp_path / "live.sqlite3"
     process = robot("--listener", f"rf_log_listener:db={db}", str(suite), cwd=tmp_path, wait=False)
-    _wait_for_row(db, "SELECT 1 FROM nodes WHERE name = 'Sleep' AND status = 'RUNNING'")
+    _wait_for_row(db, "SELECT 1 FROM nodes WHERE name = 'Wait Until Created' AND status = 'RUNNING'")
     with sqlite3.connect(db, timeout=10) as reader:
         first = reader.execute("SELECT heartbeat FROM runs").fetchone()[0]
     time.sleep(6.5)
     with sqlite3.connect(db, timeout=10) as reader:
         later, status = reader.execute("SELECT heartbeat, status FROM runs").fetchone()
     assert status == "running" and later - first >= 4
-    process.wait(60)
+    (tmp_path / "go").touch()
+    process.wait(120)
 
 
 def _file_size_limit(limit: int) -> Callable[[], None]:

@@ -22,9 +22,12 @@ JSON = FIXTURE_RESULTS / "7.5" / "rebot.json"
 
 @asynccontextmanager
 async def server(tmp_path: Path, env: dict[str, str] | None = None,
-                 cwd: Path | None = None) -> AsyncIterator[Client]:
+                 cwd: Path | None = None, prefix: tuple[str, ...] = ()) -> AsyncIterator[Client]:
+    """The server over stdio with its store in ``tmp_path``; ``prefix``: a command to run it
+    through (another user)."""
+    command = [*prefix, sys.executable, "-m", "rf_log_mcp"]
     params = StdioServerParameters(
-        command=sys.executable, args=["-m", "rf_log_mcp"], cwd=str(cwd) if cwd else None,
+        command=command[0], args=command[1:], cwd=str(cwd) if cwd else None,
         env={"RF_LOG_MCP_DB": str(tmp_path / "store.sqlite3"), **(env or {})})
     async with Client(params) as client:
         yield client

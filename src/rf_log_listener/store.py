@@ -28,7 +28,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from .errors import STORE_CORRUPT, STORE_UNAVAILABLE, ResultError
+from .errors import STORE_CORRUPT, STORE_NOT_FOUND, STORE_UNAVAILABLE, ResultError
 
 SCHEMA_VERSION = 4
 ENV_DB = "RF_LOG_MCP_DB"
@@ -195,14 +195,21 @@ def run_base(run_id: int) -> int:
 
 
 def open_store(path: str | os.PathLike[str] | None = None, *, readonly: bool = False,
+               create: bool = True,
                on_corrupt: Callable[[Path], None] | None = None) -> sqlite3.Connection:
     """Open (creating and migrating as needed) the store; a clear ResultError names the path.
 
     A damaged store (not a database, truncated, malformed pages) is STORE_CORRUPT; with
     ``on_corrupt`` (the server, the listener) it is moved aside instead, ``on_corrupt`` is told
-    where, and a new store is started, so capture and answers go on.
+    where, and a new store is started, so capture and answers go on. ``create=False`` (commands
+    that only read): a store that does not exist is STORE_NOT_FOUND, and nothing is created.
     """
     db_path = Path(path).expanduser() if path else default_store_path()
+    if not create and not db_path.is_file():
+        raise ResultError(
+            STORE_NOT_FOUND, f"No store at {db_path}.",
+            f"Check --db and {ENV_DB}. A store is created by `rf-log-mcp import PATH` or by a"
+            " robot run with --listener rf_log_listener.")
     try:
         return _open(db_path, readonly)
     except ResultError as err:
@@ -235,10 +242,7 @@ def _open(db_path: Path, readonly: bool) -> sqlite3.Connection:
     conn: sqlite3.Connection | None = None
     try:
         if readonly:
-            conn = sqlite3.connect(
-                f"{db_path.resolve().as_uri()}?mode=ro", uri=True,
-                timeout=BUSY_TIMEOUT_MS / 1000, check_same_thread=False,
-            )
+            conn = _open_readonly(db_path)
         else:
             db_path.parent.mkdir(parents=True, exist_ok=True)
             conn = sqlite3.connect(
@@ -265,6 +269,28 @@ def _open(db_path: Path, readonly: bool) -> sqlite3.Connection:
             f"Check that {db_path.parent} is writable, or point {ENV_DB} at a writable file.",
         ) from exc
     return conn
+
+
+def _open_readonly(db_path: Path) -> sqlite3.Connection:
+    """A connection that never writes. A WAL store in a folder this user cannot write has no
+    shared-memory file it could open: SQLite then refuses every read, and the store is read
+    as it stands on disk instead (immutable: what another process commits later is not seen)."""
+    uri = db_path.resolve().as_uri()
+    conn = sqlite3.connect(f"{uri}?mode=ro", uri=True, timeout=BUSY_TIMEOUT_MS / 1000,
+                           check_same_thread=False)
+    try:
+        conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
+        return conn
+    except sqlite3.OperationalError as exc:
+        conn.close()
+        if "readonly" not in str(exc):
+            raise
+    return sqlite3.connect(f"{uri}?mode=ro&immutable=1", uri=True, check_same_thread=False)
+
+
+def is_read_only(exc: BaseException) -> bool:
+    """SQLite's way of saying this connection may not write (a read-only file or folder)."""
+    return isinstance(exc, sqlite3.OperationalError) and "readonly" in str(exc)
 
 
 @contextmanager
@@ -447,6 +473,16 @@ def release_free_pages(conn: sqlite3.Connection, step: int = 2_000) -> int:
     return start - conn.execute("PRAGMA freelist_count").fetchone()[0]
 
 
+def compact(conn: sqlite3.Connection) -> None:
+    """Rewrite the whole store at its smallest: the full-text index without what deleted runs
+    left in it (FTS5 drops deleted entries only when it merges its segments), then the file
+    (VACUUM, which blocks writers while it runs)."""
+    conn.execute("INSERT INTO messages_fts (messages_fts) VALUES ('optimize')")
+    conn.execute("PRAGMA auto_vacuum = INCREMENTAL")
+    conn.execute("VACUUM")
+    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+
+
 def find_reusable_run(
     conn: sqlite3.Connection, path: str, size: int, mtime_ns: int, digest: str | None,
     *, allow_interrupted: bool = False,
@@ -502,13 +538,18 @@ def mark_dead_live_runs(conn: sqlite3.Connection) -> list[int]:
             else heartbeat is None or now - heartbeat > STALE_LIVE_S)
     ]
     for run_id in dead:
-        with transaction(conn, immediate=True):
-            conn.execute(
-                "UPDATE nodes SET status = 'NOT FINISHED' WHERE key >= ? AND key < ?"
-                " AND status = 'RUNNING'", (run_base(run_id), run_base(run_id + 1)),
-            )
-            conn.execute("UPDATE runs SET status = 'interrupted', finished_at = ? WHERE run_id = ?"
-                         " AND status = 'running'", (now, run_id))
+        try:
+            with transaction(conn, immediate=True):
+                conn.execute(
+                    "UPDATE nodes SET status = 'NOT FINISHED' WHERE key >= ? AND key < ?"
+                    " AND status = 'RUNNING'", (run_base(run_id), run_base(run_id + 1)),
+                )
+                conn.execute("UPDATE runs SET status = 'interrupted', finished_at = ?"
+                             " WHERE run_id = ? AND status = 'running'", (now, run_id))
+        except sqlite3.OperationalError as exc:
+            if not is_read_only(exc):
+                raise
+            return []  # a read-only reader shows the run as it stands; a writer marks it
     return dead
 
 

@@ -9,22 +9,28 @@ import json
 import logging
 import sqlite3
 import threading
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal, TypeVar
 
 from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
-from pydantic import Field
+from pydantic import Field, ValidationError
 
 from rf_log_listener import __version__
+from rf_log_listener.errors import ResultError
 from rf_log_listener.store import open_store
 
 from . import service
 from .models import Envelope, GetViewResponse, ParseResultResponse, RunListResponse, SearchResponse
 from .paths import PathPolicy
+from .service import INTERNAL_ERROR
 from .shaping import DEFAULT_BUDGET, MAX_BUDGET, MIN_BUDGET
+from .views.common import RUN_NOT_FOUND
+
+E = TypeVar("E", bound=Envelope)
 
 log = logging.getLogger("rf_log_mcp")
 
@@ -47,23 +53,75 @@ Errors come back as ok=false with error.code, error.message and error.hint.
 
 @dataclass
 class AppState:
-    conn: sqlite3.Connection
+    conn: sqlite3.Connection | None  # None: the store cannot be opened at all (store_error says why)
     lock: threading.Lock
     policy: PathPolicy  # the files tools may read (paths.py)
+    store_error: ResultError | None = None
 
 
 @asynccontextmanager
 async def lifespan(_server: MCPServer) -> AsyncIterator[AppState]:
-    conn = open_store(on_corrupt=lambda moved: log.warning(
-        "the store was damaged and was moved to %s; a new store was started "
-        "(rf-log-mcp doctor --repair imports its result files again)", moved))
+    conn, problem = _open_store()
     try:
-        yield AppState(conn=conn, lock=threading.Lock(), policy=PathPolicy.from_environment())
+        yield AppState(conn=conn, lock=threading.Lock(), policy=PathPolicy.from_environment(),
+                       store_error=problem)
     finally:
-        conn.close()
+        if conn is not None:
+            conn.close()
 
 
-mcp = MCPServer(name="rf-log-mcp", version=__version__, instructions=INSTRUCTIONS, lifespan=lifespan)
+def _open_store() -> tuple[sqlite3.Connection | None, ResultError | None]:
+    """The store, read-write; else read-only (a store on a read-only disk or owned by another
+    user still answers every reading tool); else nothing, and every tool answers why. The
+    server starts in every case: a host that sees it die sees only "Connection closed"."""
+    try:
+        return open_store(on_corrupt=lambda moved: log.warning(
+            "the store was damaged and was moved to %s; a new store was started "
+            "(rf-log-mcp doctor --repair imports its result files again)", moved)), None
+    except ResultError as err:
+        problem = err
+    try:
+        conn = open_store(readonly=True)
+    except ResultError:
+        log.warning("%s", problem.message)
+        return None, problem
+    log.warning("serving the store read-only: %s", problem.message)
+    return conn, None
+
+
+class _Server(MCPServer):
+    """MCPServer whose tools answer every bad call in their own output schema: arguments the
+    schema rejects and unknown arguments are INVALID_ARGUMENT, a failure of this code is
+    INTERNAL_ERROR; the SDK would answer with prose (pydantic's, with a link) or nothing."""
+
+    async def call_tool(self, name: str, arguments: dict[str, Any],
+                        context: Context | None = None) -> Any:
+        model = _RESPONSES.get(name)
+        tool = self._tool_manager.get_tool(name)
+        if model is None or tool is None:
+            return await super().call_tool(name, arguments, context)
+        known = tool.parameters.get("properties", {})
+        unknown = sorted(set(arguments) - set(known))
+        if unknown:
+            return _respond(service.invalid(model, f"{name} has no argument {', '.join(unknown)}.",
+                                            f"Its arguments: {', '.join(known)}."))
+        try:
+            return await super().call_tool(name, arguments, context)
+        except ToolError as exc:
+            if isinstance(exc.__cause__, ValidationError):
+                return _respond(service.invalid(model, "; ".join(
+                    f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in exc.__cause__.errors(
+                        include_url=False))))
+            if not isinstance(exc, UnexpectedToolError):
+                raise
+            log.error("tool %s failed", name, exc_info=exc.__cause__)
+            return _respond(service.failed(model, ResultError(
+                INTERNAL_ERROR, f"{name} failed inside rf-log-mcp: {type(exc.__cause__).__name__}.",
+                "This is a bug in rf-log-mcp: the server's log (stderr) has the details; please"
+                " report it.")))
+
+
+mcp = _Server(name="rf-log-mcp", version=__version__, instructions=INSTRUCTIONS, lifespan=lifespan)
 
 _READ_ONLY = ToolAnnotations(read_only_hint=True, idempotent_hint=True, open_world_hint=False)
 
@@ -104,9 +162,8 @@ def parse_result(
     The same bytes give the same run_id without parsing again. A file still being written or
     cut gives INCOMPLETE_RESULT unless allow_incomplete is true.
     """
-    state = _state(ctx)
-    with state.lock:
-        return _respond(service.parse_result(state.conn, path, allow_incomplete, state.policy))
+    return _respond(_answer(ctx, ParseResultResponse, lambda conn, policy: service.parse_result(
+        conn, path, allow_incomplete, policy)))
 
 
 @mcp.tool(title="View a run", annotations=_READ_ONLY)
@@ -134,10 +191,8 @@ def get_view(
     )] = None,
 ) -> Annotated[CallToolResult, GetViewResponse]:
     """One view of a run, paged and within a token budget."""
-    state = _state(ctx)
-    with state.lock:
-        return _respond(service.get_view(state.conn, view, run_id, path, selector, cursor,
-                                         page_size, budget, projection, state.policy))
+    return _respond(_answer(ctx, GetViewResponse, lambda conn, policy: service.get_view(
+        conn, view, run_id, path, selector, cursor, page_size, budget, projection, policy)))
 
 
 @mcp.tool(title="Search messages", annotations=_READ_ONLY)
@@ -168,11 +223,9 @@ def search_messages(
     """Messages (and run errors) by text and/or level, in execution order, each with the node
     that logged it, the loop iteration or IF/TRY branch it ran in, and a short call path.
     Secrets come back masked; a query cannot find a masked value."""
-    state = _state(ctx)
-    with state.lock:
-        return _respond(service.search_messages(state.conn, query, run_id, path, selector, scope,
-                                                level, min_level, cursor, page_size, budget,
-                                                state.policy))
+    return _respond(_answer(ctx, SearchResponse, lambda conn, policy: service.search_messages(
+        conn, query, run_id, path, selector, scope, level, min_level, cursor, page_size, budget,
+        policy)))
 
 
 @mcp.tool(title="List runs", annotations=_READ_ONLY)
@@ -184,27 +237,52 @@ def list_runs(
     cursor: Annotated[str | None, Field(description="next_cursor of the previous page.")] = None,
 ) -> Annotated[CallToolResult, RunListResponse]:
     """Runs in the store, newest first: imported files and live captures alike."""
-    state = _state(ctx)
-    with state.lock:
-        return _respond(service.list_runs(state.conn, status, limit, cursor))
+    return _respond(_answer(ctx, RunListResponse,
+                            lambda conn, _: service.list_runs(conn, status, limit, cursor)))
 
 
 @mcp.resource("rf://runs/{run_id}/summary", mime_type="application/json")
-def run_summary(run_id: int, ctx: Context) -> str:
+def run_summary(run_id: str, ctx: Context) -> str:
     """The summary view of a run."""
-    state = _state(ctx)
-    with state.lock:
-        response = service.get_view(state.conn, "summary", run_id=run_id)
-    return response.model_dump_json(exclude_none=True)
+    return _resource(ctx, run_id, "summary")
 
 
 @mcp.resource("rf://runs/{run_id}/tests/{test_id}", mime_type="application/json")
-def run_test(run_id: int, test_id: str, ctx: Context) -> str:
+def run_test(run_id: str, test_id: str, ctx: Context) -> str:
     """The failure path of one test (its status and message when it passed)."""
-    state = _state(ctx)
-    with state.lock:
-        response = service.get_view(state.conn, "failure_path", run_id=run_id, selector=test_id)
+    return _resource(ctx, run_id, "failure_path", test_id)
+
+
+def _resource(ctx: Context, run_id: str, view: service.ViewName, selector: str | None = None) -> str:
+    """A view as a resource's JSON text; a run id that is not a number is RUN_NOT_FOUND too."""
+    try:
+        number = int(run_id)
+    except ValueError:
+        response = service.failed(GetViewResponse, ResultError(
+            RUN_NOT_FOUND, f"No run {run_id!r}: run ids are numbers.",
+            "Take run ids from list_runs or parse_result."))
+    else:
+        response = _answer(ctx, GetViewResponse, lambda conn, _: service.get_view(
+            conn, view, run_id=number, selector=selector))
     return json.dumps(response.model_dump(mode="json", exclude_none=True), ensure_ascii=False)
+
+
+def _answer(ctx: Context, model: type[E], operation: Callable[[sqlite3.Connection, PathPolicy], E]) -> E:
+    """Run one operation on the store, one at a time (one SQLite connection); without a store,
+    ``model``'s error saying why."""
+    state = _state(ctx)
+    if state.conn is None:
+        assert state.store_error is not None
+        return service.failed(model, state.store_error)
+    with state.lock:
+        return operation(state.conn, state.policy)
+
+
+# Each tool's output model: its errors are answered in it.
+_RESPONSES: dict[str, type[Envelope]] = {
+    "parse_result": ParseResultResponse, "get_view": GetViewResponse,
+    "search_messages": SearchResponse, "list_runs": RunListResponse,
+}
 
 
 def serve() -> int:

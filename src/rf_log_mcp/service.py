@@ -12,9 +12,22 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Literal, TypeVar
 
-from rf_log_listener.errors import FILE_NOT_FOUND, STORE_CORRUPT, STORE_UNAVAILABLE, ResultError
+from rf_log_listener.errors import (
+    FILE_NOT_FOUND,
+    STORE_CORRUPT,
+    STORE_READ_ONLY,
+    STORE_UNAVAILABLE,
+    ResultError,
+)
 from rf_log_listener.importers import file_sha256, import_result
-from rf_log_listener.store import VISIBLE_RUNS, find_reusable_run, is_corruption, mark_dead_live_runs
+from rf_log_listener.store import (
+    ENV_DB,
+    VISIBLE_RUNS,
+    find_reusable_run,
+    is_corruption,
+    is_read_only,
+    mark_dead_live_runs,
+)
 
 from .models import (
     Envelope,
@@ -30,7 +43,15 @@ from .models import (
 )
 from .paths import PathPolicy
 from .redaction import mask_strings
-from .shaping import Shaper, clamp_budget, estimate_tokens, make_cursor, read_cursor
+from .shaping import (
+    DEFAULT_BUDGET,
+    MAX_BUDGET,
+    MIN_BUDGET,
+    Shaper,
+    estimate_tokens,
+    make_cursor,
+    read_cursor,
+)
 from .views.common import RUN_NOT_FOUND
 from .views.failure_path import failure_path
 from .views.search import Scope, make_filter, search
@@ -39,7 +60,8 @@ from .views.summary import summary
 from .views.tree import Projection, tree
 
 ViewName = Literal["summary", "failure_path", "step_window", "tree"]
-INVALID_ARGUMENT = "INVALID_ARGUMENT"
+INVALID_ARGUMENT = "INVALID_ARGUMENT"  # every argument a tool or command cannot take
+INTERNAL_ERROR = "INTERNAL_ERROR"  # a bug: the server's log has the traceback
 DEFAULT_PAGE = 25
 MAX_PAGE = 200
 
@@ -56,13 +78,17 @@ def _store_errors(model: type[Envelope]) -> Callable[[F], F]:
             try:
                 return operation(*args, **kwargs)
             except sqlite3.DatabaseError as exc:
-                return _failed(model, store_error(exc))
+                return failed(model, store_error(exc))
         return guarded  # type: ignore[return-value]
     return decorate
 
 
 def store_error(exc: sqlite3.DatabaseError) -> ResultError:
     """The error to answer when the store fails under a query."""
+    if is_read_only(exc):
+        return ResultError(STORE_READ_ONLY, f"The store is read-only here: {exc}",
+                           "Reading works; importing needs a store this user can write: point"
+                           f" {ENV_DB} (or --db) at a writable file.")
     if is_corruption(exc):
         return ResultError(STORE_CORRUPT, f"The store is damaged: {exc}",
                            "Run `rf-log-mcp doctor --repair` (it keeps the damaged file, starts a"
@@ -81,7 +107,7 @@ def parse_result(conn: sqlite3.Connection, path: str, allow_incomplete: bool = F
             policy.check(conn, path)
         outcome = import_result(conn, path, allow_incomplete=allow_incomplete)
     except ResultError as err:
-        return _failed(ParseResultResponse, err)
+        return failed(ParseResultResponse, err)
     return _finish(ParseResultResponse(**outcome.to_dict()), Shaper())
 
 
@@ -91,9 +117,9 @@ def list_runs(conn: sqlite3.Connection, status: str | None = None, limit: int = 
     binding = {"tool": "list_runs", "status": status}
     try:
         before = read_cursor(cursor, binding)
+        limit = in_range("limit", limit, 1, MAX_PAGE, 20)
     except ResultError as err:
-        return _failed(RunListResponse, err)
-    limit = max(1, min(limit, MAX_PAGE))
+        return failed(RunListResponse, err)
     mark_dead_live_runs(conn)
     where, params = [VISIBLE_RUNS], []
     if status:
@@ -150,12 +176,12 @@ def get_view(conn: sqlite3.Connection, view: ViewName, run_id: int | None = None
              path: str | None = None, selector: str | None = None, cursor: str | None = None,
              page_size: int | None = None, budget: int | None = None,
              projection: Projection = "all", policy: PathPolicy | None = None) -> GetViewResponse:
-    shaper = Shaper(budget=clamp_budget(budget))
     try:
+        shaper = Shaper(budget=in_range("budget", budget, MIN_BUDGET, MAX_BUDGET, DEFAULT_BUDGET))
+        size = in_range("page_size", page_size, 1, MAX_PAGE, DEFAULT_PAGE)
         rid = resolve_run(conn, run_id, path, policy)
         binding = {"run": rid, "view": view, "selector": selector, "projection": projection}
         position = read_cursor(cursor, binding)
-        size = max(1, min(page_size or DEFAULT_PAGE, MAX_PAGE))
         response = GetViewResponse(run_id=rid, view=view)
         if view == "summary":
             data, after = summary(conn, rid, shaper, position, size)
@@ -179,9 +205,9 @@ def get_view(conn: sqlite3.Connection, view: ViewName, run_id: int | None = None
         else:
             raise ResultError(INVALID_ARGUMENT, f"Unknown view {view!r}.")
     except ResultError as err:
-        failed = _failed(GetViewResponse, err, run_id)
-        failed.view = view
-        return failed
+        answer = failed(GetViewResponse, err, run_id)
+        answer.view = view
+        return answer
     return _finish(response, shaper, binding, after)
 
 
@@ -192,23 +218,40 @@ def search_messages(conn: sqlite3.Connection, query: str | None = None, run_id: 
                     min_level: str | None = None, cursor: str | None = None,
                     page_size: int | None = None, budget: int | None = None,
                     policy: PathPolicy | None = None) -> SearchResponse:
-    shaper = Shaper(budget=clamp_budget(budget))
     try:
+        shaper = Shaper(budget=in_range("budget", budget, MIN_BUDGET, MAX_BUDGET, DEFAULT_BUDGET))
+        size = in_range("page_size", page_size, 1, MAX_PAGE, DEFAULT_PAGE)
         rid = resolve_run(conn, run_id, path, policy)
         flt = make_filter(query, level, min_level)
         binding = {"run": rid, "tool": "search_messages", "query": query, "selector": selector,
                    "scope": scope, "levels": sorted(flt.levels) if flt.levels else None}
         position = read_cursor(cursor, binding)
-        size = max(1, min(page_size or DEFAULT_PAGE, MAX_PAGE))
         data, after = search(conn, rid, flt, selector, scope, shaper, position, size)
     except ResultError as err:
-        return _failed(SearchResponse, err, run_id)
+        return failed(SearchResponse, err, run_id)
     return _finish(SearchResponse(run_id=rid, **data), shaper, binding, after)
 
 
-def _failed(model: type[E], err: ResultError, run_id: int | None = None) -> E:
+def in_range(name: str, value: int | None, low: int, high: int, default: int) -> int:
+    """``value`` (``default`` when None), or INVALID_ARGUMENT naming the allowed range: a
+    number outside it is a mistake to tell, not to bend silently."""
+    if value is None:
+        return default
+    if not low <= value <= high:
+        raise ResultError(INVALID_ARGUMENT, f"{name} must be from {low} to {high}, not {value}.",
+                          f"Leave {name} out for the default, {default}.")
+    return value
+
+
+def failed(model: type[E], err: ResultError, run_id: int | None = None) -> E:
+    """``model``'s answer for a failed call: ok false, the error with its code and hint."""
     response = model(ok=False, run_id=run_id, error=ErrorInfo(**err.to_dict()))
     return _finish(response, Shaper())
+
+
+def invalid(model: type[E], message: str, hint: str | None = None) -> E:
+    """``model``'s answer for arguments it cannot take (INVALID_ARGUMENT)."""
+    return failed(model, ResultError(INVALID_ARGUMENT, message, hint or "Check the tool's input schema."))
 
 
 def _finish(response: E, shaper: Shaper, binding: dict[str, Any] | None = None,

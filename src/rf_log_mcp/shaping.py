@@ -146,12 +146,6 @@ _ENVELOPE_TOKENS = estimate_tokens({
 }) + 10
 
 
-def clamp_budget(budget: int | None) -> int:
-    if budget is None:
-        return DEFAULT_BUDGET
-    return max(MIN_BUDGET, min(MAX_BUDGET, budget))
-
-
 def make_cursor(binding: dict[str, Any], position: Any) -> str:
     """An opaque cursor bound to what produced it (run, view, selector, filters, order)."""
     payload = {"b": _binding_digest(binding), "p": position}

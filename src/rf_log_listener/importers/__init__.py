@@ -9,11 +9,14 @@ for complete.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
+import signal
 import sqlite3
+import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -27,7 +30,7 @@ from ..errors import (
 )
 from ..events import RunInfo
 from ..rows import SqliteRowSink
-from ..store import delete_run, find_reusable_run, reap_stale_runs
+from ..store import delete_run, find_reusable_run, reap_stale_runs, release_free_pages
 from ..writer import RunWriter
 from .json_source import JsonSource
 from .parallel import PARALLEL_MIN_BYTES, import_in_child
@@ -197,11 +200,12 @@ def _parse_into_store(
                 "Wait for the run to finish, then import again.",
             )
     except BaseException as exc:
-        sink.close()
-        if sink.run_id is not None:
-            _discard(conn, sink.run_id)
-        if isinstance(exc, (ResultError, KeyboardInterrupt, SystemExit)):
-            raise
+        with _interrupts_held():  # a second Ctrl-C must not leave half a run behind
+            sink.close()
+            if sink.run_id is not None:
+                _discard(conn, sink.run_id)
+        if isinstance(exc, (ResultError, KeyboardInterrupt, SystemExit, sqlite3.DatabaseError)):
+            raise  # the store's own failures are classified by its callers (read-only, damaged)
         raise ResultError(
             IMPORT_FAILED, f"Importing {source} failed: {type(exc).__name__}: {exc}",
             "This is a bug in rf-log-mcp if the file is a valid RF output; please report it.",
@@ -212,9 +216,32 @@ def _parse_into_store(
 
 
 def _discard(conn: sqlite3.Connection, run_id: int) -> None:
+    """Remove a failed import's rows and give their space back to the file system."""
     if conn.in_transaction:
         conn.execute("ROLLBACK")
     delete_run(conn, run_id)
+    release_free_pages(conn)
+
+
+@contextlib.contextmanager
+def _interrupts_held() -> Iterator[None]:
+    """Ctrl-C waits until the block is done (then it is raised as usual). Only the main
+    thread receives it; elsewhere (an MCP server's worker) there is nothing to hold."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    if hasattr(signal, "pthread_sigmask"):
+        signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+        try:
+            yield
+        finally:
+            signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+        return
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)  # Windows: no signal masks
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
 
 def _outcome(conn: sqlite3.Connection, run_id: int, deduplicated: bool, started: float) -> ImportOutcome:

@@ -12,6 +12,7 @@ import os
 import sqlite3
 import sys
 from collections.abc import Callable
+from typing import Any, NoReturn
 
 from rf_log_listener.errors import ResultError
 from rf_log_listener.store import ENV_DB, default_store_path
@@ -37,7 +38,11 @@ def main(argv: list[str] | None = None) -> int:
     arguments = sys.argv[1:] if argv is None else argv
     if not arguments and not sys.stdin.isatty():
         arguments = ["serve"]  # an MCP host starts `rf-log-mcp` with stdin as the protocol pipe
-    args = parser.parse_args(arguments)
+    _Parser.json_errors = "--json" in arguments
+    try:
+        args = parser.parse_args(arguments)
+    except _UsageError as err:
+        return _print_error(argparse.Namespace(json=_Parser.json_errors), err, exit_code=2)
     if not getattr(args, "handler", None):
         parser.print_help(sys.stderr)
         return 2
@@ -45,7 +50,7 @@ def main(argv: list[str] | None = None) -> int:
         redactor()  # an operator's masking setting that cannot be used stops here, loudly
         return int(args.handler(args))
     except ResultError as err:
-        return _print_error(args, err)
+        return _print_error(args, err, exit_code=2 if err.code == service.INVALID_ARGUMENT else 1)
     except sqlite3.DatabaseError as exc:  # pages damaged after the store opened
         return _print_error(args, service.store_error(exc))
     except KeyboardInterrupt:
@@ -56,8 +61,9 @@ def main(argv: list[str] | None = None) -> int:
         return 0
 
 
-def _print_error(args: argparse.Namespace, err: ResultError) -> int:
-    """A failed command: its error as JSON with --json, else as text on stderr; exit 1."""
+def _print_error(args: argparse.Namespace, err: ResultError, exit_code: int = 1) -> int:
+    """A failed command: its error as JSON with --json, else as text on stderr; exit 1 (2 for
+    arguments the command cannot take)."""
     if getattr(args, "json", False):
         print_json(ParseResultResponse(ok=False, error=ErrorInfo(**err.to_dict())).model_dump(
             mode="json", exclude_none=True))
@@ -65,11 +71,39 @@ def _print_error(args: argparse.Namespace, err: ResultError) -> int:
         print(f"error [{err.code}]: {err.message}", file=sys.stderr)
         if err.hint:
             print(f"hint: {err.hint}", file=sys.stderr)
-    return 1
+    return exit_code
+
+
+class _UsageError(ResultError):
+    pass
+
+
+class _Parser(argparse.ArgumentParser):
+    """Arguments a command cannot take are INVALID_ARGUMENT, as in the MCP tools: printed like
+    every other error (as JSON with --json), exit 2."""
+
+    json_errors = False
+
+    def error(self, message: str) -> NoReturn:
+        raise _UsageError(service.INVALID_ARGUMENT, message, f"`{self.prog} --help` lists the arguments.")
+
+
+def _number(kind: type[int] | type[float], low: float, high: float | None = None) -> Callable[[str], Any]:
+    """An argparse type: a number from ``low`` (to ``high``), else a usage error naming the range."""
+    def parse(text: str) -> Any:
+        try:
+            value = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+        if value < low or (high is not None and value > high):
+            allowed = f"from {low} to {high}" if high is not None else f"at least {low}"
+            raise argparse.ArgumentTypeError(f"{text} is out of range: {allowed}")
+        return value
+    return parse
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="rf-log-mcp",
         description="Robot Framework results in a SQLite store, for LLM agents and humans. "
                     "With no command and stdin not a terminal, serves MCP over stdio.",
@@ -77,12 +111,15 @@ def _parser() -> argparse.ArgumentParser:
                " 1 the command failed (the error and a hint are printed); 2 usage; 130 Ctrl-C.",
     )
     parser.add_argument("--version", action="version", version=f"rf-log-mcp {__version__}")
+    db_help = f"store file (default: ${ENV_DB} or {default_store_path()})"
+    parser.add_argument("--db", help=db_help)
     sub = parser.add_subparsers(metavar="COMMAND")
 
     def command(name: str, handler: Callable[[argparse.Namespace], int], help_text: str,
                 json_flag: bool = True) -> argparse.ArgumentParser:
         cmd = sub.add_parser(name, help=help_text, description=help_text)
-        cmd.add_argument("--db", help=f"store file (default: ${ENV_DB} or {default_store_path()})")
+        # before or after the command; given after it, it is not reset when absent
+        cmd.add_argument("--db", help=db_help, default=argparse.SUPPRESS)
         if json_flag:
             cmd.add_argument("--json", action="store_true", help="print the response as JSON")
         cmd.set_defaults(handler=handler)
@@ -94,7 +131,8 @@ def _parser() -> argparse.ArgumentParser:
 
     def paging(cmd: argparse.ArgumentParser) -> None:
         cmd.add_argument("--cursor", help="next_cursor (or prev_cursor) printed by the previous page")
-        cmd.add_argument("--page-size", type=int, help="items per page (default 25, at most 200)")
+        cmd.add_argument("--page-size", type=_number(int, 1, service.MAX_PAGE),
+                         help="items per page (default 25, at most 200)")
 
     cmd = command("import", cmd_import, "Import an output.xml (RF 4.0+) or output.json (RF 7.2+).")
     cmd.add_argument("path", help="result file")
@@ -104,7 +142,8 @@ def _parser() -> argparse.ArgumentParser:
 
     cmd = command("runs", cmd_runs, "List the runs in the store, newest first.")
     cmd.add_argument("--status", choices=("complete", "running", "interrupted"))
-    cmd.add_argument("--limit", type=int, default=20)
+    cmd.add_argument("--limit", type=_number(int, 1, service.MAX_PAGE), default=20,
+                     help="at most this many runs (20, at most 200)")
 
     cmd = command("summary", cmd_summary, "Status, totals, failed tests and run errors of a run.")
     run_argument(cmd)
@@ -112,7 +151,7 @@ def _parser() -> argparse.ArgumentParser:
     cmd = command("failures", cmd_failures, "The failure path of each failed test (or one).")
     run_argument(cmd)
     cmd.add_argument("--test", help="a test id such as s1-s2-t3 (default: every failed test)")
-    cmd.add_argument("--limit", type=int, default=10, help="at most this many tests")
+    cmd.add_argument("--limit", type=_number(int, 1), default=10, help="at most this many tests (10)")
 
     cmd = command("tree", cmd_tree, "The children of a node (default: the run), by projection; "
                   "long runs of passing iterations come folded.")
@@ -144,7 +183,8 @@ def _parser() -> argparse.ArgumentParser:
     cmd = command("watch", cmd_watch, "Follow a live run: what runs now, pass/fail counts, "
                   "failures as they happen; ends with the run.", json_flag=False)
     run_argument(cmd, optional=True)
-    cmd.add_argument("--interval", type=float, default=1.0, help="seconds between looks (1)")
+    cmd.add_argument("--interval", type=_number(float, 0.05), default=1.0,
+                     help="seconds between looks (1)")
 
     cmd = command("doctor", cmd_doctor, "Check the installation and the store; one-line verdict.")
     cmd.add_argument("--repair", action="store_true",
@@ -153,10 +193,10 @@ def _parser() -> argparse.ArgumentParser:
 
     cmd = command("prune", cmd_prune, "Delete finished runs to free space (never running ones); "
                   "live writers wait a moment at most.")
-    cmd.add_argument("--run", type=int, action="append", default=[], metavar="RUN_ID",
+    cmd.add_argument("--run", type=_number(int, 1), action="append", default=[], metavar="RUN_ID",
                      help="delete this run (repeatable)")
-    cmd.add_argument("--keep", type=int, metavar="N", help="keep the newest N runs")
-    cmd.add_argument("--older-than", type=float, metavar="DAYS",
+    cmd.add_argument("--keep", type=_number(int, 0), metavar="N", help="keep the newest N runs")
+    cmd.add_argument("--older-than", type=_number(float, 0), metavar="DAYS",
                      help="delete runs stored more than DAYS days ago (with --keep: only those "
                           "not among the newest N)")
     cmd.add_argument("--dry-run", action="store_true", help="list what would be deleted")

@@ -19,8 +19,10 @@ from ..shaping import MAX_BUDGET
 from ..views.common import RUN_NOT_FOUND
 
 
-def connect(args: argparse.Namespace) -> sqlite3.Connection:
-    return open_store(args.db) if args.db else open_store()
+def connect(args: argparse.Namespace, create: bool = False) -> sqlite3.Connection:
+    """The store of ``--db`` (else the default). Commands that only read do not create it: a
+    mistyped path is STORE_NOT_FOUND, not a new empty store and its folders."""
+    return open_store(args.db or None, create=create)
 
 
 def print_json(data: Any, out: TextIO = sys.stdout) -> None:

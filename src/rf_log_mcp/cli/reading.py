@@ -7,13 +7,22 @@ import sqlite3
 import sys
 import time
 
-from rf_log_listener.errors import ResultError
+from rf_log_listener.errors import STORE_NOT_FOUND, ResultError
 from rf_log_listener.store import run_base
 
 from .. import render, service
 from ..render import Style
 from ..shaping import MAX_BUDGET
-from .common import connect, failure_paths, print_json, resolve, show, summary, summary_response
+from .common import (
+    checked,
+    connect,
+    failure_paths,
+    print_json,
+    resolve,
+    show,
+    summary,
+    summary_response,
+)
 
 
 def cmd_runs(args: argparse.Namespace) -> int:
@@ -68,56 +77,80 @@ def cmd_search(args: argparse.Namespace) -> int:
 
 
 def cmd_watch(args: argparse.Namespace) -> int:
-    """Follow a live run until it ends: one status line (rewritten in place on a terminal) and
-    each failed test as it fails."""
-    conn = connect(args)
+    """Follow a live run until it ends: each failed test as it fails (all of them), and one
+    status line: rewritten in place on a terminal; in a pipe (a CI log) printed when a test
+    starts or ends, else at most every STATUS_EVERY_S seconds, at most STATUS_WIDTH wide."""
+    conn, run_id = (connect(args), args.run) if isinstance(args.run, int) else _wait_for_live_run(args)
     style = Style()
     live = sys.stdout.isatty()
-    run_id = args.run if isinstance(args.run, int) else _wait_for_live_run(conn, args.interval)
     seen: set[str] = set()
-    last_status = ""
+    page: str | None = None  # cursor of the summary page the newest failures are on
+    last_shown: tuple[object, ...] | None = None  # what a status line in a pipe was printed for
+    last_printed = 0.0
     while True:
-        response = summary(conn, run_id)
-        data = response.summary
-        assert data is not None
-        new = [test for test in data.failed_tests if test.id not in seen]
-        if new and live and last_status:
-            sys.stdout.write("\r\033[K")
-        for test in new:
-            seen.add(test.id)
-            print(f"{style('FAIL', 'FAIL')} {test.id} {test.name}: "
-                  f"{render.first_lines(test.message, 1)[0]}")
-        counts = _test_counts(conn, run_id)
-        chain = " > ".join(n["name"] or n["type"] for n in (data.unfinished or [])[1:])
-        status = (f"run {run_id} {data.status}: {counts.get('PASS', 0)} passed,"
-                  f" {counts.get('FAIL', 0)} failed, {counts.get('SKIP', 0)} skipped"
-                  + (f" | {chain}" if chain else ""))
+        while True:  # every failure since the last look, however many
+            response = checked(service.get_view(conn, "summary", run_id=run_id, page_size=200,
+                                                budget=MAX_BUDGET, cursor=page))
+            data = response.summary
+            assert data is not None
+            new = [test for test in data.failed_tests if test.id not in seen]
+            if new and live and last_shown is not None:
+                sys.stdout.write("\r\033[K")
+            for test in new:
+                seen.add(test.id)
+                print(f"{style('FAIL', 'FAIL')} {test.id} {test.name}: "
+                      f"{render.first_lines(test.message, 1)[0]}")
+            if not response.next_cursor:
+                break
+            page = response.next_cursor
         if data.status != "running":
             if live:
                 sys.stdout.write("\r\033[K")
-            render.summary(response, style)
+            render.summary(summary(conn, run_id), style)
             return 0
+        counts = _test_counts(conn, run_id)
+        unfinished = data.unfinished or []
+        chain = " > ".join(n["name"] or n["type"] for n in unfinished[1:])
+        shown = (counts, [n["id"] for n in unfinished if n["type"] == "TEST"])
+        status = render.first_lines(
+            f"run {run_id} {data.status}: {counts.get('PASS', 0)} passed,"
+            f" {counts.get('FAIL', 0)} failed, {counts.get('SKIP', 0)} skipped"
+            + (f" | {chain}" if chain else ""), 1, STATUS_WIDTH)[0]
+        now = time.monotonic()
         if live:
-            sys.stdout.write("\r\033[K" + render.first_lines(status, 1, 200)[0])
+            sys.stdout.write("\r\033[K" + status)
             sys.stdout.flush()
-        elif status != last_status:
+        elif shown != last_shown or now - last_printed >= STATUS_EVERY_S:
             print(status, flush=True)
-        last_status = status
+            last_printed = now
+        last_shown = shown
         time.sleep(args.interval)
 
 
-def _wait_for_live_run(conn: sqlite3.Connection, interval: float) -> int:
-    """The newest running run, waiting for one to start if there is none."""
+STATUS_WIDTH = 200
+STATUS_EVERY_S = 30.0
+
+
+def _wait_for_live_run(args: argparse.Namespace) -> tuple[sqlite3.Connection, int]:
+    """The store and its newest running run, waiting for the store to be created and a run to
+    start if there is none yet (watch is often started before robot)."""
     told = False
+    conn = None
     while True:
-        running = service.list_runs(conn, "running", 1)
-        if running.runs:
-            return running.runs[0].run_id
+        try:
+            conn = conn or connect(args)
+        except ResultError as err:
+            if err.code != STORE_NOT_FOUND:
+                raise
+        if conn is not None:
+            running = service.list_runs(conn, "running", 1)
+            if running.runs:
+                return conn, running.runs[0].run_id
         if not told:
             print("waiting for a robot run with --listener rf_log_listener (Ctrl-C to stop) ...",
                   flush=True)
             told = True
-        time.sleep(interval)
+        time.sleep(args.interval)
 
 
 def _test_counts(conn: sqlite3.Connection, run_id: int) -> dict[str, int]:

@@ -17,6 +17,8 @@ from rf_log_listener.errors import STORE_CORRUPT, ResultError
 from rf_log_listener.importers import import_result
 from rf_log_listener.salvage import salvage_live_runs
 from rf_log_listener.store import (
+    ENV_DB,
+    compact,
     default_store_path,
     is_corruption,
     mark_dead_live_runs,
@@ -29,11 +31,12 @@ from rf_log_listener.store import (
 from .. import __version__, render
 from ..models import ParseResultResponse
 from ..render import Style
+from ..service import INVALID_ARGUMENT
 from .common import connect, failure_paths, print_json, summary
 
 
 def cmd_import(args: argparse.Namespace) -> int:
-    conn = connect(args)
+    conn = connect(args, create=True)
     progress = _ProgressBar() if sys.stderr.isatty() and not args.json else None
     try:
         outcome = import_result(conn, args.path, allow_incomplete=args.allow_incomplete,
@@ -99,19 +102,25 @@ def cmd_doctor(args: argparse.Namespace) -> int:
     store_problems: list[str] = []
     conn: sqlite3.Connection | None = None
     try:
-        conn = open_store(path)
-        facts["schema_version"] = int(conn.execute(
-            "SELECT value FROM meta WHERE key = 'schema_version'").fetchone()[0])
-        conn.execute("BEGIN IMMEDIATE")
-        conn.execute("ROLLBACK")
-        facts["writable"] = True
-        facts["runs"] = dict(conn.execute(
-            "SELECT status, count(*) FROM runs GROUP BY status").fetchall())
-        facts["size_mb"] = round(_store_bytes(path) / 1e6, 1)
-        facts["integrity"] = conn.execute("PRAGMA quick_check").fetchone()[0]
-        if facts["integrity"] != "ok":
-            corrupt = True
-            store_problems.append(f"the store is damaged: {facts['integrity']}")
+        if not path.is_file():
+            store_problems += _store_to_be(path, chosen=bool(args.db or os.environ.get(ENV_DB)), facts=facts)
+        else:
+            conn = open_store(path)
+            facts["schema_version"] = int(conn.execute(
+                "SELECT value FROM meta WHERE key = 'schema_version'").fetchone()[0])
+            conn.execute("BEGIN IMMEDIATE")
+            conn.execute("ROLLBACK")
+            facts["writable"] = True
+            by_status = dict(conn.execute("SELECT status, count(*) FROM runs GROUP BY status"))
+            facts["runs"] = {s: n for s, n in by_status.items() if s not in HIDDEN_RUNS}
+            hidden = {s: n for s, n in by_status.items() if s in HIDDEN_RUNS}
+            if hidden:  # readers do not see these; the next import or prune removes them
+                facts["unfinished_imports_and_deletions"] = hidden
+            facts["size_mb"] = round(_store_bytes(path) / 1e6, 1)
+            facts["integrity"] = conn.execute("PRAGMA quick_check").fetchone()[0]
+            if facts["integrity"] != "ok":
+                corrupt = True
+                store_problems.append(f"the store is damaged: {facts['integrity']}")
     except (ResultError, sqlite3.Error) as exc:
         corrupt = (exc.code == STORE_CORRUPT if isinstance(exc, ResultError)
                    else is_corruption(exc))
@@ -144,6 +153,23 @@ def cmd_doctor(args: argparse.Namespace) -> int:
     return 0 if not problems else 1
 
 
+HIDDEN_RUNS = ("importing", "deleting")  # the complement of store.VISIBLE_RUNS
+
+
+def _store_to_be(path: Path, chosen: bool, facts: dict[str, Any]) -> list[str]:
+    """Facts and problems of a store that does not exist yet. A path someone chose that holds
+    no store is most likely mistyped; the default one is created by the first import or run,
+    if its folder can be made."""
+    if chosen:
+        facts["runs"] = {}
+        return [f"no store at {path} (check --db and ${ENV_DB})"]
+    facts["store"] = f"{path} (not created yet: the first import or robot run creates it)"
+    facts["runs"] = {}
+    folder = next(p for p in (path.parent, *path.parent.parents) if p.exists())
+    facts["writable"] = os.access(folder, os.W_OK)
+    return [] if facts["writable"] else [f"{folder} is not writable: the store cannot be created"]
+
+
 def _repair(path: Path) -> dict[str, Any]:
     """Set the damaged store aside, start a new one, import again every result file the old
     one names (imports, and outputs written by live runs) that still exists, and salvage the
@@ -172,8 +198,8 @@ def _repair(path: Path) -> dict[str, Any]:
 
 def cmd_prune(args: argparse.Namespace) -> int:
     if not (args.run or args.keep is not None or args.older_than is not None):
-        print("prune needs --run, --keep or --older-than", file=sys.stderr)
-        return 2
+        raise ResultError(INVALID_ARGUMENT, "prune needs --run, --keep or --older-than.",
+                          "`rf-log-mcp prune --help` lists them.")
     conn = connect(args)
     mark_dead_live_runs(conn)
     chosen = _runs_to_prune(conn, args.run, args.keep, args.older_than)
@@ -182,9 +208,7 @@ def cmd_prune(args: argparse.Namespace) -> int:
     deleted = [] if args.dry_run else [run for run in chosen if prune_run(conn, run)]
     released = 0 if args.dry_run else release_free_pages(conn)
     if args.vacuum and not args.dry_run:
-        conn.execute("PRAGMA auto_vacuum = INCREMENTAL")
-        conn.execute("VACUUM")
-        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        compact(conn)
     report = {"dry_run": args.dry_run, "chosen": chosen, "deleted": deleted,
               "pages_released": released, "bytes_before": before, "bytes_after": _store_bytes(path)}
     if args.json:
@@ -247,7 +271,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
                "--report", "NONE", "--console", "dotted", str(suite)]
     print("$ " + " ".join(command[2:] if command[1] == "-m" else command), flush=True)
     subprocess.run(command, check=False, env={**os.environ, "PYTHONUNBUFFERED": "1"})
-    conn = connect(args)
+    conn = connect(args, create=True)
     outcome = import_result(conn, outdir / "output.xml", stable_window=0)
     print(f"\nImported run {outcome.run_id} into {args.db or default_store_path()}\n")
     render.summary(summary(conn, outcome.run_id), Style())

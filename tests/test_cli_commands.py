@@ -1,0 +1,111 @@
+"""The command line as a newcomer meets it: every failure watched, arguments it cannot take,
+where --db goes and what it does not create, Ctrl-C during an import."""
+
+from __future__ import annotations
+
+import json
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from conftest import FIXTURE_RESULTS, cli
+
+XML = FIXTURE_RESULTS / "7.5" / "output.xml"
+
+
+def test_watch_reports_every_failure_of_a_run_however_many(tmp_path: Path) -> None:
+    suite = tmp_path / "many.robot"
+    suite.write_text("*** Test Cases ***\n" + "".join(
+        f"Case {i}\n    Fail    failure {i}\n" for i in range(250)))
+    subprocess.run([sys.executable, "-m", "robot", "--output", str(tmp_path / "out.xml"),
+                    "--log", "NONE", "--report", "NONE", "--console", "none", str(suite)],
+                   check=False, capture_output=True)
+    db = tmp_path / "s.db"
+    assert cli("import", str(tmp_path / "out.xml"), db=db).returncode == 0
+    watched = cli("watch", "1", db=db)
+    assert watched.returncode == 0, watched.stderr
+    failures = [line for line in watched.stdout.splitlines() if line.startswith("FAIL s1-t")]
+    assert failures == [f"FAIL s1-t{i + 1} Case {i}: failure {i}" for i in range(250)]
+
+
+@pytest.mark.parametrize("arguments", [
+    ("tree", "1", "--page-size", "0"), ("tree", "1", "--page-size", "500"),
+    ("search", "1", "x", "--page-size", "-1"), ("failures", "1", "--limit", "0"),
+    ("failures", "1", "--limit", "-3"), ("runs", "--limit", "0"), ("runs", "--limit", "x"),
+    ("watch", "1", "--interval", "0"), ("prune", "--keep", "-1"), ("prune",),
+    ("summary", "1", "--colour"), ("summary", "one"),
+])
+def test_arguments_a_command_cannot_take_are_invalid_argument(tmp_path: Path,
+                                                              arguments: tuple[str, ...]) -> None:
+    db = tmp_path / "s.db"
+    assert cli("import", str(XML), db=db).returncode == 0
+    text = cli(*arguments, db=db)
+    assert text.returncode == 2 and text.stderr.startswith("error [INVALID_ARGUMENT]: "), text.stderr
+    assert "Traceback" not in text.stderr and text.stdout == ""
+    as_json = cli(*arguments, "--json", db=db)
+    assert as_json.returncode == 2
+    assert json.loads(as_json.stdout)["error"]["code"] == "INVALID_ARGUMENT", as_json.stdout
+
+
+def test_db_goes_before_or_after_the_command(tmp_path: Path) -> None:
+    db = tmp_path / "s.db"
+    assert cli("--db", str(db), "import", str(XML)).returncode == 0
+    before = cli("--db", str(db), "runs")
+    after = cli("runs", "--db", str(db))
+    assert before.returncode == after.returncode == 0
+    assert before.stdout == after.stdout and "Fixture" in before.stdout
+
+
+@pytest.mark.parametrize("command", [("runs",), ("summary", "latest"), ("failures", "1"),
+                                     ("tree", "1"), ("window", "1", "s1-t1"), ("search", "1", "x"),
+                                     ("prune", "--keep", "1"), ("doctor",)])
+def test_reading_a_store_that_is_not_there_creates_nothing(tmp_path: Path,
+                                                           command: tuple[str, ...]) -> None:
+    mistyped = tmp_path / "no-such-folder" / "stroe.db"
+    done = cli("--db", str(mistyped), *command)
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert str(mistyped) in done.stdout + done.stderr
+    assert not mistyped.parent.exists()
+    if command != ("doctor",):
+        assert done.stderr.startswith("error [STORE_NOT_FOUND]")
+
+
+def test_ctrl_c_twice_during_an_import_leaves_no_run_and_gives_the_space_back(tmp_path: Path) -> None:
+    from gen_output import generate  # benchmarks/: the project's own output.xml generator
+
+    source = generate(tmp_path / "big.xml", 40)
+    db = tmp_path / "s.db"
+    importing = subprocess.Popen([sys.executable, "-m", "rf_log_mcp", "import", str(source),
+                                  "--db", str(db)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                 text=True)
+    deadline = time.monotonic() + 300
+    while time.monotonic() < deadline:  # until rows of the import are committed
+        time.sleep(0.05)
+        try:
+            with sqlite3.connect(db, timeout=10) as reader:
+                if reader.execute("SELECT count(*) FROM nodes").fetchone()[0] > 10_000:
+                    break
+        except sqlite3.OperationalError:
+            continue
+    importing.send_signal(signal.SIGINT)
+    time.sleep(0.05)
+    importing.send_signal(signal.SIGINT)  # while it cleans up
+    _, err = importing.communicate(timeout=300)
+    assert importing.returncode == 130, err
+    assert "interrupted" in err and "Traceback" not in err
+    with sqlite3.connect(db) as reader:
+        assert reader.execute("SELECT count(*) FROM runs").fetchone()[0] == 0  # hidden ones too
+        assert reader.execute("SELECT count(*) FROM nodes").fetchone()[0] == 0
+    doctor = cli("doctor", db=db)
+    assert doctor.stdout.strip().endswith(f"OK: ready; 0 runs in {db}"), doctor.stdout
+    assert "runs            {}" in doctor.stdout
+    assert cli("runs", db=db).stdout.startswith("no runs yet")
+    # the rows' pages went back to the file system; what the full-text index keeps of them
+    # until prune --vacuum is a fraction of the file
+    assert db.stat().st_size < source.stat().st_size / 2
+    assert cli("prune", "--keep", "0", "--vacuum", db=db).returncode == 0
+    assert db.stat().st_size < 1_000_000
