@@ -4,9 +4,10 @@
     python benchmarks/views_bench.py tokens            # example suite + a 500-failure run
     python benchmarks/views_bench.py latency --size-mb 1000
 
-tokens: runs robot on ``examples/`` and on a generated suite with 500 failing tests, imports
-both, and prints the tokens (cl100k via tiktoken when installed, else the server's own
-estimate) of every failure_path of the example and of every summary page of the big run.
+tokens: runs robot on the demo suite (``rf-log-mcp demo``'s) and on a generated suite with
+500 failing tests, imports both, and prints the tokens (cl100k via tiktoken when installed,
+else the server's own estimate) of every failure_path of the example and of every summary
+page of the big run.
 Targets (issue #4): failure_path <= 1,500 tokens with the root-cause message in it; summary
 <= 2,000 tokens per page.
 
@@ -63,11 +64,12 @@ def _robot(suite: Path, outdir: Path) -> Path:
 def tokens() -> None:
     from rf_log_listener.store import open_store
     from rf_log_mcp import service
+    from rf_log_mcp.cli.upkeep import DEMO_SUITE
 
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
         conn = open_store(work / "store.sqlite3")
-        example = service.parse_result(conn, str(_robot(ROOT / "examples", work / "example")))
+        example = service.parse_result(conn, str(_robot(DEMO_SUITE, work / "example")))
         print(f"example suite: {example.failed} failed of {example.total}")
         cursor = None
         while True:

@@ -123,7 +123,9 @@ async def test_failure_paths_walk_every_failure_and_suite_teardown(tmp_path: Pat
                 break
         # every failed test, plus the failed suite setup and suite teardown (no test owns them)
         assert "s1-s3-k1" in starts and "s1-s4-k1" in starts
-        assert len(starts) == 11 + 2 == page["failure_path"]["failed_tests_total"]
+        assert len(starts) == 11 + 2
+        assert (page["failure_path"]["failed_tests_total"],
+                page["failure_path"]["failed_suite_fixtures_total"]) == (11, 2)
         setup = await call(client, "get_view", run_id=run_id, view="failure_path", selector="s1-s3-k1")
         assert setup["failure_path"]["path"][0]["messages"][0]["text"] == "sub-suite setup failed"
 

@@ -288,3 +288,20 @@ async def test_search_and_masking_over_stdio(stores: dict[str, Path], tmp_path: 
         resource = await client.read_resource("rf://runs/1/tests/s1-t1")
         body = resource.contents[0].text  # type: ignore[union-attr]
         assert "password=***" in body and "hunter2" not in body
+
+
+@pytest.mark.parametrize("extra", [1, 20])
+def test_a_cut_never_makes_a_text_longer(extra: int) -> None:
+    """A text barely over a limit is shown whole: a mark saying "[1 characters cut]" is
+    longer than what it replaces."""
+    from rf_log_mcp.shaping import CUT_MARK, Shaper
+    from rf_log_mcp.views.search import _HIT_CHARS, _excerpt, make_filter
+
+    shaper = Shaper()
+    text = "x" * (_HIT_CHARS + extra)
+    assert shaper.cut(text, _HIT_CHARS) == text
+    assert _excerpt(text, make_filter("xx", None, None), shaper, 0, len(text)) == text
+    assert _excerpt(text, make_filter(None, "INFO", None), shaper, 0, len(text)) == text
+    assert not shaper.message_truncated
+    longer = "y" * (_HIT_CHARS + CUT_MARK + 1)
+    assert len(shaper.cut(longer, _HIT_CHARS)) < len(longer) and shaper.message_truncated

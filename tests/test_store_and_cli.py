@@ -110,9 +110,8 @@ def test_cli_summary_and_failures(tmp_path: Path) -> None:
     assert missing.returncode == 1 and "RUN_NOT_FOUND" in missing.stderr
 
 
-def test_demo_runs_robot_on_the_example_and_prints_failures(tmp_path: Path) -> None:
-    root = Path(__file__).resolve().parents[1]
-    done = cli("demo", str(root / "examples"), "--outputdir", str(tmp_path / "out"),
+def test_demo_runs_robot_on_its_own_suite_and_prints_failures(tmp_path: Path) -> None:
+    done = cli("demo", "--outputdir", str(tmp_path / "out"), cwd=tmp_path,  # from any folder
                env={"RF_LOG_MCP_DB": str(tmp_path / "s.db")})
     assert done.returncode == 0, done.stderr
     assert "5 tests: 2 passed, 3 failed, 0 skipped" in done.stdout
@@ -167,6 +166,7 @@ def test_cli_tree_window_search_and_doctor(tmp_path: Path) -> None:
     assert lines[0].startswith("FOR s1-s2-t1-k1") and "1100 children" in lines[0]
     assert "ITERATION_GROUP 700 passing iterations s1-s2-t1-k1-k1 … s1-s2-t1-k1-k700" in lines[1]
     assert "ITERATION s1-s2-t1-k1-k701" in lines[2] and "${i}=700" in lines[2]
+    assert "(2 failed nodes below)" in lines[2]  # what is counted: nodes, not tests
     assert lines[3].strip() == "700 == 700"
     as_json = json.loads(cli("tree", "latest", "s1-s2-t1-k1", "--json", env=env).stdout)
     assert as_json["ok"] and len(as_json["tree"]["children"]) == 3
@@ -187,6 +187,12 @@ def test_cli_tree_window_search_and_doctor(tmp_path: Path) -> None:
     nothing = cli("search", "1", env=env)
     assert nothing.returncode == 1 and "INVALID_QUERY" in nothing.stderr
     assert cli("search", "1", "--level", "LOUD", env=env).returncode == 2
+
+    summary = cli("summary", "1", "--page-size", "2", env=env).stdout
+    more = next(line for line in summary.splitlines() if "more failed tests" in line)
+    cursor = more.split("--cursor ")[1]
+    page_two = cli("summary", "1", "--page-size", "2", "--cursor", cursor, env=env)
+    assert page_two.returncode == 0 and "Failed tests:" in page_two.stdout  # the hint works
 
     doctor = cli("doctor", env=env)
     assert doctor.returncode == 0, doctor.stdout

@@ -91,7 +91,10 @@ class PathStep(BaseModel):
 class FailurePathView(BaseModel):
     start_id: str = Field(description="The failed test (or suite setup/teardown) the path starts at.")
     path: list[PathStep] = Field(description="From the start down the most severe failing branch.")
-    failed_tests_total: int
+    failed_tests_total: int = Field(description="Failed tests in the run.")
+    failed_suite_fixtures_total: int = Field(
+        description="Failed suite setups and teardowns in the run; their paths are paged with "
+                    "the tests' (next_cursor), in run order.")
 
 
 class TreeView(BaseModel):

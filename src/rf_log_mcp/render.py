@@ -71,8 +71,8 @@ def summary(response: GetViewResponse, style: Style) -> None:
             print(f"  {style(f'{test.id:<14}', 'FAIL')} {test.name}")
             for line in first_lines(test.message):
                 print(f"  {'':<14}   {line}")
-        if response.page_truncated:
-            print("  … more failed tests: `rf-log-mcp failures`, or --json and next_cursor")
+        if response.next_cursor:
+            print(style(f"  … more failed tests: --cursor {response.next_cursor}", "dim"))
     if data.errors:
         print("Run errors:")
         for error in data.errors:
@@ -137,7 +137,7 @@ def _tree_item(item: dict[str, Any], style: Style) -> str:
     if detail:
         text += f"  {style(first_lines(str(detail), 1, 100)[0], 'dim')}"
     if failed:
-        text += style(f"  ({failed} failed below)", "FAIL")
+        text += style(f"  ({failed} failed nodes below)", "FAIL")
     if item.get("message") and item["status"] != "PASS":
         text += f"\n      {first_lines(item['message'], 1)[0]}"
     return text

@@ -26,6 +26,7 @@ MIN_BUDGET = 500
 MAX_BUDGET = 50_000
 MESSAGE_CHARS = 1200  # a long message keeps its head and tail within this many characters
 MASK_MARGIN = 16_384  # masked beyond a cut: longer than a PEM private key block
+CUT_MARK = len("… [1000000 characters cut] …")  # a cut shorter than this saves nothing
 
 _compact = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
 
@@ -97,13 +98,13 @@ class Shaper:
         if not value:
             return ""
         if len(value) <= limit + 2 * MASK_MARGIN:
-            return self.cut(self.mask(value), limit)
+            return self.cut(self.mask(value), limit)  # short enough to mask whole
         head, tail = _head_tail(limit)
         return self._joined(self.mask(value[:head + MASK_MARGIN])[:head], len(value) - head - tail,
                             self.mask(value[-(tail + MASK_MARGIN):])[-tail:])
 
     def cut(self, value: str, limit: int) -> str:
-        if len(value) <= limit:
+        if len(value) <= limit + CUT_MARK:  # cutting less than its own mark saves nothing
             return value
         head, tail = _head_tail(limit)
         return self._joined(value[:head], len(value) - head - tail, value[-tail:])

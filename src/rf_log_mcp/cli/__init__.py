@@ -129,10 +129,10 @@ def _parser() -> argparse.ArgumentParser:
         cmd.add_argument("run", type=_run_id, nargs="?" if optional else None,
                          help="run id (from `runs`), or `latest`")
 
-    def paging(cmd: argparse.ArgumentParser) -> None:
+    def paging(cmd: argparse.ArgumentParser, default: int = 25) -> None:
         cmd.add_argument("--cursor", help="next_cursor (or prev_cursor) printed by the previous page")
         cmd.add_argument("--page-size", type=_number(int, 1, service.MAX_PAGE),
-                         help="items per page (default 25, at most 200)")
+                         help=f"items per page (default {default}, at most 200)")
 
     cmd = command("import", cmd_import, "Import an output.xml (RF 4.0+) or output.json (RF 7.2+).")
     cmd.add_argument("path", help="result file")
@@ -147,6 +147,7 @@ def _parser() -> argparse.ArgumentParser:
 
     cmd = command("summary", cmd_summary, "Status, totals, failed tests and run errors of a run.")
     run_argument(cmd)
+    paging(cmd, 200)
 
     cmd = command("failures", cmd_failures, "The failure path of each failed test (or one).")
     run_argument(cmd)
@@ -211,8 +212,8 @@ def _parser() -> argparse.ArgumentParser:
     cmd = command("demo", cmd_demo,
                   "Run robot on a suite, import its output, print the summary and failure paths.",
                   json_flag=False)
-    cmd.add_argument("suite", nargs="?", default="examples",
-                     help="suite file or folder (default: ./examples)")
+    cmd.add_argument("suite", nargs="?",
+                     help="suite file or folder (default: the demo suite shipped with rf-log-mcp)")
     cmd.add_argument("--outputdir", help="where robot writes output.xml (default: a new temp dir)")
     return parser
 

@@ -56,13 +56,15 @@ def checked(response: Envelope) -> Envelope:
     return response
 
 
-def summary_response(conn: sqlite3.Connection, run_id: int) -> GetViewResponse:
-    """The summary as the command line shows it: up to 200 failed tests, the largest budget."""
-    return service.get_view(conn, "summary", run_id=run_id, page_size=200, budget=MAX_BUDGET)
+def summary_response(conn: sqlite3.Connection, run_id: int, cursor: str | None = None,
+                     page_size: int | None = None) -> GetViewResponse:
+    """The summary as the command line shows it: 200 failed tests a page, the largest budget."""
+    return service.get_view(conn, "summary", run_id=run_id, cursor=cursor,
+                            page_size=page_size or service.MAX_PAGE, budget=MAX_BUDGET)
 
 
-def summary(conn: sqlite3.Connection, run_id: int) -> GetViewResponse:
-    return checked(summary_response(conn, run_id))  # type: ignore[return-value]
+def summary(conn: sqlite3.Connection, run_id: int, cursor: str | None = None) -> GetViewResponse:
+    return checked(summary_response(conn, run_id, cursor))  # type: ignore[return-value]
 
 
 def failure_paths(conn: sqlite3.Connection, run_id: int, test: str | None, limit: int) -> list[dict]:

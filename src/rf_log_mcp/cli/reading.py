@@ -14,7 +14,6 @@ from .. import render, service
 from ..render import Style
 from ..shaping import MAX_BUDGET
 from .common import (
-    checked,
     connect,
     failure_paths,
     print_json,
@@ -32,7 +31,8 @@ def cmd_runs(args: argparse.Namespace) -> int:
 
 def cmd_summary(args: argparse.Namespace) -> int:
     conn = connect(args)
-    return show(args, summary_response(conn, resolve(conn, args.run)), render.summary)
+    return show(args, summary_response(conn, resolve(conn, args.run), args.cursor, args.page_size),
+                render.summary)
 
 
 def cmd_failures(args: argparse.Namespace) -> int:
@@ -89,8 +89,7 @@ def cmd_watch(args: argparse.Namespace) -> int:
     last_printed = 0.0
     while True:
         while True:  # every failure since the last look, however many
-            response = checked(service.get_view(conn, "summary", run_id=run_id, page_size=200,
-                                                budget=MAX_BUDGET, cursor=page))
+            response = summary(conn, run_id, page)
             data = response.summary
             assert data is not None
             new = [test for test in data.failed_tests if test.id not in seen]

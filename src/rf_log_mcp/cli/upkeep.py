@@ -261,11 +261,16 @@ def cmd_serve(_args: argparse.Namespace) -> int:
     return serve()
 
 
+# The demo's suite ships in the package: a small shop's tests, three of them failing.
+DEMO_SUITE = Path(__file__).resolve().parents[1] / "demo" / "shop"
+
+
 def cmd_demo(args: argparse.Namespace) -> int:
-    suite = Path(args.suite)
+    suite = Path(args.suite) if args.suite else DEMO_SUITE
     if not suite.exists():
         raise ResultError("FILE_NOT_FOUND", f"No suite at {suite.resolve()}.",
-                          "Run the demo from the project folder, or pass a suite path.")
+                          "Pass the path of a suite file or folder, or leave it out for the"
+                          " demo's own suite.")
     outdir = Path(args.outputdir or tempfile.mkdtemp(prefix="rf-log-mcp-demo-"))
     command = [sys.executable, "-m", "robot", "--outputdir", str(outdir), "--log", "NONE",
                "--report", "NONE", "--console", "dotted", str(suite)]

@@ -12,20 +12,21 @@ from ..shaping import Shaper
 from .common import NodeRow, node_by_id, node_by_key, notable_children, own_messages, run_row, shown_args
 
 
-def failed_starts(conn: sqlite3.Connection, run_id: int) -> list[int]:
-    """Keys of failed tests, and of failed suite setups/teardowns (no test owns those)."""
-    rows = conn.execute(
-        f"SELECT key FROM nodes INDEXED BY nodes_failed WHERE key >= ? AND key < ?"
+def failed_starts(conn: sqlite3.Connection, run_id: int) -> list[tuple[int, str]]:
+    """Keys and types of failed tests, and of failed suite setups/teardowns (no test owns
+    those), in run order."""
+    return conn.execute(
+        f"SELECT key, type FROM nodes INDEXED BY nodes_failed WHERE key >= ? AND key < ?"
         f" AND {FAILED_STARTS} ORDER BY key", (run_base(run_id), run_base(run_id + 1)),
     ).fetchall()
-    return [r[0] for r in rows]
 
 
 def failure_path(conn: sqlite3.Connection, run_id: int, selector: str | None, shaper: Shaper,
                  after_key: int | None) -> tuple[dict[str, Any] | None, int | None]:
     """The path of the selected node's test (or the next failed start) and the next start."""
     run_row(conn, run_id)
-    starts = failed_starts(conn, run_id)
+    found = failed_starts(conn, run_id)
+    starts = [key for key, _ in found]
     if selector:
         node = node_by_id(conn, run_id, selector)
         if node.type != "TEST" and node.owner_test is not None:
@@ -50,7 +51,9 @@ def failure_path(conn: sqlite3.Connection, run_id: int, selector: str | None, sh
         else:
             node = failing[0]
         steps.append(_step(conn, run_id, node, shaper))
-    view: dict[str, Any] = {"start_id": steps[0]["id"], "failed_tests_total": len(starts)}
+    tests = sum(1 for _, kind in found if kind == "TEST")
+    view: dict[str, Any] = {"start_id": steps[0]["id"], "failed_tests_total": tests,
+                            "failed_suite_fixtures_total": len(found) - tests}
     shaper.fit(view, steps, "path")
     return view, (following[0] - 1 if following and not selector else None)
 

@@ -30,7 +30,7 @@ from rf_log_listener.events import LEVELS
 from rf_log_listener.store import NOTABLE_MESSAGES, run_base
 
 from ..redaction import MASK
-from ..shaping import MASK_MARGIN, Shaper
+from ..shaping import CUT_MARK, MASK_MARGIN, Shaper
 from .common import SELECTOR_REQUIRED, NodeRow, enclosing_scope, node_by_id, run_row, shown_assign
 from .tree import group_span
 
@@ -282,14 +282,18 @@ def _masked_match(text: str, node: Any, flt: Filter,
 def _excerpt(text: str, flt: Filter, shaper: Shaper, offset: int, total: int) -> str:
     """The (masked) text, or, when long, a window that keeps the first match visible.
     ``text`` may be a part of the message starting ``offset`` characters in, of ``total``."""
-    if len(text) <= _HIT_CHARS and total == len(text):
-        return text
-    shaper.message_truncated = True
+    if len(text) <= _HIT_CHARS + CUT_MARK and total == len(text):
+        return text  # cutting less than the mark itself would make it longer
     if not flt.needle and total == len(text):
         return shaper.cut(text, _HIT_CHARS)
+    shaper.message_truncated = True
     at = text.casefold().find(flt.needle) if flt.needle else 0
     start = max(0, at - _HIT_CHARS // 2)
     end = min(len(text), start + _HIT_CHARS)
+    if offset + start <= CUT_MARK and offset == 0:
+        start = 0
+    if total - offset - end <= CUT_MARK and offset + len(text) == total:
+        end = len(text)
     before, after = offset + start, total - offset - end
     prefix = f"[{before} characters cut] …" if before else ""
     suffix = f"… [{after} characters cut]" if after > 0 else ""
