@@ -117,7 +117,7 @@ def dump_execution_result(path: str) -> dict[str, list[dict[str, Any]]]:
     result = ExecutionResult(path)
     nodes: list[dict[str, Any]] = []
     messages: list[dict[str, Any]] = []
-    _walk_suite(result.suite, None, nodes, messages)
+    _Walk(nodes, messages).suite(result.suite, None)
     errors = [
         {"id": f"errors-m{i}", "level": m.level, "html": bool(m.html), "text": m.message}
         for i, m in enumerate(result.errors.messages, start=1)
@@ -137,46 +137,96 @@ def _attrs(item: Any, ntype: str) -> dict[str, Any]:
     return attrs
 
 
-def _walk_suite(suite: Any, parent: str | None, nodes: list, messages: list) -> None:
-    nodes.append(_node_entry(suite.id, parent, "SUITE", suite.status, suite.message,
-                             _attrs(suite, "SUITE")))
-    if suite.has_setup:
-        _walk_item(suite.setup, suite.id, suite.id, nodes, messages)
-    for child in suite.suites:
-        _walk_suite(child, suite.id, nodes, messages)
-    for test in suite.tests:
-        nodes.append(_node_entry(test.id, suite.id, "TEST", test.status, test.message,
-                                 _attrs(test, "TEST")))
-        _walk_body(test, test.id, test.id, nodes, messages)
-    if suite.has_teardown:
-        _walk_item(suite.teardown, suite.id, suite.id, nodes, messages)
+class _Walk:
+    """Walks RF's model, taking every id from RF's own algorithm.
 
+    RF's ``BodyItem.id`` / ``Message.id`` properties list the parent's whole body for every
+    item they number (quadratic in a loop of a thousand iterations: seconds per fixture).
+    Here the same lists, built with the same calls (``BodyItem._get_id``: setup, the body
+    flattened without messages, teardown; ``Message.id``: the body's messages), are made once
+    per parent; RF's own property is still asked for the last item of every 25th parent (and
+    the first), so a difference in the algorithm cannot go unnoticed.
+    """
 
-def _walk_body(owner: Any, owner_id: str, id_base: str, nodes: list, messages: list) -> None:
-    """Setup, body and teardown of anything that has them, in RF's id order."""
-    if getattr(owner, "has_setup", False):
-        _walk_item(owner.setup, owner_id, id_base, nodes, messages)
-    for item in owner.body:
-        _walk_item(item, owner_id, id_base, nodes, messages)
-    if getattr(owner, "has_teardown", False):
-        _walk_item(owner.teardown, owner_id, id_base, nodes, messages)
+    def __init__(self, nodes: list, messages: list) -> None:
+        self.nodes, self.messages = nodes, messages
+        self._steps: dict[int, tuple[dict[int, int], str | None]] = {}
+        self._messages: dict[int, dict[int, int]] = {}
 
+    def step_id(self, item: Any) -> str | None:
+        from robot.model import IfBranch, Keyword, TryBranch
 
-def _walk_item(item: Any, parent: str, id_base: str, nodes: list, messages: list) -> None:
-    ntype = item.type
-    if ntype == "MESSAGE":
-        messages.append({"id": item.id, "level": item.level, "html": bool(item.html),
-                         "text": item.message})
-        return
-    if ntype in ("IF/ELSE ROOT", "TRY/EXCEPT ROOT"):
-        # RF gives roots no id; the store names them after their first branch (<base>-rN).
-        first = item.body[0].id if item.body else None
-        node_id = first.rsplit("-k", 1)[0] + "-r" + first.rsplit("-k", 1)[1] if first else None
-        nodes.append(_node_entry(node_id, parent, ntype, item.status, item.message,
-                                 _attrs(item, ntype)))
-        for branch in item.body:
-            _walk_item(branch, node_id, id_base, nodes, messages)
-        return
-    nodes.append(_node_entry(item.id, parent, ntype, item.status,
-                             getattr(item, "message", ""), _attrs(item, ntype)))
-    _walk_body(item, item.id, item.id, nodes, messages)
+        if isinstance(item, Keyword) and not item:
+            return None
+        parent = item.parent
+        if isinstance(item, (IfBranch, TryBranch)) and parent.parent:
+            parent = parent.parent  # branches are numbered in the root's parent
+        if not parent:
+            return "k1"
+        known = self._steps.get(id(parent))
+        if known is None:
+            steps = [*([parent.setup] if getattr(parent, "has_setup", False) else ()),
+                     *(parent.body.flatten(messages=False) if hasattr(parent, "body") else ()),
+                     *([parent.teardown] if getattr(parent, "has_teardown", False) else ())]
+            known = {id(step): index for index, step in enumerate(steps)}, parent.id
+            self._steps[id(parent)] = known
+            if steps and len(self._steps) % 25 == 1:  # RF's own property agrees (sampled:
+                assert self.step_id(steps[-1]) == steps[-1].id  # it costs O(depth x body))
+        indexes, parent_id = known
+        number = indexes.get(id(item), len(indexes)) + 1
+        return f"{parent_id}-k{number}" if parent_id else f"k{number}"
+
+    def message_id(self, message: Any, parent_id: str) -> str:
+        parent = message.parent
+        indexes = self._messages.get(id(parent))
+        if indexes is None:
+            listed = parent.messages if hasattr(parent, "messages") else parent.body.filter(messages=True)
+            indexes = self._messages[id(parent)] = {id(m): i for i, m in enumerate(listed)}
+            if listed and len(self._messages) % 25 == 1:
+                last = listed[-1]
+                assert f"{parent_id}-m{indexes[id(last)] + 1}" == last.id  # RF's own property
+        return f"{parent_id}-m{indexes[id(message)] + 1}"
+
+    def suite(self, suite: Any, parent: str | None) -> None:
+        nodes = self.nodes
+        nodes.append(_node_entry(suite.id, parent, "SUITE", suite.status, suite.message,
+                                 _attrs(suite, "SUITE")))
+        if suite.has_setup:
+            self.item(suite.setup, suite.id)
+        for child in suite.suites:
+            self.suite(child, suite.id)
+        for test in suite.tests:
+            nodes.append(_node_entry(test.id, suite.id, "TEST", test.status, test.message,
+                                     _attrs(test, "TEST")))
+            self.body(test, test.id)
+        if suite.has_teardown:
+            self.item(suite.teardown, suite.id)
+
+    def body(self, owner: Any, owner_id: str) -> None:
+        """Setup, body and teardown of anything that has them, in RF's id order."""
+        if getattr(owner, "has_setup", False):
+            self.item(owner.setup, owner_id)
+        for item in owner.body:
+            self.item(item, owner_id)
+        if getattr(owner, "has_teardown", False):
+            self.item(owner.teardown, owner_id)
+
+    def item(self, item: Any, parent: str) -> None:
+        ntype = item.type
+        if ntype == "MESSAGE":
+            self.messages.append({"id": self.message_id(item, parent), "level": item.level,
+                                  "html": bool(item.html), "text": item.message})
+            return
+        if ntype in ("IF/ELSE ROOT", "TRY/EXCEPT ROOT"):
+            # RF gives roots no id; the store names them after their first branch (<base>-rN).
+            first = self.step_id(item.body[0]) if item.body else None
+            node_id = first.rsplit("-k", 1)[0] + "-r" + first.rsplit("-k", 1)[1] if first else None
+            self.nodes.append(_node_entry(node_id, parent, ntype, item.status, item.message,
+                                          _attrs(item, ntype)))
+            for branch in item.body:
+                self.item(branch, node_id)
+            return
+        node_id = self.step_id(item)
+        self.nodes.append(_node_entry(node_id, parent, ntype, item.status,
+                                      getattr(item, "message", ""), _attrs(item, ntype)))
+        self.body(item, node_id)

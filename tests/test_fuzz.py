@@ -89,6 +89,7 @@ MUTATIONS = st.lists(st.tuples(st.integers(0, 10**6), st.integers(0, 40),
                      min_size=1, max_size=6)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kind", ["xml", "json"])
 @settings(FUZZ, max_examples=300)
 @given(cuts=MUTATIONS)

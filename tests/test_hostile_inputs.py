@@ -135,6 +135,7 @@ def _keyword(body: str, status: str = "PASS") -> str:
     return f'<kw name="Log" owner="BuiltIn">{body}{STATUS.format(status)}</kw>'
 
 
+@pytest.mark.slow
 def test_a_100_mb_message_is_stored_whole_and_shown_cut(conn: sqlite3.Connection, tmp_path: Path) -> None:
     path = tmp_path / "big.xml"
     middle = "needle-in-the-middle"
@@ -149,6 +150,7 @@ def test_a_100_mb_message_is_stored_whole_and_shown_cut(conn: sqlite3.Connection
     assert found.ok and middle in found.hits[0].text and len(found.hits[0].text) < 1000
 
 
+@pytest.mark.slow
 def test_ten_thousand_nested_keywords(conn: sqlite3.Connection, tmp_path: Path) -> None:
     depth = 10_000
     inner = '<msg time="2026-01-01T00:00:00" level="FAIL">deepest failure</msg>'

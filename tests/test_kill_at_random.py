@@ -30,6 +30,7 @@ def big_output(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return generate(tmp_path_factory.mktemp("kill") / "output.xml", size_mb=24, seed=5)
 
 
+@pytest.mark.slow
 def test_importer_killed_at_twenty_random_points(tmp_path: Path, big_output: Path) -> None:
     db = tmp_path / "store.sqlite3"
     chance = random.Random(2026)
@@ -67,6 +68,7 @@ Waiting
 """
 
 
+@pytest.mark.slow
 def test_robot_killed_at_twenty_random_points(tmp_path: Path) -> None:
     suite = tmp_path / "slow.robot"
     suite.write_text(SLOW_SUITE)

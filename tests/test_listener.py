@@ -219,6 +219,7 @@ Inner
 """
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("version", ["", "7.2.2", "7.4.2"])  # "": this venv's RF
 def test_a_busy_test_read_while_it_runs_equals_its_output_file(tmp_path: Path, version: str) -> None:
     """On RF 7.2+ the listener's thread reads the running test from RF's model every half
@@ -511,6 +512,7 @@ def test_a_step_renamed_by_another_listener_has_its_final_name_as_in_output_json
             assert live == reference  # and nothing else differs
 
 
+@pytest.mark.slow
 def test_the_heartbeat_goes_on_while_robot_sleeps(tmp_path: Path) -> None:
     suite = tmp_path / "sleepy.robot"
     suite.write_text("*** Settings ***\nLibrary    OperatingSystem\n\n*** Test Cases ***\n"
@@ -535,6 +537,7 @@ def _file_size_limit(limit: int) -> Callable[[], None]:
     return apply
 
 
+@pytest.mark.slow
 def test_a_full_disk_stops_capture_with_one_warning_and_keeps_what_was_committed(tmp_path: Path) -> None:
     suite = tmp_path / "chatty.robot"
     suite.write_text("*** Test Cases ***\nChatty\n    FOR    ${i}    IN RANGE    20000\n"

@@ -11,6 +11,7 @@ from fixtures.generate import venv_python
 from live_race import stress
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("version", "runs"), [("", 10), ("7.2.2", 4), ("7.4.2", 4)])
 def test_every_live_store_equals_its_file_under_an_adversary(version: str, runs: int) -> None:
     python = sys.executable

@@ -419,6 +419,7 @@ def _inspector(tmp_path: Path, *args: str) -> dict[str, Any]:
     return json.loads(done.stdout)
 
 
+@pytest.mark.slow
 def test_a_strict_typescript_client_accepts_results_and_errors(tmp_path: Path) -> None:
     """The MCP Inspector CLI validates structuredContent against outputSchema, errors included."""
     tools = _inspector(tmp_path, "--method", "tools/list")["tools"]

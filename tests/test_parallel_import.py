@@ -82,6 +82,7 @@ def _children_of(pid: int) -> list[int]:
     return [int(p) for p in out.stdout.split()]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("victim", ["importer", "parser"])
 def test_killed_import_leaves_no_complete_run_and_reimport_works(
     tmp_path: Path, big_output: Path, victim: str,

@@ -225,23 +225,21 @@ def _discard(conn: sqlite3.Connection, run_id: int) -> None:
 
 @contextlib.contextmanager
 def _interrupts_held() -> Iterator[None]:
-    """Ctrl-C waits until the block is done (then it is raised as usual). Only the main
-    thread receives it; elsewhere (an MCP server's worker) there is nothing to hold."""
+    """Ctrl-C waits until the block is done, then interrupts as usual. Python runs signal
+    handlers in the main thread whichever thread the signal reached (a signal mask would hold
+    it for one thread only), so the handler is swapped for one that notes it. Elsewhere (an
+    MCP server's worker thread) there is no Ctrl-C to hold."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
-    if hasattr(signal, "pthread_sigmask"):
-        signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
-        try:
-            yield
-        finally:
-            signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
-        return
-    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)  # Windows: no signal masks
+    pressed: list[int] = []
+    previous = signal.signal(signal.SIGINT, lambda number, _frame: pressed.append(number))
     try:
         yield
     finally:
         signal.signal(signal.SIGINT, previous)
+    if pressed and previous is signal.default_int_handler:
+        raise KeyboardInterrupt
 
 
 def _outcome(conn: sqlite3.Connection, run_id: int, deduplicated: bool, started: float) -> ImportOutcome:
