@@ -195,3 +195,24 @@ def test_a_million_iterations_of_one_loop(conn: sqlite3.Connection, tmp_path: Pa
     failures = service.get_view(conn, "tree", run_id=run_id, selector="s1-t1-k1",
                                 projection="failures")
     assert [c["id"] for c in failures.tree.children] == ["s1-t1-k1-k777778"]  # type: ignore[union-attr]
+    # groups count iterations as RF numbers them, and a page inside one is O(page)
+    last_group = tree.tree.children[2]
+    assert (last_group["expand_selector"], last_group["count"]) == ("ig:s1-t1-k1:777779-1000000",
+                                                                    222_222)
+    page = service.get_view(conn, "tree", run_id=run_id, selector=last_group["expand_selector"],
+                            page_size=3)
+    assert [c["id"] for c in page.tree.children] == [  # type: ignore[union-attr]
+        f"s1-t1-k1-k{n}" for n in (777_779, 777_780, 777_781)]
+    following = service.get_view(conn, "tree", run_id=run_id, selector=last_group["expand_selector"],
+                                 page_size=3, cursor=page.next_cursor)
+    assert [c["assign"] for c in following.tree.children] == [  # type: ignore[union-attr]
+        {"${i}": str(n)} for n in (777_781, 777_782, 777_783)]
+    end = service.get_view(conn, "tree", run_id=run_id, selector="ig:s1-t1-k1:999999-1000000")
+    assert [c["id"] for c in end.tree.children] == [  # type: ignore[union-attr]
+        "s1-t1-k1-k999999", "s1-t1-k1-k1000000"] and end.next_cursor is None
+    found = service.search_messages(conn, None, run_id=run_id, selector="ig:s1-t1-k1:1-777777",
+                                    min_level="TRACE")
+    assert found.ok and found.hits == []  # the iterations logged nothing
+    for wrong in ("ig:s1-t1-k1:0-5", "ig:s1-t1-k1:5-1000001", "ig:s1-t1:1-2", "ig:s1-t1-k1:9-3"):
+        assert service.get_view(conn, "tree", run_id=run_id, selector=wrong).error.code == (  # type: ignore[union-attr]
+            "NODE_NOT_FOUND"), wrong
