@@ -126,11 +126,12 @@ def test_store_of_schema_1_is_migrated_on_open(db_path: Path) -> None:
     conn.execute("DROP INDEX nodes_failed")
     conn.execute("DROP INDEX messages_notable")
     conn.execute("DROP INDEX nodes_notable")
+    conn.execute("DROP TABLE secrets")
     conn.execute("UPDATE meta SET value = '1' WHERE key = 'schema_version'")
     conn.close()
     conn = open_store(db_path)
-    assert conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()[0] == "4"
-    for index in ("nodes_failed", "messages_notable", "nodes_notable"):
+    assert conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()[0] == "5"
+    for index in ("nodes_failed", "messages_notable", "nodes_notable", "secrets"):
         assert conn.execute("SELECT 1 FROM sqlite_master WHERE name = ?", (index,)).fetchone(), index
 
 

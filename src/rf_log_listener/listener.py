@@ -30,6 +30,8 @@ from typing import Any
 from . import events as ev
 from .event_pipe import OPEN, EventBatcher, EventForwarder, LocalEvents
 from .events import RunEnd, RunInfo
+from .masking import registering_redactor
+from .registry import SecretRegistry
 from .result_events import OpenNodes, follows_the_model, message_event, open_event, rf_version
 from .row_pipe import FramedPipe
 from .rows import SqliteRowSink
@@ -140,6 +142,8 @@ class rf_log_listener:
         self._stop = threading.Event()
         self._ended = False
         self._early_errors: list[tuple[str, str, bool, str | None]] = []  # before the run starts
+        self._secret_names = SecretRegistry(registering_redactor())  # its name rule, cached
+        self._secrets_sent: set[str] = set()
         self._rf6 = rf_version() < (7, 0)
         # RF 7.2+: steps and messages are read from RF's result model (see result_events);
         # RF does not call the step and message methods at all.
@@ -169,6 +173,7 @@ class rf_log_listener:
         self._nodes.open_root(result, ev.SUITE, (
             OPEN, ev.SUITE, "suite", result.name, None, None, None,
             {"source": str(data.source)} if data.source else None))
+        self._scope_secrets()
         if first:  # readers see the run's root suite at once, not at the first periodic flush
             self._flush()
 
@@ -221,6 +226,7 @@ class rf_log_listener:
         self._nodes.open_root(result, ev.TEST, (
             OPEN, ev.TEST, "test", result.name, None, None, None,
             {"lineno": data.lineno} if data.lineno else None))
+        self._scope_secrets()
         self._maybe_flush()
 
     @_guarded
@@ -229,6 +235,7 @@ class rf_log_listener:
             return
         if self._follows:
             self._nodes.follow(ended=True)  # the rest of the test; RF empties it after this
+        self._scope_secrets()  # what the test set (Set Test/Suite/Global Variable, VAR)
         self._nodes.close_root()
         self._maybe_flush()
 
@@ -325,6 +332,39 @@ class rf_log_listener:
                     self._process.kill()
 
     # -- helpers ---------------------------------------------------------------------------------
+
+    def _scope_secrets(self) -> None:
+        """Register the values of secret-named variables in RF's scopes (the Variables table,
+        --variable, variable files, what tests set): what only a live run can see. A value
+        already sent is not sent again; a variable RF cannot resolve is left alone."""
+        assert self._events_out is not None
+        try:
+            from robot.running.context import EXECUTION_CONTEXTS
+
+            context = EXECUTION_CONTEXTS.current
+            store = context.variables.current.store if context is not None else None
+        except Exception:  # an RF whose internals differ: nothing to read, capture goes on
+            return
+        if store is None:
+            return
+        names_secret = self._secret_names.names_secret
+        for name in list(store.data):
+            try:
+                if names_secret(name):
+                    value = store[name]
+                    values = value.values() if isinstance(value, dict) else (
+                        value if isinstance(value, (list, tuple)) else (value,))
+                elif isinstance(raw := store.data[name], dict):  # &{USER} with a password key
+                    values = [v for k, v in raw.items() if names_secret(str(k))]
+                else:
+                    continue
+            except Exception:  # a variable RF cannot resolve here
+                continue
+            for item in values:
+                text = str(item)
+                if text not in self._secrets_sent:
+                    self._secrets_sent.add(text)
+                    self._events_out.secret(text)
 
     def _maybe_flush(self) -> None:
         assert self._events_out is not None

@@ -34,6 +34,7 @@ _INSERT_MESSAGE = (
     "INSERT INTO messages (key, node_pre, msg_no, level, time, html, text) VALUES (?,?,?,?,?,?,?)"
 )
 _INSERT_ERROR = "INSERT INTO errors (run_id, seq, level, time, html, text) VALUES (?,?,?,?,?,?)"
+_INSERT_SECRET = "INSERT OR IGNORE INTO secrets (run_id, value) VALUES (?, ?)"
 _INDEX_MESSAGES = (
     "INSERT INTO messages_fts (rowid, text) SELECT key, text FROM messages"
     " WHERE key >= ? AND key < ?"
@@ -47,7 +48,8 @@ FINISH_FIELDS = (
 class RowSink(Protocol):
     def begin_run(self, info: RunInfo) -> int: ...
     def write(self, nodes: list[tuple[Any, ...]], messages: list[tuple[Any, ...]],
-              errors: list[tuple[Any, ...]], msg_lo: int, msg_hi: int) -> None: ...
+              errors: list[tuple[Any, ...]], msg_lo: int, msg_hi: int,
+              secrets: list[str]) -> None: ...
     def rewrite_suite_tests(self, lo: int, hi: int, teardown_status: str,
                             teardown_message: str) -> tuple[int, dict[str, int]]: ...
     def finish_run(self, fields: dict[str, Any]) -> None: ...
@@ -88,10 +90,14 @@ class SqliteRowSink:
         self.run_id = run_id
 
     def write(self, nodes: list[tuple[Any, ...]], messages: list[tuple[Any, ...]],
-              errors: list[tuple[Any, ...]], msg_lo: int, msg_hi: int) -> None:
-        """Commit the rows in one transaction; then index the messages."""
+              errors: list[tuple[Any, ...]], msg_lo: int, msg_hi: int,
+              secrets: list[str]) -> None:
+        """Commit the rows (and the run's newly found secret values) in one transaction;
+        then index the messages."""
         conn = self.conn
         with transaction(conn):
+            if secrets:
+                conn.executemany(_INSERT_SECRET, [(self.run_id, value) for value in secrets])
             if nodes:
                 conn.executemany(self._insert_node, nodes)
             if messages:

@@ -62,16 +62,25 @@ def _salvage_run(old: sqlite3.Connection, conn: sqlite3.Connection, run_id: int)
         lo, hi = run_base(new_id), run_base(new_id + 1)
         conn.execute("UPDATE nodes SET status = 'NOT FINISHED' WHERE key >= ? AND key < ?"
                      " AND status = 'RUNNING'", (lo, hi))
-        try:
-            errors = old.execute("SELECT seq, level, time, html, text FROM errors WHERE run_id = ?",
-                                 (run_id,)).fetchall()
-        except sqlite3.DatabaseError:
-            errors = []
+        errors = _readable(old, "SELECT seq, level, time, html, text FROM errors WHERE run_id = ?",
+                           run_id)
         conn.executemany("INSERT INTO errors (run_id, seq, level, time, html, text)"
                          " VALUES (?, ?, ?, ?, ?, ?)", [(new_id, *e) for e in errors])
+        # the values the run proved secret stay masked in the salvaged run
+        secrets = _readable(old, "SELECT value FROM secrets WHERE run_id = ?", run_id)
+        conn.executemany("INSERT OR IGNORE INTO secrets (run_id, value) VALUES (?, ?)",
+                         [(new_id, value) for (value,) in secrets])
     index_messages(conn, new_id, lo, hi)
     return {"old_run_id": run_id, "run_id": new_id, "nodes": nodes, "messages": messages,
             "unreadable_ranges": lost_nodes + lost_messages}
+
+
+def _readable(old: sqlite3.Connection, query: str, run_id: int) -> list[tuple[Any, ...]]:
+    """The rows of ``query`` if the damaged store can still give them, else none."""
+    try:
+        return old.execute(query, (run_id,)).fetchall()
+    except sqlite3.DatabaseError:
+        return []
 
 
 def _copy(old: sqlite3.Connection, conn: sqlite3.Connection, table: str,

@@ -30,7 +30,7 @@ from pathlib import Path
 
 from .errors import STORE_CORRUPT, STORE_NOT_FOUND, STORE_UNAVAILABLE, ResultError
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 ENV_DB = "RF_LOG_MCP_DB"
 RUN_SHIFT = 32  # node/message keys are run_id << RUN_SHIFT | position
 BUSY_TIMEOUT_MS = 30_000
@@ -154,6 +154,14 @@ CREATE VIRTUAL TABLE IF NOT EXISTS messages_fts USING fts5(
     detail=none
 );
 
+-- Values a run proved secret (capture side, registry.py): the read side masks them wherever
+-- they occur. The store holds the raw logs they were found in; this adds no exposure.
+CREATE TABLE IF NOT EXISTS secrets (
+    run_id INTEGER NOT NULL,
+    value  TEXT NOT NULL,
+    PRIMARY KEY (run_id, value)
+) WITHOUT ROWID;
+
 CREATE TABLE IF NOT EXISTS errors (
     run_id INTEGER NOT NULL REFERENCES runs(run_id) ON DELETE CASCADE,
     seq    INTEGER NOT NULL,                       -- 1-based: id errors-m<seq>
@@ -170,6 +178,8 @@ _MIGRATIONS: dict[int, str] = {
     1: f"CREATE INDEX IF NOT EXISTS nodes_failed ON nodes(key) WHERE {FAILED_STARTS};",
     2: f"CREATE INDEX IF NOT EXISTS messages_notable ON messages(key) WHERE {NOTABLE_MESSAGES};",
     3: f"CREATE INDEX IF NOT EXISTS nodes_notable ON nodes(parent_pre, key) WHERE {NOTABLE_NODES};",
+    4: "CREATE TABLE IF NOT EXISTS secrets (run_id INTEGER NOT NULL, value TEXT NOT NULL,"
+       " PRIMARY KEY (run_id, value)) WITHOUT ROWID;",
 }
 
 
@@ -408,6 +418,7 @@ def _delete_keys(conn: sqlite3.Connection, table: str, lo: int, end: int, indexe
 
 def _delete_run_row(conn: sqlite3.Connection, run_id: int) -> None:
     conn.execute("DELETE FROM errors WHERE run_id = ?", (run_id,))
+    conn.execute("DELETE FROM secrets WHERE run_id = ?", (run_id,))
     conn.execute("DELETE FROM runs WHERE run_id = ?", (run_id,))
 
 

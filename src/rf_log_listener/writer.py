@@ -14,10 +14,13 @@ from typing import Any
 from . import events as ev
 from .errors import UNSUPPORTED_FORMAT, ResultError
 from .events import Node, RunEnd, RunInfo
+from .masking import registering_redactor
+from .registry import SecretRegistry
 from .rows import RowSink
 from .store import run_base
 
 BATCH_ROWS = 20_000
+_STEPS = frozenset({*ev.KEYWORD_TYPES, ev.ITERATION})  # what the secret registry looks at
 
 # A value JSON has no type for (an object another listener put in a result) is stored as its
 # str(), as RF writes it to output.xml, instead of failing the batch it came in.
@@ -75,6 +78,7 @@ class _Frame:
         "node", "pre", "parent_pre", "seq", "depth", "node_id", "id_base", "kcount",
         "counter_owner", "children", "failed", "max_level", "messages", "msg_lo", "owner_test",
         "suites", "tests", "passed_tests", "failed_tests", "skipped_tests", "teardown",
+        "opening",
     )
 
     def __init__(self, node: Node, pre: int, parent: _Frame | None, msg_lo: int) -> None:
@@ -86,6 +90,7 @@ class _Frame:
         self.max_level = 0
         self.messages = 0
         self.kcount = 0
+        self.opening: list[str] | None = None  # its first two messages, for the secret registry
         self.counter_owner: _Frame | None = None  # None: this frame numbers its own -kN
         ntype = node.type
         if ntype == ev.SUITE:
@@ -147,6 +152,7 @@ class RunWriter:
         self._error_rows: list[tuple[Any, ...]] = []
         self._written_msg = 0  # messages below this seq were handed to the sink
         self._root: tuple[Node, _Frame] | None = None
+        self.secrets = SecretRegistry(registering_redactor())
 
     # -- run lifecycle -------------------------------------------------------------------
 
@@ -239,6 +245,8 @@ class RunWriter:
                 parent.teardown = node
         else:
             self._root = (node, frame)
+        if ntype in _STEPS:
+            self.secrets.step(node, frame.opening)
         self._node_rows.append(self._row(frame, status))
         if len(self._node_rows) + len(self._message_rows) >= self.batch_rows:
             self._flush()
@@ -259,6 +267,12 @@ class RunWriter:
     def message(self, level: str, text: str, html: bool, time: str | None) -> None:
         frame = self._stack[-1]
         frame.messages += 1
+        if frame.messages <= 2:  # a step's TRACE "Arguments:" line and what it logged
+            if frame.opening is None:
+                frame.opening = [text]
+            else:
+                frame.opening.append(text)
+        self.secrets.message(text)
         lvl = ev.LEVELS.get(level, 3)
         if lvl > frame.max_level:
             frame.max_level = lvl
@@ -268,7 +282,12 @@ class RunWriter:
         ))
         self._next_msg += 1
 
+    def register_secret(self, value: str) -> None:
+        """A value the source knows to be secret (the listener: a secret-named variable)."""
+        self.secrets.add(value)
+
     def run_error(self, level: str, text: str, html: bool, time: str | None) -> None:
+        self.secrets.message(text)
         self._errors += 1
         self._error_rows.append((self.run_id, self._errors, level, time, 1 if html else 0, text))
 
@@ -284,7 +303,8 @@ class RunWriter:
     def _flush(self) -> None:
         """Hand the collected rows to the sink: one transaction, messages then indexed."""
         self.sink.write(self._node_rows, self._message_rows, self._error_rows,
-                        self.base + self._written_msg, self.base + self._next_msg)
+                        self.base + self._written_msg, self.base + self._next_msg,
+                        self.secrets.take())
         self._written_msg = self._next_msg
         self._node_rows, self._message_rows, self._error_rows = [], [], []
 

@@ -20,6 +20,7 @@ from rf_log_listener.errors import (
     ResultError,
 )
 from rf_log_listener.importers import file_sha256, import_result
+from rf_log_listener.masking import KnownValues, mask_strings
 from rf_log_listener.store import (
     ENV_DB,
     VISIBLE_RUNS,
@@ -42,7 +43,6 @@ from .models import (
     TreeView,
 )
 from .paths import PathPolicy
-from .redaction import mask_strings
 from .shaping import (
     DEFAULT_BUDGET,
     MAX_BUDGET,
@@ -108,7 +108,9 @@ def parse_result(conn: sqlite3.Connection, path: str, allow_incomplete: bool = F
         outcome = import_result(conn, path, allow_incomplete=allow_incomplete)
     except ResultError as err:
         return failed(ParseResultResponse, err)
-    return _finish(ParseResultResponse(**outcome.to_dict()), Shaper())
+    shaper = Shaper()
+    shaper.redactor = shaper.redactor.for_run(known_values(conn, [outcome.run_id]))
+    return _finish(ParseResultResponse(**outcome.to_dict()), shaper)
 
 
 @_store_errors(RunListResponse)
@@ -136,12 +138,27 @@ def list_runs(conn: sqlite3.Connection, status: str | None = None, limit: int = 
     keys = ("run_id", "status", "origin", "name", "result_status", "total", "passed", "failed",
             "skipped", "source_path", "start_time")
     shaper = Shaper()
+    shaper.redactor = shaper.redactor.for_run(known_values(conn, [row[0] for row in rows[:limit]]))
     data: dict = {}
     items = [dict(zip(keys, row, strict=True)) for row in rows[:limit]]
     kept = shaper.fit(data, items, "runs")
     response = RunListResponse(**data)
     more = kept < len(items) or len(rows) > limit
     return _finish(response, shaper, binding, items[kept - 1]["run_id"] if more else None)
+
+
+def known_values(conn: sqlite3.Connection, run_ids: list[int]) -> KnownValues:
+    """The values these runs proved secret (registry.py), masked in everything they return."""
+    if not run_ids:
+        return KnownValues(())
+    marks = ",".join("?" * len(run_ids))
+    try:
+        rows = conn.execute(f"SELECT value FROM secrets WHERE run_id IN ({marks})", run_ids)
+        return KnownValues(value for (value,) in rows)
+    except sqlite3.OperationalError as exc:  # a read-only store of an older schema
+        if "no such table" not in str(exc):
+            raise
+        return KnownValues(())
 
 
 def resolve_run(conn: sqlite3.Connection, run_id: int | None, path: str | None,
@@ -180,6 +197,7 @@ def get_view(conn: sqlite3.Connection, view: ViewName, run_id: int | None = None
         shaper = Shaper(budget=in_range("budget", budget, MIN_BUDGET, MAX_BUDGET, DEFAULT_BUDGET))
         size = in_range("page_size", page_size, 1, MAX_PAGE, DEFAULT_PAGE)
         rid = resolve_run(conn, run_id, path, policy)
+        shaper.redactor = shaper.redactor.for_run(known_values(conn, [rid]))
         binding = {"run": rid, "view": view, "selector": selector, "projection": projection}
         position = read_cursor(cursor, binding)
         response = GetViewResponse(run_id=rid, view=view)
@@ -222,6 +240,7 @@ def search_messages(conn: sqlite3.Connection, query: str | None = None, run_id: 
         shaper = Shaper(budget=in_range("budget", budget, MIN_BUDGET, MAX_BUDGET, DEFAULT_BUDGET))
         size = in_range("page_size", page_size, 1, MAX_PAGE, DEFAULT_PAGE)
         rid = resolve_run(conn, run_id, path, policy)
+        shaper.redactor = shaper.redactor.for_run(known_values(conn, [rid]))
         flt = make_filter(query, level, min_level)
         binding = {"run": rid, "tool": "search_messages", "query": query, "selector": selector,
                    "scope": scope, "levels": sorted(flt.levels) if flt.levels else None}

@@ -17,8 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from rf_log_listener.errors import ResultError
-
-from .redaction import Redactor, redactor
+from rf_log_listener.masking import Redactor, redactor
 
 INVALID_CURSOR = "INVALID_CURSOR"
 DEFAULT_BUDGET = 4000  # tokens per call unless the caller asks for another

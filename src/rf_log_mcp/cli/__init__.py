@@ -15,11 +15,11 @@ from collections.abc import Callable
 from typing import Any, NoReturn
 
 from rf_log_listener.errors import ResultError
+from rf_log_listener.masking import redactor
 from rf_log_listener.store import ENV_DB, default_store_path
 
 from .. import __version__, service
 from ..models import ErrorInfo, ParseResultResponse
-from ..redaction import redactor
 from .common import print_json
 from .reading import (
     cmd_failures,

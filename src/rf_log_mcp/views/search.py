@@ -27,9 +27,9 @@ from typing import Any, Literal
 
 from rf_log_listener.errors import ResultError
 from rf_log_listener.events import LEVELS
+from rf_log_listener.masking import MASK
 from rf_log_listener.store import NOTABLE_MESSAGES, run_base
 
-from ..redaction import MASK
 from ..shaping import CUT_MARK, MASK_MARGIN, Shaper
 from .common import SELECTOR_REQUIRED, NodeRow, enclosing_scope, node_by_id, run_row, shown_assign
 from .tree import group_span

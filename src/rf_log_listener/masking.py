@@ -1,4 +1,5 @@
-"""Secret masking for everything the read side returns (read side, response shaping stage).
+"""What is secret in a run's text, shared by both sides: the capture side registers the
+values it finds (``registry``), the read side masks them in everything it returns.
 
 Robot logs secrets in many shapes: ``password=…`` arguments, ``${TOKEN} = …`` assignments,
 ``Authorization: Bearer …`` headers, JSON bodies, URL credentials, private keys, and the
@@ -10,6 +11,9 @@ Two layers use this module: the views mask each text before it is shortened (so 
 never leave half a secret without its key), and ``service`` passes every string of the
 finished response through :meth:`Redactor.text` once more, as a safety net.
 
+Values once known to be secret (a run's registered values, see ``registry``) are masked
+wherever they occur, before the shape rules run: :meth:`Redactor.for_run`.
+
 An operator can add key words (``RF_LOG_MCP_SECRET_KEYS=pin,otp``) and regular expressions
 (``RF_LOG_MCP_SECRET_PATTERNS``: one regex, or a JSON list; group 1 is masked when the
 pattern has one, else the whole match). No tool argument turns masking off.
@@ -17,6 +21,7 @@ pattern has one, else the whole match). No tool argument turns masking off.
 
 from __future__ import annotations
 
+import copy
 import json
 import os
 import re
@@ -89,18 +94,79 @@ _VENDOR_TOKENS = re.compile(
     r"\b(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{30,}|AKIA[0-9A-Z]{16}"
     r"|xox[abprs]-[A-Za-z0-9-]{10,}|sk-[A-Za-z0-9_-]{20,}|glpat-[A-Za-z0-9_-]{20,})\b"
 )
+# What follows a secret's name: a closing quote or brace (``"token":``, ``${token} =``), the
+# separator, an auth scheme, the value.
+_AFTER_NAME = re.compile(
+    r"""(?P<close>[}"'])? [ \t]*[:=][ \t]* (?:(?:Bearer|Basic|Digest|Token|Negotiate|NTLM)[ \t]+)?
+        (?P<value> "(?:[^"\\\n]|\\.)*" | '(?:[^'\\\n]|\\.)*' | [^\s,;&'"<>)\]}|]+ )""",
+    re.IGNORECASE | re.VERBOSE)
 # RF's TRACE lines: ``Arguments: [ 'id:pw' | 'hunter2' ]`` and ``Return: 'hunter2'``.
 _ARGUMENTS = re.compile(r"^(Arguments: \[ )(.*)( \])$", re.DOTALL)
 _RETURN = re.compile(r"^(Return: )(.+)$", re.DOTALL)
 _NAMED_ARG = re.compile(r"^([$@&%]?\{?[\w .-]+\}?=)(.*)$", re.DOTALL)
 
 
+# Values never registered as secrets: too short or too common to be one, and masking them
+# everywhere would eat ordinary text (a password "1" would turn every "1" into "***").
+MIN_SECRET_CHARS = 4
+_TOO_COMMON = frozenset({
+    "true", "false", "none", "null", "nil", "yes", "no", "on", "off", "empty", "undefined",
+    "password", "secret", "token", "changeme", "[]", "{}", "()",
+})
+
+
+def registrable(value: str) -> bool:
+    """Whether ``value`` may be registered as a run's secret: at least MIN_SECRET_CHARS
+    characters once stripped, not a word everybody writes, not a variable reference or a
+    mask, not only digits and punctuation shorter than 6 (a port, a year, a count)."""
+    text = value.strip()
+    if len(text) < MIN_SECRET_CHARS or text.casefold() in _TOO_COMMON or MASK in text:
+        return False
+    if _VARIABLE.match(text) or text.startswith(("${", "@{", "&{", "%{")):
+        return False
+    return not (len(text) < 6 and not any(c.isalpha() for c in text))
+
+
+class KnownValues:
+    """A run's registered secret values, masked wherever they occur (the longest first, so a
+    value inside a longer one goes with it). A substring test per value: C speed, and with a
+    few hundred values cheaper than one regex of alternatives."""
+
+    def __init__(self, values: Iterable[str]) -> None:
+        self.values = tuple(sorted({v for v in values if registrable(v)}, key=len, reverse=True))
+        self.shortest = min((len(v) for v in self.values), default=0)
+
+    def __bool__(self) -> bool:
+        return bool(self.values)
+
+    def mask(self, text: str) -> tuple[str, int]:
+        if len(text) < self.shortest:
+            return text, 0
+        count = 0
+        for value in self.values:
+            if value in text:
+                count += text.count(value)
+                text = text.replace(value, MASK)
+        return text, count
+
+
+_NO_VALUES = KnownValues(())
+
+
 class Redactor:
     """Masks secret values in texts and in the structured parts of nodes; counts them."""
 
+    known: KnownValues = _NO_VALUES
+
     def __init__(self, extra_words: Iterable[str] = (), extra_patterns: Iterable[str] = ()) -> None:
-        words = _names([*SECRET_WORDS, *(re.escape(w.strip()) for w in extra_words if w.strip())])
-        self._mentions = re.compile(rf"(?i)(?:{words})")
+        extra = [re.escape(w.strip().lower()) for w in extra_words if w.strip()]
+        words = _names([*SECRET_WORDS, *extra])
+        # On lower-cased text, longest first (``authorization`` before ``auth``): several
+        # times faster than a case-insensitive search, which the writer runs on every message.
+        longest_first = _names(sorted([*SECRET_WORDS, *extra], key=len, reverse=True))
+        self._mentions = re.compile(longest_first)
+        # A secret's name followed by a separator: where a value may follow (lower-cased).
+        self._named_value = re.compile(rf"""(?P<name>{longest_first})["'}}]?[ \t]*[:=]""")
         self._names_secret = re.compile(rf"(?i)(?:{words})[\W_]*$")
         self._key_value = _key_value(rf"[\w.-]*?(?:{words})")
         self._whole_line = _whole_line(words)
@@ -114,11 +180,20 @@ class Redactor:
 
     # -- texts -------------------------------------------------------------------------
 
+    def for_run(self, known: KnownValues) -> Redactor:
+        """This redactor, also masking ``known`` (one run's registered values)."""
+        if not known:
+            return self
+        run = copy.copy(self)
+        run.known = known
+        return run
+
     def text(self, value: str) -> tuple[str, int]:
         """``value`` with every secret value replaced by ``***``, and how many were."""
         if not value:
             return value, 0
-        counter = [0]
+        value, known = self.known.mask(value)
+        counter = [known]
 
         def sub(pattern: re.Pattern[str], text: str, repl: Callable[[re.Match[str]], str]) -> str:
             def counted(match: re.Match[str]) -> str:
@@ -140,7 +215,40 @@ class Redactor:
         return text, counter[0]
 
     def mentions_secret(self, text: str) -> bool:
-        return bool(self._mentions.search(text))
+        return self.mentions_in_lowered(text.lower())
+
+    def mentions_in_lowered(self, lowered: str) -> bool:
+        """``mentions_secret`` of a text already lower-cased."""
+        return self._mentions.search(lowered) is not None
+
+    def may_name_a_value(self, text: str, lowered: str) -> bool:
+        """Whether :meth:`secret_values` can find anything in ``text`` (lower-cased as
+        ``lowered``): a secret's name and a separator, or a URL with credentials."""
+        return self._named_value.search(lowered) is not None or ("://" in text and "@" in text)
+
+    def secret_values(self, text: str, lowered: str | None = None) -> list[str]:
+        """The values that follow a secret's name in ``text`` (``password=x``, ``"token":
+        "x"``, ``Authorization: Bearer x``, ``${API_KEY} = x``, to the end of the line) and URL
+        credentials, unquoted: what becomes a run's known value. Found from each mention of a
+        secret word onwards, not by the masking rules' scan of every position: the writer
+        runs this on every message that mentions one. Self-describing shapes (private keys,
+        JWTs, vendor tokens) are masked wherever they occur and need no registering."""
+        found = []
+        lowered = text.lower() if lowered is None else lowered
+        if len(lowered) == len(text):  # else positions would shift: no name to follow
+            for mention in self._named_value.finditer(lowered):
+                after = _AFTER_NAME.match(text, mention.end("name"))
+                if after is None:
+                    continue
+                value = after["value"]
+                if after["close"] == "}":  # RF's assignment line: the value runs to its end
+                    value = text[after.start("value"):].split("\n", 1)[0]
+                elif len(value) > 1 and value[0] in "'\"" and value[-1] == value[0]:
+                    value = value[1:-1]
+                found.append(value.strip())
+        if "://" in text and "@" in text:
+            found += [m[2] for m in _URL_CREDENTIALS.finditer(text)]
+        return [value for value in found if registrable(value)]
 
     def names_secret(self, text: str) -> bool:
         """``text`` ends with a secret's name: ``${TOKEN}``, ``id:password``, ``db_pwd``."""
@@ -302,6 +410,13 @@ def _redactor(keys: str, patterns: str) -> Redactor:
 def redactor() -> Redactor:
     """The redactor for the operator's current settings (environment)."""
     return _redactor(os.environ.get(ENV_KEYS, ""), os.environ.get(ENV_PATTERNS, ""))
+
+
+def registering_redactor() -> Redactor:
+    """The redactor the capture side finds secret values with: the operator's key words; not
+    the extra patterns (they mask, they name nothing), so a pattern the read side refuses
+    never stops a capture."""
+    return _redactor(os.environ.get(ENV_KEYS, ""), "")
 
 
 _UNMASKED_KEYS = frozenset({"next_cursor", "prev_cursor", "expand_selector", "group_id"})

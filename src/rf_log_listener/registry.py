@@ -1,0 +1,219 @@
+"""A run's secret values, found while the writer streams it (capture side, writer stage).
+
+CI systems register secret values and mask every occurrence; rf-log-mcp does the same. A
+secret sits next to its name only where it is defined or assigned; elsewhere it is
+interpolated into prose, passed on under another name, echoed in other keywords' TRACE
+lines. So the writer hands every message and every closed step to a :class:`SecretRegistry`,
+which keeps each value the run's own text proves secret:
+
+* what the naming rules find in any message: ``password=x``, ``"token": "x"``,
+  ``Authorization: Bearer x``, URL credentials, and RF's assignment lines ``${API_KEY} = x``
+  (``${token} = Get Token``, ``VAR ${password} ...``, ``Set Test Variable ${API_KEY} ...``);
+* a step's arguments that reference a secret-named variable (``${PASSWORD}``, inside any
+  text: ``pw:${PASSWORD}``), aligned with the resolved text the run also holds: RF's TRACE
+  ``Arguments: [ ... ]`` line, and the status message of ``Fail`` / ``Should Be Equal`` or
+  the message of ``Log``, which RF builds from their arguments;
+* named arguments with a secret's name and a literal value (``password=hunter2``), the
+  values after the first of keywords whose name ends like a secret's (``Input Password
+  id  hunter2``), and the values a loop assigns to a secret-named loop variable.
+
+Not registered: a value that merely follows a secret's name among a keyword's arguments
+(``Should Be Equal  ${TOKEN}  expected``: "expected" is not secret); where such a value is
+one (``Set Test Variable  ${API_KEY}  x``), RF's assignment line names it.
+
+Live capture and import run this same code on the same events, so they register the same
+values; the listener adds what only a live run sees, the values of secret-named variables in
+RF's scopes (``record``). The read side masks every registered value wherever it occurs
+(``masking.KnownValues``). Values too short or too common (``masking.registrable``) are
+never registered.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from typing import Any
+
+from . import events as ev
+from .events import Node
+from .masking import Redactor, registrable
+
+# One item of RF's TRACE ``Arguments: [ a | b ]`` line: an optional name (``${pass}=`` of a
+# user keyword's argument, ``password=`` of a named one) and a value as RF's ``prepr``
+# writes it (a quoted repr for strings).
+_TRACE_ARGUMENTS = re.compile(r"^Arguments: \[ (.*) \]$", re.DOTALL)
+_TRACE_ITEM = re.compile(r"""
+    (?P<name> \$\{[^{}]*\}= | [\w -]+= )?
+    (?P<value> '(?:[^'\\]|\\.)*' | "(?:[^"\\]|\\.)*" | .*? )
+    (?: \ \|\ | $ )""", re.VERBOSE | re.DOTALL)
+_REFERENCE = re.compile(r"[$@&%]\{[^{}]*\}(?:\[[^\]]*\])*")
+_NAMED = re.compile(r"^([\w -]+)=(.*)$", re.DOTALL)
+# BuiltIn keywords whose status message or own message RF builds from their arguments:
+# name -> templates of that text, as positions of the arguments ({0}, {1}, ...).
+_BUILT_FROM_ARGUMENTS: dict[str, tuple[str, ...]] = {
+    "Fail": ("{0}",),
+    "Should Be Equal": ("{2}: {0} != {1}", "{0} != {1}", "{2}"),
+    "Should Be Equal As Strings": ("{2}: {0} != {1}", "{0} != {1}", "{2}"),
+    "Should Not Be Equal": ("{2}: {0} == {1}", "{0} == {1}", "{2}"),
+    "Should Contain": ("{2}", "{0} does not contain {1}"),
+    "Should Be True": ("{1}",),
+}
+_LOGGED = ("Log",)  # their first message is their first argument, resolved
+_TRACE_LINES = ("Arguments: [", "Return: ")
+_NOTHING, _MENTIONS, _SECRET_KEYWORD = 0, 1, 2
+
+
+class SecretRegistry:
+    """The secret values found so far in one run; ``take`` hands the new ones to the sink."""
+
+    def __init__(self, redactor: Redactor) -> None:
+        self.redactor = redactor
+        self.known: set[str] = set()
+        self.pending: list[str] = []
+        self._secret_names: dict[str, bool] = {}
+
+    def add(self, value: Any) -> None:
+        text = str(value).strip()
+        if text not in self.known and registrable(text):
+            self.known.add(text)
+            self.pending.append(text)
+
+    def take(self) -> list[str]:
+        taken, self.pending = self.pending, []
+        return taken
+
+    def _call_kind(self, name: str | None, args: tuple[Any, ...]) -> int:
+        """What a call can show of a secret: a keyword named like one (Input Password: its
+        values after the first), arguments that mention one, or nothing."""
+        if self.names_secret(name or ""):
+            return _SECRET_KEYWORD
+        joined = "\x00".join(map(str, args))
+        # neither a variable nor a named argument: nothing of a secret can be in there
+        if ("{" not in joined and "=" not in joined) or not self.redactor.mentions_secret(joined):
+            return _NOTHING
+        return _MENTIONS
+
+    def names_secret(self, name: str) -> bool:
+        known = self._secret_names.get(name)
+        if known is None:
+            known = self._secret_names[name] = self.redactor.names_secret(name)
+        return known
+
+    # -- what the writer hands over --------------------------------------------------------
+
+    def message(self, text: str) -> None:
+        """A message of the run: what the naming rules find in it (the writer's hot path:
+        one lower-casing and one search for most messages). RF's TRACE ``Arguments:`` and
+        ``Return:`` lines, most messages of a TRACE run, are left to :meth:`step`, which
+        reads them against the arguments they resolve."""
+        if text.startswith(_TRACE_LINES):
+            return
+        lowered = text.lower()
+        if self.redactor.may_name_a_value(text, lowered):
+            for value in self.redactor.secret_values(text, lowered):
+                self.add(value)
+
+    def step(self, node: Node, opening: list[str] | None) -> None:
+        """A closed keyword or iteration: the values its arguments and texts prove secret.
+        ``opening``: its first two messages (a TRACE ``Arguments:`` line, what it logged)."""
+        if node.type == ev.ITERATION:
+            if isinstance(node.assign, dict):
+                for name, value in node.assign.items():
+                    if self.names_secret(str(name)):
+                        self.add(value)
+            return
+        args = node.args
+        if not args:
+            return
+        kind = self._call_kind(node.name, args)
+        if kind == _NOTHING:
+            return
+        secret_keyword = kind == _SECRET_KEYWORD
+        traced = opening[0] if opening and opening[0].startswith("Arguments: [") else None
+        logged = opening[-1] if opening and (traced is None or len(opening) > 1) else None
+        args = [str(a) for a in args]
+        for index, arg in enumerate(args):
+            named = _NAMED.match(arg)
+            if named and self.names_secret(named[1]):  # Login  password=hunter2
+                for value in self.redactor.secret_values(arg):
+                    self.add(value)
+            elif secret_keyword and index > 0 and not _REFERENCE.search(arg):
+                self.add(arg)
+        for arg, template, resolved in self._pairs(node, args, traced, logged):
+            named = _NAMED.match(arg)
+            if named and named[2] == template and self.names_secret(named[1]):
+                self.add(resolved)  # password=${PW}: what was passed as the password
+            else:
+                self._align(template, resolved)
+
+    # -- alignment -------------------------------------------------------------------------
+
+    def _pairs(self, node: Node, args: list[str], trace_arguments: str | None,
+               first_message: str | None) -> list[tuple[str, str, str]]:
+        """(argument as written, its template, the same resolved) wherever the run shows
+        both; the template is the argument's value part for a named one."""
+        pairs: list[tuple[str, str, str]] = []
+        if trace_arguments is not None and not any(a.startswith(("@{", "&{")) for a in args):
+            pairs += _traced(args, trace_arguments)
+        name = node.name or ""
+        if node.owner in (None, "BuiltIn") and name in _BUILT_FROM_ARGUMENTS and node.message:
+            for shape in _BUILT_FROM_ARGUMENTS[name]:
+                used = [int(i) for i in re.findall(r"\{(\d)\}", shape)]
+                if max(used) < len(args):
+                    text = shape.format(*args, *[""] * 3)
+                    pairs.append((text, text, node.message))
+        if node.owner in (None, "BuiltIn") and name in _LOGGED and first_message is not None:
+            pairs.append((args[0], args[0], first_message))
+        return pairs
+
+    def _align(self, template: str, resolved: str) -> None:
+        """Register what the secret-named variables of ``template`` stand for in
+        ``resolved``: the template's literal text must match around them exactly."""
+        parts = _REFERENCE.split(template)
+        names = _REFERENCE.findall(template)
+        if not any(self.names_secret(n) for n in names):
+            return
+        pattern = "".join(
+            re.escape(part) + (f"(?P<v{i}>.+?)" if i < len(names) else "")
+            for i, part in enumerate(parts))
+        match = re.fullmatch(pattern, resolved, re.DOTALL)
+        if match is None:
+            return
+        for i, name in enumerate(names):
+            if self.names_secret(name):
+                self.add(match[f"v{i}"])
+
+
+def _traced(args: list[str], trace_arguments: str) -> list[tuple[str, str, str]]:
+    """Arguments paired with their resolved values from RF's TRACE line: positional ones by
+    position, named ones (``password=${PW}``, a user keyword's ``${pass}=``) by name."""
+    line = _TRACE_ARGUMENTS.match(trace_arguments)
+    if line is None:
+        return []
+    items = [(m["name"], _literal(m["value"])) for m in _TRACE_ITEM.finditer(line[1])
+             if m[0]]
+    by_name = {name[:-1].strip("${}"): value for name, value in items if name}
+    positional = [value for name, value in items if not name or name.startswith("${")]
+    pairs = []
+    position = 0
+    for arg in args:
+        named = _NAMED.match(arg)
+        if named and named[1] in by_name:
+            pairs.append((arg, named[2], by_name[named[1]]))
+            continue
+        if position < len(positional):
+            pairs.append((arg, arg, positional[position]))
+        position += 1
+    return pairs
+
+
+def _literal(text: str) -> str:
+    """A value as RF's prepr wrote it, back to its text: a quoted repr unquoted."""
+    text = text.strip()
+    if len(text) > 1 and text[0] in "'\"" and text[-1] == text[0]:
+        try:
+            value = ast.literal_eval(text)
+        except (ValueError, SyntaxError):
+            return text[1:-1]
+        return value if isinstance(value, str) else text
+    return text

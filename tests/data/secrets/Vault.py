@@ -1,0 +1,16 @@
+"""A library that hands out and uses credentials (tests/test_known_secrets.py)."""
+
+from robot.api import logger
+
+
+def get_token_from_vault():
+    return "vault-tok-6Hq2Lw9Zr"
+
+
+def login(user, password):
+    logger.info(f"login request sent for {user}")
+    return f"session for {user}"
+
+
+def echo(value):
+    logger.info(f"echo: {value}")

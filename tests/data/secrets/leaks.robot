@@ -1,0 +1,100 @@
+*** Settings ***
+Documentation     Secrets handled the ordinary way, each a value of its own (S01 ... S23), and
+...               values that only look like secrets (L01 ... L12), which must stay readable.
+Library           Vault.py
+Metadata          Contact    ops team
+
+*** Variables ***
+${PASSWORD}            S01-Hunter2-pass
+${DEEP_PASSWORD}       S03-deep-Pw-9
+${DB_PASSWORD}         S11-db-Pw-rt5
+${API_SECRET}          S12-apisecret-44
+${ACTUAL_TOKEN}        S20-actual-Tk8
+&{CREDS}               user=bob    password=S22-dict-Pw3
+${token_count}         L01-54321-count
+${passed}              L02-all-tests-passed
+${bypass_cache}        L03-bypass-enabled
+${tokenizer}           L04-whitespace-tokenizer
+${password_hint}       L05-ask-the-admin
+${secret_enabled}      L06-feature-flag-on
+${pwd}                 L7x
+${password2}           True
+${session_token}       None
+${api_key}             1234
+${sessions}            L11-sessions-open-3
+${authors}             L12-jane-and-john
+
+*** Test Cases ***
+Prose Interpolation
+    [Documentation]    Logs in as alice (doc mentions ${PASSWORD}).
+    Log    login failed for alice with password ${PASSWORD} after 3 attempts
+    Log    ${token_count} tokens, ${passed}, ${bypass_cache}, ${tokenizer}, ${password_hint}
+    Log    ${secret_enabled}, ${pwd}, ${password2}, ${session_token}, ${api_key}, ${sessions}, ${authors}
+
+Passed On Under Other Names
+    Login With    alice    ${PASSWORD}
+    Outer Level    ${DEEP_PASSWORD}
+
+Failure Message Names The Password
+    Run Keyword And Continue On Failure    Fail    login rejected: ${PASSWORD}
+    Run Keyword And Continue On Failure    Nested Failure    ${DB_PASSWORD}
+    Run Keyword And Continue On Failure    Should Be Equal    ${ACTUAL_TOKEN}    expected-token
+    Log    done
+
+Values Assigned And Produced
+    ${secret} =    Set Variable    S05-set-var-Sec
+    ${token} =    Get Token From Vault
+    VAR    ${private_key}    S07-var-pk-1234
+    Set Test Variable    ${API_TOKEN}    S08-test-var-Tok
+    Log    using ${secret} and ${token} and ${private_key} and ${API_TOKEN} here
+    Echo    ${token}
+
+Loop Values
+    FOR    ${user}    ${password}    IN    alice    S09-loop-pw-a    bob    S09-loop-pw-b
+        Log    checking ${user} with ${password}
+    END
+
+Bodies And Urls
+    Log    {"db": "${DB_PASSWORD}", "user": "app"}
+    Log    GET https://api.example.com/v1/${API_SECRET}/items
+    Log    prefix${PASSWORD}suffix
+    Log    ${CREDS}[password] is the dict's
+
+Shapes Next To Their Name
+    Log    password=S14-kv-pw-77 user=bob
+    Log    the value was S14-kv-pw-77 all along
+    Log    Authorization: Bearer S15-bearer-tok-9q
+    Log    token S15-bearer-tok-9q expired
+    Log    connecting https://admin:S16-url-pw-5@db.example.com/app
+    Log    retrying with S16-url-pw-5
+    Login    bob    password=S17-named-Pw
+    Input Password    id:pw    S18-input-pw-x
+    Log    typed S18-input-pw-x into the field
+    Echo    ${PASSWORD}
+    Log    warn about ${API_SECRET}    WARN
+
+*** Keywords ***
+Login With
+    [Arguments]    ${user}    ${pass}
+    Log    using ${pass} for ${user}
+    Login    ${user}    ${pass}
+
+Outer Level
+    [Arguments]    ${a}
+    Middle Level    ${a}
+
+Middle Level
+    [Arguments]    ${b}
+    Log    deep value ${b}
+
+Nested Failure
+    [Arguments]    ${value}
+    Inner Failure    ${value}
+
+Inner Failure
+    [Arguments]    ${x}
+    Fail    inner rejected ${x}
+
+Input Password
+    [Arguments]    ${locator}    ${text}
+    Log    typing into ${locator}

@@ -1,0 +1,221 @@
+"""A value once known to be secret is masked everywhere it appears in the run.
+
+tests/data/secrets/leaks.robot handles credentials the ordinary way, in these leak shapes:
+(1) interpolated into prose, (2) into a test's documentation, (3) passed on under another
+name (``${pass}``), (4) echoed in other keywords' TRACE ``Arguments:`` lines, (5) passed
+through two user-keyword levels, (6) in ``Fail``'s message, (7) in the failure message of
+a nested keyword, carried up to the test's, (8) in ``Should Be Equal``'s message, (9) a
+literal assigned with ``${secret} = Set Variable``, (10) produced by a keyword
+(``${token} = Get Token From Vault``, its TRACE ``Return:``), (11) ``VAR ${private_key}``,
+(12) ``Set Test Variable ${API_TOKEN}``, (13) a FOR loop's values, (14) inside a JSON body,
+(15) in a URL's path, (16) inside a longer word, (17) a dict item ``${CREDS}[password]``,
+(18) ``password=x`` and the value again alone, (19) a Bearer header and again alone,
+(20) URL credentials and again alone, (21) a named argument ``password=x``, (22) a
+keyword named like a secret (``Input Password  id:pw  x``) and again alone, (23) a run
+error (WARN), (24) a library logging the value it was given. Twelve values only look like
+secrets (look-alike names, values too short or too common) and must stay readable.
+
+Live capture and the imports of output.xml and output.json register the same values, and
+every tool, view, projection, resource and CLI command answers without any of them.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import cli
+from test_listener import robot
+from test_mcp_server import call, server
+
+from rf_log_listener.importers import import_result
+from rf_log_listener.store import open_store
+from rf_log_mcp import service
+
+SUITE = Path(__file__).parent / "data" / "secrets" / "leaks.robot"
+SECRETS = ("S01-Hunter2-pass", "S03-deep-Pw-9", "S05-set-var-Sec", "S07-var-pk-1234",
+           "S08-test-var-Tok", "S09-loop-pw-a", "S09-loop-pw-b", "S11-db-Pw-rt5",
+           "S12-apisecret-44", "S14-kv-pw-77", "S15-bearer-tok-9q", "S16-url-pw-5",
+           "S17-named-Pw", "S18-input-pw-x", "S20-actual-Tk8", "S22-dict-Pw3",
+           "vault-tok-6Hq2Lw9Zr")
+LOOKALIKES = ("L01-54321-count", "L02-all-tests-passed", "L03-bypass-enabled",
+              "L04-whitespace-tokenizer", "L05-ask-the-admin", "L06-feature-flag-on", "L7x",
+              "True", "None", "1234", "L11-sessions-open-3", "L12-jane-and-john")
+# What differs between the stores by nature: ids of the run, where it came from, times.
+_BY_NATURE = {"run_id", "source_path", "origin", "generator", "start_time", "elapsed",
+              "elapsed_s", "estimated_tokens", "next_cursor", "prev_cursor", "time", "seconds",
+              "source_format", "rf_version", "first_pre"}
+
+
+@pytest.fixture(scope="module")
+def stores(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """live (the run that wrote output.xml), xml and json (imports of two runs' files)."""
+    work = tmp_path_factory.mktemp("secrets")
+    found = {}
+    for output in ("output.xml", "output.json"):
+        done = robot("--loglevel", "TRACE", "--listener",
+                     f"rf_log_listener:db={work / f'live-{output}.sqlite3'}", "--output",
+                     str(work / output), str(SUITE), cwd=work)
+        assert done.returncode == 1, done.stdout + done.stderr  # one test fails on purpose
+        assert "rf_log_listener" not in done.stderr
+        imported = work / f"{output}.sqlite3"
+        assert import_result(open_store(imported), work / output, stable_window=0).run_id == 1
+        found[output.split(".")[1]] = imported
+    found["live"] = work / "live-output.xml.sqlite3"
+    found["live-json"] = work / "live-output.json.sqlite3"
+    return found
+
+
+def answers(conn: Any) -> list[dict[str, Any]]:
+    """Every answer the tools give about run 1: each view of each node under each
+    projection, every failure path, every message, a search for every secret and look-alike."""
+    def dumped(response: Any) -> dict[str, Any]:
+        assert response.ok, response.error
+        return response.model_dump(mode="json", exclude_none=True)
+
+    got = [dumped(service.list_runs(conn))]
+    cursor = None
+    while True:
+        page = dumped(service.get_view(conn, "summary", run_id=1, page_size=2, cursor=cursor))
+        got.append(page)
+        if not (cursor := page.get("next_cursor")):
+            break
+    while True:
+        page = dumped(service.get_view(conn, "failure_path", run_id=1, cursor=cursor))
+        got.append(page)
+        if not (cursor := page.get("next_cursor")):
+            break
+    for node_id, node_type in conn.execute("SELECT node_id, type FROM nodes WHERE run_id = 1"):
+        for projection in ("all", "failures", "warnings"):
+            got.append(dumped(service.get_view(conn, "tree", run_id=1, selector=node_id,
+                                               projection=projection, page_size=200, budget=50_000)))
+        if node_type != "SUITE":
+            got.append(dumped(service.get_view(conn, "step_window", run_id=1, selector=node_id,
+                                               page_size=200, budget=50_000)))
+        if node_type == "TEST":
+            got.append(dumped(service.get_view(conn, "failure_path", run_id=1, selector=node_id)))
+    got.append(dumped(service.get_view(conn, "tree", run_id=1)))
+    got.append(dumped(service.search_messages(conn, run_id=1, min_level="TRACE", page_size=200,
+                                              budget=50_000)))
+    for value in (*SECRETS, *LOOKALIKES):
+        got.append(dumped(service.search_messages(conn, value, run_id=1, page_size=200,
+                                                  budget=50_000)))
+    return got
+
+
+def leaks(text: str) -> list[str]:
+    return [secret for secret in SECRETS if secret in text]
+
+
+@pytest.mark.parametrize("kind", ["live", "xml", "json", "live-json"])
+def test_no_answer_shows_a_known_secret_and_look_alikes_stay(stores: dict[str, Path], kind: str) -> None:
+    conn = open_store(stores[kind])
+    registered = {v for (v,) in conn.execute("SELECT value FROM secrets WHERE run_id = 1")}
+    assert registered == set(SECRETS)  # nothing more: look-alikes are not secrets
+    got = answers(conn)
+    text = json.dumps(got, ensure_ascii=False)
+    assert not leaks(text), leaks(text)
+    stored = json.dumps(conn.execute("SELECT text FROM messages").fetchall())
+    assert not [s for s in SECRETS if s not in stored + json.dumps(  # the store keeps them all
+        conn.execute("SELECT args, message, fields FROM nodes").fetchall())]
+    for value in LOOKALIKES:
+        assert value in text, value
+    searches = got[-len(SECRETS) - len(LOOKALIKES):]
+    assert [len(s["hits"]) for s in searches[:len(SECRETS)]] == [0] * len(SECRETS)  # no oracle
+    assert all(s["hits"] for s in searches[len(SECRETS):])  # look-alikes are found
+    assert all(s["query"] == "***" for s in searches[:len(SECRETS)])  # not echoed either
+
+
+def test_live_and_imports_answer_alike(stores: dict[str, Path]) -> None:
+    """The masked answers are the same, whatever recorded the run."""
+    def normalized(data: Any) -> Any:
+        if isinstance(data, dict):
+            return {k: normalized(v) for k, v in data.items() if k not in _BY_NATURE}
+        if isinstance(data, list):
+            return [normalized(item) for item in data]
+        return data
+
+    reference = normalized(answers(open_store(stores["xml"])))
+    for kind in ("live", "json", "live-json"):
+        other = normalized(answers(open_store(stores[kind])))
+        assert len(other) == len(reference)
+        for mine, theirs in zip(other, reference, strict=True):
+            assert mine == theirs, kind
+
+
+@pytest.mark.anyio
+async def test_the_mcp_server_and_its_resources_show_none(stores: dict[str, Path]) -> None:
+    async with server(stores["xml"].parent, env={"RF_LOG_MCP_DB": str(stores["xml"])}) as client:
+        shown = [await call(client, "list_runs"),
+                 await call(client, "get_view", run_id=1, view="summary"),
+                 await call(client, "get_view", run_id=1, view="failure_path"),
+                 await call(client, "get_view", run_id=1, view="tree", selector="s1",
+                            projection="failures"),
+                 await call(client, "search_messages", run_id=1, min_level="TRACE",
+                            page_size=200, budget=50_000),
+                 await call(client, "search_messages", run_id=1, query=SECRETS[0])]
+        resources = [await client.read_resource("rf://runs/1/summary")]
+        for number in range(1, 8):
+            resources.append(await client.read_resource(f"rf://runs/1/tests/s1-t{number}"))
+    text = json.dumps(shown) + "".join(r.contents[0].text for r in resources)  # type: ignore[union-attr]
+    assert not leaks(text), leaks(text)
+    assert "L02-all-tests-passed" in text and shown[-1]["hits"] == []
+
+
+def test_the_command_line_shows_none(stores: dict[str, Path]) -> None:
+    db = stores["json"]
+    commands = [("runs",), ("summary", "1"), ("failures", "1"), ("tree", "1", "s1"),
+                ("search", "1", "--min-level", "TRACE", "--page-size", "200"),
+                ("search", "1", SECRETS[0])]
+    commands += [("tree", "1", f"s1-t{n}") for n in range(1, 8)]
+    commands += [("window", "1", f"s1-t{n}", "--page-size", "200") for n in range(1, 8)]
+    out = []
+    for command in commands:
+        for json_flag in ((), ("--json",)):
+            done = cli(*command, *json_flag, db=db)
+            assert done.returncode == 0, (command, done.stderr)
+            out.append(done.stdout)
+    text = "\n".join(out)
+    assert not leaks(text), leaks(text)
+    assert "L04-whitespace-tokenizer" in text
+
+
+def test_known_values_are_deleted_with_their_run(stores: dict[str, Path]) -> None:
+    db = stores["live-json"]
+    copy = db.with_name("pruned.sqlite3")
+    with sqlite3.connect(db) as source, sqlite3.connect(copy) as target:
+        source.backup(target)
+    assert open_store(copy).execute("SELECT count(*) FROM secrets").fetchone()[0] == len(SECRETS)
+    done = subprocess.run([sys.executable, "-m", "rf_log_mcp", "prune", "--run", "1", "--db",
+                           str(copy)], capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stderr
+    assert open_store(copy).execute("SELECT count(*) FROM secrets").fetchone() == (0,)
+
+
+def test_live_capture_also_knows_the_secret_variables_in_rfs_scopes(tmp_path: Path) -> None:
+    """A value that reaches a text without passing through any step's arguments or an
+    assignment (a library reading ``${VAULT_PASSWORD}`` itself) is secret only by its
+    variable's name, which RF's scopes show to live capture and no output file shows: live
+    masks it, an import cannot know it (README, "Secrets are masked")."""
+    (tmp_path / "Reader.py").write_text(
+        "from robot.libraries.BuiltIn import BuiltIn\nfrom robot.api import logger\n\n\n"
+        "def connect():\n    value = BuiltIn().get_variable_value('${VAULT_PASSWORD}')\n"
+        "    logger.info(f'connecting with {value}')\n")
+    (tmp_path / "scope.robot").write_text(
+        "*** Settings ***\nLibrary    Reader.py\n\n*** Variables ***\n"
+        "${VAULT_PASSWORD}    S30-scope-only-9\n\n*** Test Cases ***\nConnects\n    Connect\n")
+    done = robot("--listener", f"rf_log_listener:db={tmp_path / 'live.sqlite3'}", "--output",
+                 str(tmp_path / "out.xml"), str(tmp_path / "scope.robot"), cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    live = open_store(tmp_path / "live.sqlite3")
+    assert live.execute("SELECT value FROM secrets").fetchall() == [("S30-scope-only-9",)]
+    found = service.search_messages(live, "connecting", run_id=1)
+    assert [hit.text for hit in found.hits] == ["connecting with ***"]
+    imported = open_store(tmp_path / "imported.sqlite3")
+    import_result(imported, tmp_path / "out.xml", stable_window=0)
+    assert imported.execute("SELECT count(*) FROM secrets").fetchone() == (0,)
