@@ -78,7 +78,10 @@ def answers(conn: Any) -> list[dict[str, Any]]:
         assert response.ok, response.error
         return response.model_dump(mode="json", exclude_none=True)
 
-    got = [dumped(service.list_runs(conn))]
+    (source,) = conn.execute("SELECT source_path FROM runs WHERE run_id = 1").fetchone()
+    again = dumped(service.parse_result(conn, source))  # the file robot wrote: the same run
+    assert again["run_id"] == 1 and again["deduplicated"]
+    got = [again, dumped(service.list_runs(conn))]
     cursor = None
     while True:
         page = dumped(service.get_view(conn, "summary", run_id=1, page_size=2, cursor=cursor))
