@@ -85,6 +85,14 @@ def tokens() -> None:
             cursor = view.next_cursor
             if not cursor:
                 break
+        _tree_tokens(conn, example.run_id)
+        fixture = service.parse_result(conn, str(ROOT / "tests/fixtures/results/7.5/output.xml"))
+        loop = "s1-s2-t1-k1"  # 1,100 iterations, one failing
+        for projection in ("all", "failures"):
+            view = service.get_view(conn, "tree", run_id=fixture.run_id, selector=loop,
+                                    projection=projection)  # type: ignore[arg-type]
+            print(f"  tree {loop} ({projection}, 1,100 iterations): {_tokens(view):>5} tokens,"
+                  f" {len(view.tree.children)} items")  # type: ignore[union-attr]
         many = work / "many_failures.robot"
         many.write_text("*** Test Cases ***\n" + "".join(
             f"Failing Case {i}\n    Log    step before the failure\n"
@@ -103,12 +111,31 @@ def tokens() -> None:
               f" at most {worst} tokens per page (target <= 2000)")
 
 
+def _tree_tokens(conn: Any, run_id: int) -> None:
+    """tree of every failed test of the example, projection failures, each level down its
+    failing branch (what an agent opens after the summary)."""
+    from rf_log_mcp import service
+
+    summary = service.get_view(conn, "summary", run_id=run_id, page_size=200).summary
+    for test in summary.failed_tests:  # type: ignore[union-attr]
+        selector, sizes = test.node_id, []
+        while selector:
+            view = service.get_view(conn, "tree", run_id=run_id, selector=selector,
+                                    projection="failures")
+            sizes.append(_tokens(view))
+            children = [c for c in view.model_dump(mode="json", exclude_none=True)["tree"]["children"]
+                        if c.get("status") == "FAIL" and c.get("has_children")]
+            selector = children[0]["node_id"] if children else None
+        print(f"  tree (failures) {test.node_id:<10} {len(sizes)} levels:"
+              f" {sum(sizes):>5} tokens ({', '.join(map(str, sizes))})")
+
+
 def latency(size_mb: int, known_secrets: int = 0) -> None:
     from rf_log_mcp import service
 
     conn, run_id = _store(size_mb)
     _register_secrets(conn, run_id, known_secrets)
-    first_failed = service.get_view(conn, "summary", run_id=run_id).summary.failed_tests[0].id  # type: ignore[union-attr]
+    first_failed = service.get_view(conn, "summary", run_id=run_id).summary.failed_tests[0].node_id  # type: ignore[union-attr]
     loop = conn.execute(
         "SELECT node_id FROM nodes WHERE run_id = ? AND type = 'FOR' ORDER BY child_count DESC"
         " LIMIT 1", (run_id,)).fetchone()[0]

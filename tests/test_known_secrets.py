@@ -48,7 +48,7 @@ LOOKALIKES = ("L01-54321-count", "L02-all-tests-passed", "L03-bypass-enabled",
               "True", "None", "1234", "L11-sessions-open-3", "L12-jane-and-john")
 # What differs between the stores by nature: ids of the run, where it came from, times.
 _BY_NATURE = {"run_id", "source_path", "origin", "generator", "start_time", "elapsed",
-              "elapsed_s", "estimated_tokens", "next_cursor", "prev_cursor", "time", "seconds",
+              "elapsed_ms", "estimated_tokens", "next_cursor", "prev_cursor", "time", "seconds",
               "source_format", "rf_version", "first_pre"}
 
 

@@ -140,7 +140,7 @@ def test_another_process_sees_the_run_while_it_runs(tmp_path: Path) -> None:
     conn = open_store(db)
     summary = service.get_view(conn, "summary", run_id=1).summary
     assert summary is not None and summary.status == "running"
-    assert [n["name"] for n in summary.unfinished or []][-2:] == ["Waiting Keyword",
+    assert [n.name for n in summary.unfinished or []][-2:] == ["Waiting Keyword",
                                                                  "Wait Until Created"]
     (tmp_path / "go").touch()
     process.wait(120)
@@ -347,7 +347,7 @@ async def test_the_mcp_server_follows_a_live_run(tmp_path: Path) -> None:
         assert summary["summary"]["status"] == "running"
         assert [n["name"] for n in summary["summary"]["unfinished"]][-1] == "Wait Until Created"
         found = (await client.call_tool("search_messages", {"run_id": 1, "query": "early failure"}))
-        assert [h["node_name"] for h in found.structured_content["hits"]] == ["Should Be Equal"]
+        assert [n["name"] for n in found.structured_content["nodes"]] == ["Should Be Equal"]
         (tmp_path / "go").touch()
         process.wait(120)
         done = (await client.call_tool("get_view", {"run_id": 1, "view": "summary"})).structured_content

@@ -81,7 +81,7 @@ async def test_import_summary_paging_and_failure_path(tmp_path: Path) -> None:
             page = await call(client, "get_view", run_id=run_id, view="summary", page_size=4,
                               cursor=cursor)
             assert page["summary"]["totals"] == {"total": 25, "passed": 12, "failed": 11, "skipped": 2}
-            seen += [t["id"] for t in page["summary"]["failed_tests"]]
+            seen += [t["node_id"] for t in page["summary"]["failed_tests"]]
             cursor = page.get("next_cursor")
             assert page["page_truncated"] is (cursor is not None)
             if not cursor:
@@ -91,7 +91,7 @@ async def test_import_summary_paging_and_failure_path(tmp_path: Path) -> None:
 
         path = await call(client, "get_view", run_id=run_id, view="failure_path", selector="s1-s2-t1")
         steps = path["failure_path"]["path"]
-        assert [s["id"] for s in steps] == [
+        assert [s["node_id"] for s in steps] == [
             "s1-s2-t1", "s1-s2-t1-k1", "s1-s2-t1-k1-k701", "s1-s2-t1-k1-k701-k1",
             "s1-s2-t1-k1-k701-k1-k1"]
         assert steps[2]["type"] == "ITERATION"
@@ -198,17 +198,17 @@ async def test_tree_folds_iterations_and_reaches_the_failing_one_in_two_calls(tm
     async with server(tmp_path) as client:
         run_id = (await call(client, "parse_result", path=str(XML)))["run_id"]
         root = await call(client, "get_view", run_id=run_id, view="tree")
-        assert root["tree"]["children"][0]["id"] == "s1"
+        assert root["tree"]["children"][0]["node_id"] == "s1"
         assert root["tree"]["children"][1]["kind"] == "RUN_ERRORS"
 
         # from the test, two calls with the failures projection reach the failing ITERATION
         first = await call(client, "get_view", run_id=run_id, view="tree", selector="s1-s2-t1",
                            projection="failures")
-        assert [c["id"] for c in first["tree"]["children"]] == ["s1-s2-t1-k1"]
+        assert [c["node_id"] for c in first["tree"]["children"]] == ["s1-s2-t1-k1"]
         second = await call(client, "get_view", run_id=run_id, view="tree", selector="s1-s2-t1-k1",
                             projection="failures")
         [failing] = second["tree"]["children"]
-        assert failing["id"] == "s1-s2-t1-k1-k701" and failing["assign"] == {"${i}": "700"}
+        assert failing["node_id"] == "s1-s2-t1-k1-k701" and failing["assign"] == {"${i}": "700"}
 
         # with all children, the 1,099 passing iterations are folded around it
         everything = await call(client, "get_view", run_id=run_id, view="tree", selector="s1-s2-t1-k1")
@@ -223,7 +223,7 @@ async def test_tree_folds_iterations_and_reaches_the_failing_one_in_two_calls(tm
         for _ in range(40):
             page = await call(client, "get_view", run_id=run_id, view="tree",
                               selector=group["expand_selector"], page_size=100, cursor=cursor)
-            seen += [c["id"] for c in page["tree"]["children"]]
+            seen += [c["node_id"] for c in page["tree"]["children"]]
             cursor = page.get("next_cursor")
             if not cursor:
                 break
@@ -235,13 +235,13 @@ async def test_tree_keeps_control_structures_and_their_fields(tmp_path: Path) ->
     async with server(tmp_path) as client:
         run_id = (await call(client, "parse_result", path=str(JSON)))["run_id"]
         suites = await call(client, "get_view", run_id=run_id, view="tree", selector="s1")
-        by_name = {c["name"]: c["id"] for c in suites["tree"]["children"] if c["type"] == "SUITE"}
+        by_name = {c["name"]: c["node_id"] for c in suites["tree"]["children"] if c["type"] == "SUITE"}
         rf5 = await call(client, "get_view", run_id=run_id, view="tree", selector=by_name["05 Rf5 Control"])
-        try_test = rf5["tree"]["children"][0]["id"]
+        try_test = rf5["tree"]["children"][0]["node_id"]
         body = await call(client, "get_view", run_id=run_id, view="tree", selector=try_test)
         root = body["tree"]["children"][0]
-        assert root["type"] == "TRY/EXCEPT ROOT" and root["id"].endswith("-r1")
-        branches = await call(client, "get_view", run_id=run_id, view="tree", selector=root["id"])
+        assert root["type"] == "TRY/EXCEPT ROOT" and root["node_id"].endswith("-r1")
+        branches = await call(client, "get_view", run_id=run_id, view="tree", selector=root["node_id"])
         types = [(c["type"], c["status"]) for c in branches["tree"]["children"]]
         assert types == [("TRY", "FAIL"), ("EXCEPT", "PASS"), ("EXCEPT", "NOT RUN"),
                          ("ELSE", "NOT RUN"), ("FINALLY", "PASS")]
@@ -249,7 +249,7 @@ async def test_tree_keeps_control_structures_and_their_fields(tmp_path: Path) ->
         assert except_branch["patterns"] == ["boom*"] and except_branch["pattern_type"] == "glob"
         assert except_branch["assign"] == "${err}"
         var_suite = await call(client, "get_view", run_id=run_id, view="tree", selector=by_name["06 Rf7"])
-        var_test = var_suite["tree"]["children"][0]["id"]
+        var_test = var_suite["tree"]["children"][0]["node_id"]
         variables = await call(client, "get_view", run_id=run_id, view="tree", selector=var_test)
         joined = next(c for c in variables["tree"]["children"] if c["name"] == "${joined}")
         assert joined["type"] == "VAR" and joined["value"] == ["x", "y"] and joined["separator"] == "-"
@@ -271,7 +271,7 @@ async def test_step_window_centres_pages_both_ways_and_works_outside_tests(tmp_p
         window = await call(client, "get_view", run_id=run_id, view="step_window", selector=centre,
                             page_size=5)
         steps = window["step_window"]["steps"]
-        assert [s["id"] for s in steps] == [
+        assert [s["node_id"] for s in steps] == [
             "s1-s2-t1-k1-k700-k1-k1", "s1-s2-t1-k1-k701", centre, "s1-s2-t1-k1-k701-k1-k1",
             "s1-s2-t1-k1-k702"]
         assert steps[2]["center"] is True and steps[2]["status"] == "FAIL"
@@ -279,10 +279,10 @@ async def test_step_window_centres_pages_both_ways_and_works_outside_tests(tmp_p
         assert window["step_window"]["scope_id"] == "s1-s2-t1"
         after = await call(client, "get_view", run_id=run_id, view="step_window", selector=centre,
                            page_size=5, cursor=window.get("next_cursor"))
-        assert after["step_window"]["steps"][0]["id"] == "s1-s2-t1-k1-k702-k1"
+        assert after["step_window"]["steps"][0]["node_id"] == "s1-s2-t1-k1-k702-k1"
         before = await call(client, "get_view", run_id=run_id, view="step_window", selector=centre,
                             page_size=5, cursor=window["step_window"]["prev_cursor"])
-        assert before["step_window"]["steps"][-1]["id"] == "s1-s2-t1-k1-k700-k1"
+        assert before["step_window"]["steps"][-1]["node_id"] == "s1-s2-t1-k1-k700-k1"
         # a suite setup has no owning test: its own keyword is the scope
         setup = await call(client, "get_view", run_id=run_id, view="step_window", selector="s1-s3-k1")
         assert setup["step_window"]["scope_id"] == "s1-s3-k1"
@@ -300,8 +300,9 @@ async def test_search_messages_plain_text(tmp_path: Path) -> None:
     async with server(tmp_path) as client:
         run_id = (await call(client, "parse_result", path=str(XML)))["run_id"]
         cjk = await call(client, "search_messages", run_id=run_id, query="登录")
-        assert [(h["id"], h["node_id"], h["node_status"]) for h in cjk["hits"]] == [
-            ("s1-s1-t9-k3-m1", "s1-s1-t9-k3", "PASS")]
+        assert [(h["id"], h["node_id"]) for h in cjk["hits"]] == [("s1-s1-t9-k3-m1", "s1-s1-t9-k3")]
+        assert [(n["node_id"], n["status"], n["libname"]) for n in cjk["nodes"]] == [
+            ("s1-s1-t9-k3", "PASS", "BuiltIn")]
         mixed_case = await call(client, "search_messages", run_id=run_id, query="WARN TEXT")
         ids = [h["id"] for h in mixed_case["hits"]]
         assert "s1-s1-t8-k6-m2" in ids and ids[-1] == "errors-m2"  # run errors come last
@@ -347,7 +348,7 @@ async def test_every_kind_of_failure_is_reachable_and_xml_json_answer_alike(tmp_
 
         # Run Keyword And Continue On Failure: the first failing branch, and the steps after it
         continued = await path_of("s1-s1-t3")
-        assert [s["id"] for s in continued] == ["s1-s1-t3", "s1-s1-t3-k2", "s1-s1-t3-k2-k1"]
+        assert [s["node_id"] for s in continued] == ["s1-s1-t3", "s1-s1-t3-k2", "s1-s1-t3-k2-k1"]
         after = await call(client, "get_view", run_id=from_xml, view="step_window",
                            selector="s1-s1-t3-k2-k1", page_size=10)
         names = [s["name"] for s in after["step_window"]["steps"]]
@@ -394,10 +395,10 @@ def test_summary_of_an_interrupted_run_says_what_was_running(tmp_path: Path) -> 
     run_id = import_result(conn, cut, stable_window=0, allow_incomplete=True).run_id
     summary = service.get_view(conn, "summary", run_id=run_id).summary
     assert summary is not None and summary.status == "interrupted"
-    assert [(n["id"], n["type"]) for n in summary.unfinished or []] == [
+    assert [(n.node_id, n.type) for n in summary.unfinished or []] == [
         ("s1", "SUITE"), ("s1-s1", "SUITE"), ("s1-s1-t8", "TEST"), ("s1-s1-t8-k10", "KEYWORD"),
         ("s1-s1-t8-k10-k1", "KEYWORD")]
-    assert summary.unfinished[-2]["name"] == "Keyword With Teardown"
+    assert summary.unfinished[-2].name == "Keyword With Teardown"
 
 
 INSPECTOR = "@modelcontextprotocol/inspector@2.12.0"

@@ -186,12 +186,13 @@ def test_scoped_search_inside_the_failing_iteration(store: sqlite3.Connection) -
     assert [t for t in texts(result) if not t.startswith(("Arguments", "Traceback"))] == [
         "cell 1/2", "about to fail in cell 1/2", "bad cell 1/2"]
     warn = next(hit for hit in result["hits"] if hit["level"] == "WARN")
-    assert warn["iteration"] == {"id": failing, "values": {"${col}": "2"}}
+    assert warn["iteration"] == {"node_id": failing, "values": {"${col}": "2"}}
     assert warn["branch"]["type"] == "IF"
     assert warn["branch"]["condition"] == "${row} == 1 and ${col} == 2"
     assert warn["call_path"] == ("Nested Loops With One Failing Iteration > ITERATION ${row}=1 > "
                                  "ITERATION ${col}=2 > IF ${row} == 1 and ${col} == 2 > Log")
-    assert warn["node_name"] == "Log" and warn["node_status"] == "PASS"
+    owner = next(n for n in result["nodes"] if n["node_id"] == warn["node_id"])
+    assert owner["name"] == "Log" and owner["status"] == "PASS" and owner["libname"] == "BuiltIn"
     # the same node, three scopes
     log = warn["node_id"]
     assert texts(search(store, query="cell", selector=log, scope="node")) == [
@@ -282,7 +283,9 @@ async def test_search_and_masking_over_stdio(stores: dict[str, Path], tmp_path: 
         found = await call(client, "search_messages", run_id=1, min_level="WARN", page_size=2)
         assert found["ok"] and len(found["hits"]) == 2 and found["next_cursor"]
         assert found["hits"][0]["text"] == "Login failed for bob with password=***"
-        assert found["masked_values"] == 1
+        owner = next(n for n in found["nodes"] if n["node_id"] == found["hits"][0]["node_id"])
+        assert owner["message"] == "Login failed for bob with password=***"  # its status too
+        assert found["masked_values"] == 2 and "hunter2" not in json.dumps(found)
         nothing = await call(client, "search_messages", run_id=1)
         assert nothing["error"]["code"] == "INVALID_QUERY"
         resource = await client.read_resource("rf://runs/1/tests/s1-t1")

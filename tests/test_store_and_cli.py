@@ -97,7 +97,7 @@ def test_cli_summary_and_failures(tmp_path: Path) -> None:
 
     failures = json.loads(cli("failures", "1", "--db", db, "--test", "s1-s2-t1", "--json").stdout)
     path = failures["failures"][0]["path"]
-    assert [step["id"] for step in path] == [
+    assert [step["node_id"] for step in path] == [
         "s1-s2-t1", "s1-s2-t1-k1", "s1-s2-t1-k1-k701", "s1-s2-t1-k1-k701-k1", "s1-s2-t1-k1-k701-k1-k1",
     ]
     assert path[-1]["messages"] == [

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 
 class ErrorInfo(BaseModel):
@@ -43,15 +43,23 @@ class Totals(BaseModel):
 
 
 class FailedTest(BaseModel):
-    id: str
+    node_id: str
     name: str
     message: str
 
 
 class RunErrorItem(BaseModel):
-    id: str
+    id: str = Field(description="errors-mN: the Nth run-level error or warning.")
     level: str
     text: str
+
+
+class NodeRef(BaseModel):
+    """A node named, not shown: what identifies it."""
+
+    node_id: str
+    type: str
+    name: str
 
 
 class SummaryView(BaseModel):
@@ -67,25 +75,143 @@ class SummaryView(BaseModel):
     failed_tests: list[FailedTest] = Field(description="One page of failed tests, in run order.")
     errors: list[RunErrorItem] = Field(description="Run-level errors and warnings (first ones).")
     error_count: int = 0
-    unfinished: list[dict[str, str]] | None = Field(
+    unfinished: list[NodeRef] | None = Field(
         None, description="Running or interrupted runs: the open suite/test/keyword chain, "
                           "outermost first (what is running now, or was when the run stopped).")
 
 
 class LogMessage(BaseModel):
-    id: str
+    id: str = Field(description="<node id>-mN: the node's Nth message (RF's own numbering).")
     level: str
     text: str
 
 
-class PathStep(BaseModel):
-    id: str
-    type: str
-    name: str
+class Node(BaseModel):
+    """A suite, test, keyword or control structure of a run: the roadmap's published node
+    fields. Published names are never removed or renamed; new fields are optional. A field
+    without a value (None, an empty list) is left out of the answer."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    node_id: str = Field(description="RF's id (s1-s2-t3-k4; IF/TRY roots: the parent's id + "
+                                     "-rN): a selector for every view.")
+    parent_id: str | None = Field(None, description="The parent's node_id (not for the root suite).")
+    owner_test_id: str | None = Field(
+        None, description="The test the node runs in (a test: itself); not for suites and "
+                          "suite setup/teardown steps.")
+    sequence: int = Field(description="Execution order in the run: the node's pre-order number "
+                                      "(root suite 0); sorts any nodes of a run as they started.")
+    type: str = Field(description="Normalized type: SUITE, TEST, SETUP, TEARDOWN, KEYWORD, FOR, "
+                                  "ITERATION, WHILE, IF/ELSE ROOT, IF, ELSE IF, ELSE, "
+                                  "TRY/EXCEPT ROOT, TRY, EXCEPT, FINALLY, VAR, RETURN, BREAK, "
+                                  "CONTINUE, GROUP, ERROR (RF 7's names for every input).")
+    keyword_type: str = Field(description="The type RF's own model gives the item (output.json "
+                                          "`type`, output.xml's element or `<kw type>`); the "
+                                          "same names as `type` for RF 4.0-7.x inputs.")
+    name: str = Field(description="Keyword, test or suite name; GROUP and VAR names; empty for "
+                                  "other control structures.")
+    status: str = Field(description="PASS, FAIL, SKIP, NOT RUN; RUNNING in a live run; NOT "
+                                    "FINISHED when the run ended before the node did.")
+    elapsed_ms: int | None = Field(None, description="Elapsed time in milliseconds.")
+    libname: str | None = Field(None, description="A keyword's library or resource file "
+                                                  "(RF's owner; libname before RF 7).")
+    child_count: int = Field(description="Direct children (steps, branches, iterations).")
+    failed_descendant_count: int = Field(description="Failed nodes anywhere below this one.")
+    max_descendant_level: str | None = Field(
+        None, description="The most severe message level in the subtree (TRACE ... FAIL); "
+                          "left out when the subtree logged nothing.")
+    has_children: bool = Field(description="Whether it has children (to expand with tree).")
+    message: str | None = Field(None, description="Status message (failure or skip reason).")
+    message_count: int | None = Field(None, description="Messages the node logged itself.")
+    args: list[str] | None = Field(None, description="Keyword arguments as written (masked).")
+    assign: list[str] | dict[str, Any] | str | None = Field(
+        None, description="Variables a keyword or FOR assigns, an EXCEPT's AS variable, or an "
+                          "ITERATION's loop values ({name: value}, masked).")
+    doc: str | None = Field(None, description="Documentation of a suite or test.")
+    tags: list[str] | None = Field(None, description="Test tags; a keyword's own tags.")
+    timeout: str | None = Field(None, description="Test or keyword timeout.")
+    source: str | None = Field(None, description="A suite's file or folder.")
+    lineno: int | None = Field(None, description="Line of a test (or suite) in its source.")
+    metadata: dict[str, Any] | None = Field(None, description="Suite metadata.")
+    source_name: str | None = Field(None, description="An embedded-arguments keyword's "
+                                                      "name as defined.")
+    template: str | None = Field(None, description="A templated test's template keyword.")
+    error: str | None = Field(None, description="An invalid item's error (RF's ERROR items).")
+    flavor: str | None = Field(None, description="FOR: IN, IN RANGE, IN ENUMERATE, IN ZIP.")
+    values: list[str] | None = Field(None, description="FOR loop values, RETURN values.")
+    start: str | None = Field(None, description="FOR IN ENUMERATE start.")
+    mode: str | None = Field(None, description="FOR IN ZIP mode.")
+    fill: str | None = Field(None, description="FOR IN ZIP fill value.")
+    condition: str | None = Field(None, description="IF, ELSE IF and WHILE condition.")
+    limit: str | None = Field(None, description="WHILE limit.")
+    on_limit: str | None = Field(None, description="WHILE: PASS or FAIL when the limit is hit.")
+    on_limit_message: str | None = Field(None, description="WHILE: message when the limit is hit.")
+    patterns: list[str] | None = Field(None, description="EXCEPT patterns.")
+    pattern_type: str | None = Field(None, description="EXCEPT: GLOB, REGEXP, START, LITERAL.")
+    scope: str | None = Field(None, description="VAR scope.")
+    separator: str | None = Field(None, description="VAR separator of a joined value.")
+    value: list[str] | None = Field(None, description="VAR value (masked).")
+
+
+# The roadmap's common fields: every node object carries them (those without a value, such as
+# a root suite's parent_id, are left out like every empty field).
+COMMON_NODE_FIELDS = ("node_id", "parent_id", "owner_test_id", "sequence", "type",
+                      "keyword_type", "name", "status", "elapsed_ms", "libname", "child_count",
+                      "failed_descendant_count", "max_descendant_level", "has_children")
+
+
+class MessageSummary(BaseModel):
+    by_level: dict[str, int] = Field(description="The node's own messages, counted by level.")
+    important: list[LogMessage] | None = Field(
+        None, description="Its WARN-or-worse messages (first 10); search for the others.")
+
+
+class TreeNode(Node):
+    messages: MessageSummary | None = Field(
+        None, description="The expanded node only: a summary of its own messages.")
+
+
+class PathStep(Node):
+    messages: list[LogMessage] | None = Field(None, description="WARN and worse messages of this step.")
+
+
+class WindowStep(Node):
+    depth: int = Field(description="Levels below the scope (the test is 0).")
+    center: bool | None = Field(None, description="The selected node.")
+
+
+class IterationGroup(BaseModel):
+    """Consecutive clean PASS iterations folded into one item."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    kind: Literal["ITERATION_GROUP"] = Field(description="What the item is.")
+    group_id: str = Field(description="ig:LOOP:FIRST-LAST: the loop's node_id and the first and "
+                                      "last iteration numbers, counted from 1.")
+    status: str = Field(description="PASS (only clean passing iterations fold).")
+    count: int = Field(description="Iterations in the group.")
+    first_node_id: str = Field(description="The first iteration's node_id.")
+    last_node_id: str = Field(description="The last iteration's node_id.")
+    first_assign: dict[str, Any] | None = Field(None, description="Loop values of the first.")
+    last_assign: dict[str, Any] | None = Field(None, description="Loop values of the last.")
+    expand_selector: str = Field(description="Pass as selector to page through the iterations.")
+
+
+class RunErrors(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    kind: Literal["RUN_ERRORS"]
+    count: int
+    messages: list[RunErrorItem]
+
+
+class RunRoot(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    kind: Literal["RUN"]
+    run_id: int
     status: str
-    message: str | None = Field(None, description="Status message, when it adds to the messages.")
-    args: list[str] | None = None
-    messages: list[LogMessage] = Field(description="WARN and worse messages of this step.")
+    name: str | None = None
 
 
 class FailurePathView(BaseModel):
@@ -99,14 +225,12 @@ class FailurePathView(BaseModel):
 
 class TreeView(BaseModel):
     projection: str
-    node: dict[str, Any] = Field(
-        description="The expanded node (or the run): id, type, name, status, aggregates, "
-                    "type-specific fields, and a summary of its own messages.")
-    children: list[dict[str, Any]] = Field(
-        description="One page of direct children in execution order. Each is a node (id, type, "
-                    "name, status, child_count, failed_descendant_count, max_level, args, "
-                    "assign, condition, ...) or an ITERATION_GROUP of >= 25 clean PASS "
-                    "iterations (expand with its expand_selector) or RUN_ERRORS.")
+    node: TreeNode | RunRoot = Field(
+        description="The expanded node with a summary of its own messages, or the run.")
+    children: list[TreeNode | IterationGroup | RunErrors] = Field(
+        description="One page of direct children in execution order: nodes, ITERATION_GROUPs "
+                    "of >= 25 clean PASS iterations (expand with expand_selector), and under "
+                    "the run, RUN_ERRORS.")
 
 
 class StepWindowView(BaseModel):
@@ -116,9 +240,8 @@ class StepWindowView(BaseModel):
     first_pre: int
     steps_total: int = Field(description="Steps in the scope.")
     position: int = Field(description="Index of the first step of this page in the scope.")
-    steps: list[dict[str, Any]] = Field(
-        description="Nodes in execution order: id, depth below the scope, type, name, status, "
-                    "args, assign, message; the selected node has center=true.")
+    steps: list[WindowStep] = Field(description="Nodes in execution order; the selected node "
+                                                "has center=true.")
     prev_cursor: str | None = Field(None, description="Cursor of the page before this one.")
 
 
@@ -131,12 +254,12 @@ class GetViewResponse(Envelope):
 
 
 class HitIteration(BaseModel):
-    id: str
+    node_id: str
     values: dict[str, Any] | None = Field(None, description="Loop variable values (masked).")
 
 
 class HitBranch(BaseModel):
-    id: str
+    node_id: str
     type: str = Field(description="IF, ELSE IF, ELSE, TRY, EXCEPT or FINALLY.")
     condition: str | None = Field(None, description="IF condition or EXCEPT patterns.")
 
@@ -147,10 +270,8 @@ class SearchHit(BaseModel):
     level: str
     time: str | None = None
     text: str = Field(description="The message, masked; a long one is cut around the first match.")
-    node_id: str | None = Field(None, description="The node that logged it (None for run errors).")
-    node_type: str | None = None
-    node_name: str | None = None
-    node_status: str | None = None
+    node_id: str | None = Field(None, description="The node that logged it (in `nodes`); left "
+                                                   "out for run errors.")
     iteration: HitIteration | None = Field(None, description="The innermost loop iteration it ran in.")
     branch: HitBranch | None = Field(None, description="The innermost IF/TRY branch it ran in.")
     call_path: str | None = Field(
@@ -165,6 +286,8 @@ class SearchResponse(Envelope):
     levels: list[str] | None = Field(None, description="The levels searched, when filtered.")
     hits: list[SearchHit] = Field(default_factory=list, description="In execution order; run "
                                   "errors (run-wide searches only) after the messages.")
+    nodes: list[Node] = Field(default_factory=list, description="The nodes that logged this "
+                              "page's hits, each once, in the order of their first hit.")
 
 
 class RunItem(BaseModel):

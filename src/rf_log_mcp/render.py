@@ -63,12 +63,12 @@ def summary(response: GetViewResponse, style: Style) -> None:
     if data.elapsed is not None:
         print(f"  started {data.start_time}, took {data.elapsed:.2f} s")
     if data.unfinished:
-        chain = " > ".join(f"{n['name'] or n['type']}" for n in data.unfinished)
+        chain = " > ".join(f"{n.name or n.type}" for n in data.unfinished)
         print(f"  {'running now' if data.status == 'running' else 'stopped in'}: {chain}")
     if data.failed_tests:
         print("Failed tests:")
         for test in data.failed_tests:
-            print(f"  {style(f'{test.id:<14}', 'FAIL')} {test.name}")
+            print(f"  {style(f'{test.node_id:<14}', 'FAIL')} {test.name}")
             for line in first_lines(test.message):
                 print(f"  {'':<14}   {line}")
         if response.next_cursor:
@@ -87,32 +87,32 @@ def failures(paths: list[dict[str, Any]], style: Style) -> None:
         print(f"Failure path of {style(path['start_id'], 'bold')}:")
         for depth, step in enumerate(path["path"]):
             indent = "  " * (depth + 1)
-            print(f"{indent}{step['type']} {step['id']}  {step['name']}"
+            print(f"{indent}{step['type']} {step['node_id']}  {step['name']}"
                   f"  [{style(step['status'], step['status'])}]")
             if step.get("args"):
                 print(f"{indent}  {style('args: ' + '  '.join(step['args']), 'dim')}")
-            for message in step["messages"]:
+            for message in step.get("messages", []):
                 print(f"{indent}  {style(message['level'], message['level'])}:"
                       f" {first_lines(message['text'], 1)[0]}")
         last = path["path"][-1]
-        if last.get("message") and not last["messages"]:
+        if last.get("message") and not last.get("messages"):
             print(f"  {'  ' * len(path['path'])}→ {first_lines(last['message'], 1)[0]}")
 
 
 def tree(response: GetViewResponse, style: Style) -> None:
     view = response.tree
     assert view is not None
-    node = view.node
+    node = view.node.model_dump(exclude_none=True)
     if node.get("kind") == "RUN":
         print(f"Run {node['run_id']}: {node.get('name')} ({node['status']})")
     else:
-        print(f"{node['type']} {style(node['id'], 'bold')}  {node.get('name', '')}"
+        print(f"{node['type']} {style(node['node_id'], 'bold')}  {node.get('name', '')}"
               f"  [{style(node['status'], node['status'])}]  {node.get('child_count', 0)} children")
-        for message in (node.get("messages") or {}).get("important", []):
+        for message in (node.get("messages") or {}).get("important") or []:
             print(f"    {style(message['level'], message['level'])}: "
                   f"{first_lines(message['text'], 1)[0]}")
     for child in view.children:
-        print("  " + _tree_item(child, style))
+        print("  " + _tree_item(child.model_dump(exclude_none=True), style))
     if response.page_truncated:
         print(style(f"  … more: --cursor {response.next_cursor}", "dim"))
     _masked(response, style)
@@ -132,7 +132,7 @@ def _tree_item(item: dict[str, Any], style: Style) -> str:
     elif isinstance(detail, dict):
         detail = ", ".join(f"{k}={v}" for k, v in detail.items())
     failed = item.get("failed_descendant_count")
-    text = (f"{item['type']:<9} {item['id']}  {item.get('name', '')}"
+    text = (f"{item['type']:<9} {item['node_id']}  {item.get('name', '')}"
             f"  [{style(item['status'], item['status'])}]")
     if detail:
         text += f"  {style(first_lines(str(detail), 1, 100)[0], 'dim')}"
@@ -149,13 +149,13 @@ def window(response: GetViewResponse, style: Style) -> None:
     print(f"Steps of {view.scope_type} {style(view.scope_id, 'bold')} around {view.center_id}"
           f" ({view.position + 1}-{view.position + len(view.steps)} of {view.steps_total}):")
     for step in view.steps:
-        mark = style("▶", "bold") if step.get("center") else " "
-        args = "  ".join(step.get("args") or [])
-        print(f"{mark} {'  ' * step['depth']}{step['type']} {step['id']}  {step['name']}"
-              f"  [{style(step['status'], step['status'])}]"
+        mark = style("▶", "bold") if step.center else " "
+        args = "  ".join(step.args or [])
+        print(f"{mark} {'  ' * step.depth}{step.type} {step.node_id}  {step.name}"
+              f"  [{style(step.status, step.status)}]"
               + (f"  {style(first_lines(args, 1, 100)[0], 'dim')}" if args else ""))
-        if step.get("message") and step["status"] != "PASS":
-            print(f"  {'  ' * step['depth']}    {first_lines(step['message'], 1)[0]}")
+        if step.message and step.status != "PASS":
+            print(f"  {'  ' * step.depth}    {first_lines(step.message, 1)[0]}")
     if view.prev_cursor:
         print(style(f"  … earlier: --cursor {view.prev_cursor}", "dim"))
     if response.next_cursor:

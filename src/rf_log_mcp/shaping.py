@@ -112,21 +112,29 @@ class Shaper:
         self.message_truncated = True
         return f"{head}… [{cut} characters cut] …{tail}"
 
-    def fit(self, envelope: dict[str, Any], items: list[Any], key: str) -> int:
+    def fit(self, envelope: dict[str, Any], items: list[Any], key: str,
+            beside: tuple[str, list[list[Any]]] | None = None) -> int:
         """Put as many ``items`` under ``envelope[key]`` as the budget allows; return how many.
+        ``beside``: (another key, what each item brings along under it), e.g. the nodes a
+        search hit needs that no earlier hit brought; an item and its companions go together.
 
         At least one item is kept when any exists, shortened harder if needed, so a page
         always moves forward.
         """
         envelope[key] = []
+        if beside is not None:
+            envelope[beside[0]] = []
         used = estimate_tokens(envelope) + _ENVELOPE_TOKENS
         kept = 0
-        for item in items:
-            cost = estimate_tokens(item) + 1
+        for number, item in enumerate(items):
+            along = beside[1][number] if beside is not None else []
+            cost = estimate_tokens(item) + 1 + sum(estimate_tokens(a) + 1 for a in along)
             if used + cost > self.budget and kept:
                 self.budget_truncated = True
                 break
             envelope[key].append(item)
+            if beside is not None:
+                envelope[beside[0]].extend(along)
             used += cost
             kept += 1
         return kept

@@ -92,12 +92,12 @@ def cmd_watch(args: argparse.Namespace) -> int:
             response = summary(conn, run_id, page)
             data = response.summary
             assert data is not None
-            new = [test for test in data.failed_tests if test.id not in seen]
+            new = [test for test in data.failed_tests if test.node_id not in seen]
             if new and live and last_shown is not None:
                 sys.stdout.write("\r\033[K")
             for test in new:
-                seen.add(test.id)
-                print(f"{style('FAIL', 'FAIL')} {test.id} {test.name}: "
+                seen.add(test.node_id)
+                print(f"{style('FAIL', 'FAIL')} {test.node_id} {test.name}: "
                       f"{render.first_lines(test.message, 1)[0]}")
             if not response.next_cursor:
                 break
@@ -109,8 +109,8 @@ def cmd_watch(args: argparse.Namespace) -> int:
             return 0
         counts = _test_counts(conn, run_id)
         unfinished = data.unfinished or []
-        chain = " > ".join(n["name"] or n["type"] for n in unfinished[1:])
-        shown = (counts, [n["id"] for n in unfinished if n["type"] == "TEST"])
+        chain = " > ".join(n.name or n.type for n in unfinished[1:])
+        shown = (counts, [n.node_id for n in unfinished if n.type == "TEST"])
         status = render.first_lines(
             f"run {run_id} {data.status}: {counts.get('PASS', 0)} passed,"
             f" {counts.get('FAIL', 0)} failed, {counts.get('SKIP', 0)} skipped"

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from rf_log_listener.errors import ResultError
+from rf_log_listener.events import LEVEL_NAMES
 from rf_log_listener.store import NOTABLE_NODES, VISIBLE_RUNS, mark_dead_live_runs, run_base
 
 from ..shaping import Shaper
@@ -159,6 +160,58 @@ def own_messages(conn: sqlite3.Connection, run_id: int, node: NodeRow,
     ).fetchall()
     return [(f"{node.node_id}-m{n}", level, text) for n, level, text in rows
             if LEVELS.get(level, 3) >= min_level]
+
+
+class NodeIds:
+    """The node_id of a run's nodes by pre-order number, each read once per answer (the
+    parents and owning tests of the nodes an answer shows are few and repeat)."""
+
+    def __init__(self, conn: sqlite3.Connection, run_id: int) -> None:
+        self.conn, self.base = conn, run_base(run_id)
+        self.known: dict[int, str] = {}
+
+    def __call__(self, pre: int | None) -> str | None:
+        if pre is None:
+            return None
+        node_id = self.known.get(pre)
+        if node_id is None:
+            row = self.conn.execute("SELECT node_id FROM nodes WHERE key = ?",
+                                    (self.base + pre,)).fetchone()
+            node_id = self.known[pre] = row[0] if row else None
+        return node_id
+
+    def seen(self, node: NodeRow) -> NodeRow:
+        self.known[node.pre] = node.node_id
+        return node
+
+
+def node_item(node: NodeRow, shaper: Shaper, ids: NodeIds, *, arg_limit: int = 200,
+              message_limit: int = 500) -> dict[str, Any]:
+    """A node as every answer shows it (models.Node): the roadmap's common fields, then its
+    non-empty type-specific ones, every text masked."""
+    item: dict[str, Any] = {
+        "node_id": node.node_id, "parent_id": ids(node.parent_pre),
+        "owner_test_id": ids(node.owner_test), "sequence": node.pre, "type": node.type,
+        "keyword_type": node.type, "name": node.name or "", "status": node.status,
+        "elapsed_ms": round(node.elapsed * 1000) if node.elapsed is not None else None,
+        "libname": node.owner, "child_count": node.child_count,
+        "failed_descendant_count": node.failed_descendant_count,
+        "max_descendant_level": LEVEL_NAMES.get(node.max_descendant_level),
+        "has_children": node.last > node.pre,
+    }
+    if node.message:
+        item["message"] = shaper.text(node.message, message_limit)
+    if node.message_count:
+        item["message_count"] = node.message_count
+    if node.args:
+        item["args"] = shown_args(node, shaper, arg_limit)
+    if node.assign:
+        item["assign"] = shown_assign(node, shaper)
+    fields = shown_fields(node, shaper)
+    if node.type not in ("SUITE", "TEST"):
+        fields.pop("doc", None)  # a keyword's doc is its library's, not the run's
+    item.update(fields)
+    return item
 
 
 def shown_args(node: NodeRow, shaper: Shaper, limit: int) -> list[str]:

@@ -9,7 +9,16 @@ from rf_log_listener.events import LEVELS
 from rf_log_listener.store import FAILED_STARTS, run_base
 
 from ..shaping import Shaper
-from .common import NodeRow, node_by_id, node_by_key, notable_children, own_messages, run_row, shown_args
+from .common import (
+    NodeIds,
+    NodeRow,
+    node_by_id,
+    node_by_key,
+    node_item,
+    notable_children,
+    own_messages,
+    run_row,
+)
 
 
 def failed_starts(conn: sqlite3.Connection, run_id: int) -> list[tuple[int, str]]:
@@ -38,7 +47,8 @@ def failure_path(conn: sqlite3.Connection, run_id: int, selector: str | None, sh
             return None, None
         node = node_by_key(conn, pending[0])
         following = pending[1:]
-    steps = [_step(conn, run_id, node, shaper)]
+    ids = NodeIds(conn, run_id)
+    steps = [_step(conn, run_id, ids.seen(node), shaper, ids)]
     while True:
         failing = list(notable_children(conn, run_id, node, "status = 'FAIL'"))
         if not failing:
@@ -50,9 +60,9 @@ def failure_path(conn: sqlite3.Connection, run_id: int, selector: str | None, sh
                                                -c.max_descendant_level, c.pre))
         else:
             node = failing[0]
-        steps.append(_step(conn, run_id, node, shaper))
+        steps.append(_step(conn, run_id, ids.seen(node), shaper, ids))
     tests = sum(1 for _, kind in found if kind == "TEST")
-    view: dict[str, Any] = {"start_id": steps[0]["id"], "failed_tests_total": tests,
+    view: dict[str, Any] = {"start_id": steps[0]["node_id"], "failed_tests_total": tests,
                             "failed_suite_fixtures_total": len(found) - tests}
     shaper.fit(view, steps, "path")
     return view, (following[0] - 1 if following and not selector else None)
@@ -68,18 +78,15 @@ def _failing_depth(conn: sqlite3.Connection, run_id: int, node: NodeRow) -> int:
     return (deepest - node.depth) if deepest is not None else 0
 
 
-def _step(conn: sqlite3.Connection, run_id: int, node: NodeRow, shaper: Shaper) -> dict[str, Any]:
+def _step(conn: sqlite3.Connection, run_id: int, node: NodeRow, shaper: Shaper,
+          ids: NodeIds) -> dict[str, Any]:
     messages = [
         {"id": i, "level": lv, "text": shaper.message(t, node)}
         for i, lv, t in own_messages(conn, run_id, node, min_level=LEVELS["WARN"])
     ]
-    step: dict[str, Any] = {
-        "id": node.node_id, "type": node.type, "name": node.name or "", "status": node.status,
-        "messages": messages,
-    }
-    if node.args:
-        step["args"] = shown_args(node, shaper, 200)
-    message = shaper.text(node.message) if node.message else ""
-    if message and not any(m["text"] == message for m in messages):
-        step["message"] = message
+    step = node_item(node, shaper, ids, message_limit=1200)
+    if messages:
+        step["messages"] = messages
+        if step.get("message") in {m["text"] for m in messages}:
+            del step["message"]  # the failing message says it already
     return step

@@ -31,7 +31,17 @@ from rf_log_listener.masking import MASK
 from rf_log_listener.store import NOTABLE_MESSAGES, run_base
 
 from ..shaping import CUT_MARK, MASK_MARGIN, Shaper
-from .common import SELECTOR_REQUIRED, NodeRow, enclosing_scope, node_by_id, run_row, shown_assign
+from .common import (
+    SELECTOR_REQUIRED,
+    NodeIds,
+    NodeRow,
+    enclosing_scope,
+    node_by_id,
+    node_by_key,
+    node_item,
+    run_row,
+    shown_assign,
+)
 from .tree import group_span
 
 INVALID_QUERY = "INVALID_QUERY"
@@ -97,6 +107,7 @@ def search(conn: sqlite3.Connection, run_id: int, flt: Filter, selector: str | N
     context = _Context(conn, run_id, shaper)
     phase, after = position if position else (0, None)
     hits: list[dict[str, Any]] = []
+    owners: list[list[dict[str, Any]]] = []  # the node each hit brings along, if new
     positions: list[list[Any]] = []  # where to continue after each hit
     last_key = after
     more = False
@@ -115,6 +126,7 @@ def search(conn: sqlite3.Connection, run_id: int, flt: Filter, selector: str | N
                          "level": level, "time": time,
                          "text": _excerpt(shown, flt, shaper, offset, total),
                          **context.of(node)})
+            owners.append(context.owner(node))
             positions.append([0, key])
             last_key = key
         if not more:
@@ -130,12 +142,13 @@ def search(conn: sqlite3.Connection, run_id: int, flt: Filter, selector: str | N
             shaper.masked += masked
             hits.append({"id": f"errors-m{seq}", "level": level, "time": time,
                          "text": _excerpt(shown, flt, shaper, offset, total)})
+            owners.append([])
             positions.append([1, seq])
             last_key = seq
     view: dict[str, Any] = {"query": flt.query, "selector": selector,
                             "scope": (scope or "subtree") if selector else None,
                             "levels": sorted(flt.levels, key=_rank) if flt.levels else None}
-    kept = shaper.fit(view, hits, "hits")
+    kept = shaper.fit(view, hits, "hits", ("nodes", owners))
     if kept < len(hits):
         return view, positions[kept - 1]
     return view, [phase, last_key] if more else None
@@ -319,6 +332,15 @@ class _Context:
     def __init__(self, conn: sqlite3.Connection, run_id: int, shaper: Shaper) -> None:
         self.conn, self.base, self.shaper = conn, run_base(run_id), shaper
         self.nodes: dict[int, _Node] = {}
+        self.ids = NodeIds(conn, run_id)
+        self.owners: set[int] = set()
+
+    def owner(self, node: _Node) -> list[dict[str, Any]]:
+        """The node as answers show it (models.Node), the first time a hit names it."""
+        if node.pre in self.owners:
+            return []
+        self.owners.add(node.pre)
+        return [node_item(node_by_key(self.conn, self.base + node.pre), self.shaper, self.ids)]
 
     def node(self, pre: int) -> _Node:
         node = self.nodes.get(pre)
@@ -334,15 +356,14 @@ class _Context:
         chain = [node]  # the node, then its ancestors up to its test (or suite)
         while chain[-1].type not in ("TEST", "SUITE") and chain[-1].parent_pre is not None:
             chain.append(self.node(chain[-1].parent_pre))
-        info: dict[str, Any] = {"node_id": node.node_id, "node_type": node.type,
-                                "node_name": node.name, "node_status": node.status}
+        info: dict[str, Any] = {"node_id": node.node_id}
         iteration = next((n for n in chain if n.type == "ITERATION"), None)
         if iteration is not None:
-            info["iteration"] = {"id": iteration.node_id,
+            info["iteration"] = {"node_id": iteration.node_id,
                                  "values": shown_assign(iteration, self.shaper)}
         branch = next((n for n in chain if n.type in _BRANCHES), None)
         if branch is not None:
-            info["branch"] = {"id": branch.node_id, "type": branch.type,
+            info["branch"] = {"node_id": branch.node_id, "type": branch.type,
                               "condition": self._condition(branch)}
         # FOR and IF/TRY roots add nothing their iterations and branches do not say.
         info["call_path"] = self._path([self._label(n) for n in reversed(chain)

@@ -17,12 +17,12 @@ from ..shaping import Shaper
 from .common import (
     NODE_COLUMNS,
     SELECTOR_REQUIRED,
+    NodeIds,
     NodeRow,
     enclosing_scope,
     node_by_id,
+    node_item,
     run_row,
-    shown_args,
-    shown_assign,
 )
 
 
@@ -45,7 +45,8 @@ def step_window(conn: sqlite3.Connection, run_id: int, selector: str | None, sha
         (base + start, base + scope.last, page_size + 1),
     )]
     page = rows[:page_size]
-    steps = [_step(r, scope, node, shaper) for r in page]
+    ids = NodeIds(conn, run_id)
+    steps = [_step(ids.seen(r), scope, node, shaper, ids) for r in page]
     view: dict[str, Any] = {
         "scope_id": scope.node_id, "scope_type": scope.type, "center_id": node.node_id,
         "first_pre": scope.pre, "steps_total": scope.last - scope.pre + 1,
@@ -59,17 +60,10 @@ def step_window(conn: sqlite3.Connection, run_id: int, selector: str | None, sha
     return view, [rows[page_size].pre] if len(rows) > page_size else None
 
 
-def _step(row: NodeRow, scope: NodeRow, center: NodeRow, shaper: Shaper) -> dict[str, Any]:
-    step: dict[str, Any] = {
-        "id": row.node_id, "depth": row.depth - scope.depth, "type": row.type, "name": row.name or "",
-        "status": row.status,
-    }
+def _step(row: NodeRow, scope: NodeRow, center: NodeRow, shaper: Shaper,
+          ids: NodeIds) -> dict[str, Any]:
+    step = node_item(row, shaper, ids, arg_limit=120, message_limit=300)
+    step["depth"] = row.depth - scope.depth
     if row.key == center.key:
         step["center"] = True
-    if row.args:
-        step["args"] = shown_args(row, shaper, 120)
-    if row.assign:
-        step["assign"] = shown_assign(row, shaper)
-    if row.message:
-        step["message"] = shaper.text(row.message, 300)
     return step

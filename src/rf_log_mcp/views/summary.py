@@ -38,7 +38,7 @@ def summary(conn: sqlite3.Connection, run_id: int, shaper: Shaper, after_key: in
     if run["status"] in ("running", "interrupted"):
         view["unfinished"] = _unfinished(conn, run_id)
     page = rows[:page_size]
-    tests = [{"id": i, "name": n, "message": shaper.text(m or "", 500)} for _, i, n, m in page]
+    tests = [{"node_id": i, "name": n, "message": shaper.text(m or "", 500)} for _, i, n, m in page]
     kept = shaper.fit(view, tests, "failed_tests")
     if kept < len(page):
         return view, page[kept - 1][0]
@@ -53,4 +53,4 @@ def _unfinished(conn: sqlite3.Connection, run_id: int) -> list[dict[str, Any]]:
         " AND status IN ('RUNNING', 'NOT FINISHED') ORDER BY key LIMIT 50",
         (run_base(run_id), run_base(run_id + 1)),
     ).fetchall()
-    return [{"id": i, "type": t, "name": n or ""} for i, t, n in rows]
+    return [{"node_id": i, "type": t, "name": n or ""} for i, t, n in rows]

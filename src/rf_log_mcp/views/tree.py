@@ -12,12 +12,13 @@ import sqlite3
 from typing import Any, Literal
 
 from rf_log_listener.errors import ResultError
-from rf_log_listener.events import LEVEL_NAMES, LEVELS
+from rf_log_listener.events import LEVELS
 from rf_log_listener.store import run_base
 
 from ..shaping import Shaper
 from .common import (
     NODE_NOT_FOUND,
+    NodeIds,
     NodeRow,
     child_before,
     first_child,
@@ -25,11 +26,10 @@ from .common import (
     next_sibling,
     node_by_id,
     node_by_key,
+    node_item,
     own_messages,
     run_row,
-    shown_args,
     shown_assign,
-    shown_fields,
 )
 
 Projection = Literal["all", "failures", "warnings"]
@@ -78,6 +78,8 @@ def tree(conn: sqlite3.Connection, run_id: int, selector: str | None, projection
     if after_key is not None:
         node = next_sibling(conn, run_id, node_by_key(conn, after_key), end_key)
     also = _WANTED.get(projection)
+    ids = NodeIds(conn, run_id)
+    ids.seen(parent)
     items: list[tuple[int, dict[str, Any]]] = []  # (key to continue after, item)
     while node is not None and len(items) <= page_size:
         if also is not None and not _kept(node, projection):
@@ -94,12 +96,11 @@ def tree(conn: sqlite3.Connection, run_id: int, selector: str | None, projection
                 items.append((last_member.key, _group_item(parent, node, last_member, count, shaper)))
                 node = boundary
                 continue
-        items.append((node.key, _node_item(node, shaper)))
+        items.append((node.key, node_item(node, shaper, ids)))
         node = next_sibling(conn, run_id, node, end_key)
     more = len(items) > page_size
     page = items[:page_size]
-    view: dict[str, Any] = {"node": _node_item(parent, shaper, with_messages=True, conn=conn,
-                                               run_id=run_id)}
+    view: dict[str, Any] = {"node": _expanded(conn, run_id, parent, shaper, ids)}
     kept = shaper.fit(view, [item for _, item in page], "children")
     if kept < len(page) or more:
         return view, page[kept - 1][0]
@@ -108,7 +109,7 @@ def tree(conn: sqlite3.Connection, run_id: int, selector: str | None, projection
 
 def _run_root(conn: sqlite3.Connection, run_id: int, run: dict[str, Any], shaper: Shaper) -> dict[str, Any]:
     root = node_by_key(conn, run_base(run_id))
-    items = [_node_item(root, shaper)]
+    items = [node_item(root, shaper, NodeIds(conn, run_id))]
     errors = conn.execute(
         "SELECT seq, level, text FROM errors WHERE run_id = ? ORDER BY seq LIMIT 10", (run_id,)
     ).fetchall()
@@ -160,32 +161,10 @@ def group_span(conn: sqlite3.Connection, run_id: int, selector: str) -> tuple[No
     return parent, first, last
 
 
-def _node_item(node: NodeRow, shaper: Shaper, *, with_messages: bool = False,
-               conn: sqlite3.Connection | None = None, run_id: int | None = None) -> dict[str, Any]:
-    item: dict[str, Any] = {
-        "id": node.node_id, "type": node.type, "name": node.name or "", "status": node.status,
-        "child_count": node.child_count, "has_children": node.last > node.pre,
-        "failed_descendant_count": node.failed_descendant_count,
-    }
-    if node.max_descendant_level:
-        item["max_level"] = LEVEL_NAMES.get(node.max_descendant_level, str(node.max_descendant_level))
-    if node.owner:
-        item["owner"] = node.owner
-    if node.elapsed is not None:
-        item["elapsed_s"] = round(node.elapsed, 3)
-    if node.message:
-        item["message"] = shaper.text(node.message, 500)
-    if node.args:
-        item["args"] = shown_args(node, shaper, 200)
-    if node.assign:
-        item["assign"] = shown_assign(node, shaper)
-    fields = shown_fields(node, shaper)
-    if node.type not in ("SUITE", "TEST"):
-        fields.pop("doc", None)
-    item.update(fields)
+def _expanded(conn: sqlite3.Connection, run_id: int, node: NodeRow, shaper: Shaper,
+              ids: NodeIds) -> dict[str, Any]:
+    item = node_item(node, shaper, ids)
     if node.message_count:
-        item["message_count"] = node.message_count
-    if with_messages and conn is not None and run_id is not None and node.message_count:
         item["messages"] = _message_summary(conn, run_id, node, shaper)
     return item
 
@@ -200,4 +179,4 @@ def _message_summary(conn: sqlite3.Connection, run_id: int, node: NodeRow, shape
         if LEVELS.get(level, 3) >= _WARN and len(important) < 10:
             important.append({"id": message_id, "level": level,
                               "text": shaper.message(text, node, 600)})
-    return {"by_level": by_level, "important": important}
+    return {"by_level": by_level, "important": important or None}
