@@ -106,6 +106,23 @@ def _guarded(method: Callable[..., None]) -> Callable[..., None]:
     return wrapper
 
 
+def _suite_fields(data: Any) -> dict[str, Any] | None:
+    """A suite's source, and the fingerprint of its file (size, mtime_ns, sha256): readers
+    resolve steps' lines from the file only while it is the one robot ran."""
+    if not data.source:
+        return None
+    source = str(data.source)
+    try:
+        stat = os.stat(source)
+        if not Path(source).is_file():
+            return {"source": source}
+        with open(source, "rb") as handle:
+            digest = hashlib.sha256(handle.read()).hexdigest()  # a suite file: small
+    except OSError:
+        return {"source": source}
+    return {"source": source, "_fingerprint": [stat.st_size, stat.st_mtime_ns, digest]}
+
+
 def _iso(stamp: Any) -> str | None:
     if stamp is None:
         return None
@@ -171,8 +188,7 @@ class rf_log_listener:
         elif self._follows:
             self._nodes.follow(ended=True)  # the parent suite's setup, done
         self._nodes.open_root(result, ev.SUITE, (
-            OPEN, ev.SUITE, "suite", result.name, None, None, None,
-            {"source": str(data.source)} if data.source else None))
+            OPEN, ev.SUITE, "suite", result.name, None, None, None, _suite_fields(data)))
         self._scope_secrets()
         if first:  # readers see the run's root suite at once, not at the first periodic flush
             self._flush()

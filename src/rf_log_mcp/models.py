@@ -69,6 +69,8 @@ class SummaryView(BaseModel):
     origin: str
     source_path: str | None = None
     generator: str | None = None
+    source_root: str | None = Field(None, description="The root suite's folder: nodes' source "
+                                                      "paths below it are relative to it.")
     start_time: str | None = None
     elapsed: float | None = Field(None, description="Seconds.")
     totals: Totals
@@ -127,11 +129,25 @@ class Node(BaseModel):
     assign: list[str] | dict[str, Any] | str | None = Field(
         None, description="Variables a keyword or FOR assigns, an EXCEPT's AS variable, or an "
                           "ITERATION's loop values ({name: value}, masked).")
-    doc: str | None = Field(None, description="Documentation of a suite or test.")
+    doc: str | None = Field(None, description="Documentation of a suite or test; a keyword's "
+                                              "short doc (its definition's first line).")
     tags: list[str] | None = Field(None, description="Test tags; a keyword's own tags.")
     timeout: str | None = Field(None, description="Test or keyword timeout.")
-    source: str | None = Field(None, description="A suite's file or folder.")
-    lineno: int | None = Field(None, description="Line of a test (or suite) in its source.")
+    source: str | None = Field(None, description="The file the node is written in (a suite: its "
+                                                 "file or folder), relative to the run's "
+                                                 "source_root when below it.")
+    lineno: int | None = Field(None, description="The line the node is written on (a keyword: "
+                                                 "its call site).")
+    source_origin: Literal["node", "suite", "source_files", "sources_changed", "sources_missing",
+                           "unsupported"] | None = Field(
+        None, description="How source and lineno are known: node (the input gives them), "
+                          "suite (a test's file, from its suite), source_files (resolved with "
+                          "RF's parser from the suite files, unchanged since the run), "
+                          "sources_changed / sources_missing (the files changed since the run "
+                          "or are gone: nothing resolved), unsupported (the input has none).")
+    definition_source: str | None = Field(None, description="A user keyword's definition: its "
+                                                            "file (resolved from the sources).")
+    definition_lineno: int | None = Field(None, description="The definition's line.")
     metadata: dict[str, Any] | None = Field(None, description="Suite metadata.")
     source_name: str | None = Field(None, description="An embedded-arguments keyword's "
                                                       "name as defined.")

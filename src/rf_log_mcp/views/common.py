@@ -13,6 +13,7 @@ from rf_log_listener.events import LEVEL_NAMES
 from rf_log_listener.store import NOTABLE_NODES, VISIBLE_RUNS, mark_dead_live_runs, run_base
 
 from ..shaping import Shaper
+from ..sources import Locator
 
 RUN_NOT_FOUND = "RUN_NOT_FOUND"
 NODE_NOT_FOUND = "NODE_NOT_FOUND"
@@ -162,13 +163,21 @@ def own_messages(conn: sqlite3.Connection, run_id: int, node: NodeRow,
             if LEVELS.get(level, 3) >= min_level]
 
 
-class NodeIds:
-    """The node_id of a run's nodes by pre-order number, each read once per answer (the
-    parents and owning tests of the nodes an answer shows are few and repeat)."""
+class NodeContext:
+    """What one answer looks up about a run's nodes, each thing once: the node_id of nodes
+    by pre-order number (parents and owning tests are few and repeat), and their locations
+    in the suite files (``sources.Locator``, made when a node is shown)."""
 
     def __init__(self, conn: sqlite3.Connection, run_id: int) -> None:
-        self.conn, self.base = conn, run_base(run_id)
+        self.conn, self.run_id, self.base = conn, run_id, run_base(run_id)
         self.known: dict[int, str] = {}
+        self._locator: Locator | None = None
+
+    @property
+    def locator(self) -> Locator:
+        if self._locator is None:
+            self._locator = Locator(self.conn, self.run_id)
+        return self._locator
 
     def __call__(self, pre: int | None) -> str | None:
         if pre is None:
@@ -185,7 +194,7 @@ class NodeIds:
         return node
 
 
-def node_item(node: NodeRow, shaper: Shaper, ids: NodeIds, *, arg_limit: int = 200,
+def node_item(node: NodeRow, shaper: Shaper, ids: NodeContext, *, arg_limit: int = 200,
               message_limit: int = 500) -> dict[str, Any]:
     """A node as every answer shows it (models.Node): the roadmap's common fields, then its
     non-empty type-specific ones, every text masked."""
@@ -207,10 +216,11 @@ def node_item(node: NodeRow, shaper: Shaper, ids: NodeIds, *, arg_limit: int = 2
         item["args"] = shown_args(node, shaper, arg_limit)
     if node.assign:
         item["assign"] = shown_assign(node, shaper)
-    fields = shown_fields(node, shaper)
-    if node.type not in ("SUITE", "TEST"):
-        fields.pop("doc", None)  # a keyword's doc is its library's, not the run's
-    item.update(fields)
+    item.update(shown_fields(node, shaper))
+    location = ids.locator.locate(node)
+    item.update(source=location.source, lineno=location.lineno, source_origin=location.origin,
+                definition_source=location.definition_source,
+                definition_lineno=location.definition_lineno)
     return item
 
 
@@ -232,7 +242,7 @@ def shown_fields(node: NodeRow, shaper: Shaper) -> dict[str, Any]:
         return {}
     shown: dict[str, Any] = {}
     for key, value in json.loads(node.fields).items():
-        if value in (None, "", [], {}):
+        if value in (None, "", [], {}) or key.startswith("_"):  # _: the store's own notes
             continue
         if key == "value" and isinstance(value, list):
             shown[key] = shaper.counted(shaper.redactor.var_values(node.name, [str(v) for v in value]))

@@ -10,7 +10,7 @@ from rf_log_listener.store import FAILED_STARTS, run_base
 
 from ..shaping import Shaper
 from .common import (
-    NodeIds,
+    NodeContext,
     NodeRow,
     node_by_id,
     node_by_key,
@@ -47,7 +47,7 @@ def failure_path(conn: sqlite3.Connection, run_id: int, selector: str | None, sh
             return None, None
         node = node_by_key(conn, pending[0])
         following = pending[1:]
-    ids = NodeIds(conn, run_id)
+    ids = NodeContext(conn, run_id)
     steps = [_step(conn, run_id, ids.seen(node), shaper, ids)]
     while True:
         failing = list(notable_children(conn, run_id, node, "status = 'FAIL'"))
@@ -79,7 +79,7 @@ def _failing_depth(conn: sqlite3.Connection, run_id: int, node: NodeRow) -> int:
 
 
 def _step(conn: sqlite3.Connection, run_id: int, node: NodeRow, shaper: Shaper,
-          ids: NodeIds) -> dict[str, Any]:
+          ids: NodeContext) -> dict[str, Any]:
     messages = [
         {"id": i, "level": lv, "text": shaper.message(t, node)}
         for i, lv, t in own_messages(conn, run_id, node, min_level=LEVELS["WARN"])

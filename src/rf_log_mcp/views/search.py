@@ -33,7 +33,7 @@ from rf_log_listener.store import NOTABLE_MESSAGES, run_base
 from ..shaping import CUT_MARK, MASK_MARGIN, Shaper
 from .common import (
     SELECTOR_REQUIRED,
-    NodeIds,
+    NodeContext,
     NodeRow,
     enclosing_scope,
     node_by_id,
@@ -332,7 +332,7 @@ class _Context:
     def __init__(self, conn: sqlite3.Connection, run_id: int, shaper: Shaper) -> None:
         self.conn, self.base, self.shaper = conn, run_base(run_id), shaper
         self.nodes: dict[int, _Node] = {}
-        self.ids = NodeIds(conn, run_id)
+        self.ids = NodeContext(conn, run_id)
         self.owners: set[int] = set()
 
     def owner(self, node: _Node) -> list[dict[str, Any]]:

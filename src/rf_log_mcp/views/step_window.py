@@ -17,7 +17,7 @@ from ..shaping import Shaper
 from .common import (
     NODE_COLUMNS,
     SELECTOR_REQUIRED,
-    NodeIds,
+    NodeContext,
     NodeRow,
     enclosing_scope,
     node_by_id,
@@ -45,7 +45,7 @@ def step_window(conn: sqlite3.Connection, run_id: int, selector: str | None, sha
         (base + start, base + scope.last, page_size + 1),
     )]
     page = rows[:page_size]
-    ids = NodeIds(conn, run_id)
+    ids = NodeContext(conn, run_id)
     steps = [_step(ids.seen(r), scope, node, shaper, ids) for r in page]
     view: dict[str, Any] = {
         "scope_id": scope.node_id, "scope_type": scope.type, "center_id": node.node_id,
@@ -61,7 +61,7 @@ def step_window(conn: sqlite3.Connection, run_id: int, selector: str | None, sha
 
 
 def _step(row: NodeRow, scope: NodeRow, center: NodeRow, shaper: Shaper,
-          ids: NodeIds) -> dict[str, Any]:
+          ids: NodeContext) -> dict[str, Any]:
     step = node_item(row, shaper, ids, arg_limit=120, message_limit=300)
     step["depth"] = row.depth - scope.depth
     if row.key == center.key:

@@ -8,6 +8,7 @@ from typing import Any
 from rf_log_listener.store import FAILED_STARTS, run_base
 
 from ..shaping import Shaper
+from ..sources import Locator
 from .common import run_row
 
 ERRORS_SHOWN = 20
@@ -30,6 +31,7 @@ def summary(conn: sqlite3.Connection, run_id: int, shaper: Shaper, after_key: in
     view: dict[str, Any] = {
         "name": run["name"], "status": run["status"], "result_status": run["result_status"],
         "origin": run["origin"], "source_path": run["source_path"], "generator": run["generator"],
+        "source_root": Locator(conn, run_id).root_dir,
         "start_time": run["start_time"], "elapsed": run["elapsed"],
         "totals": {k: run[k] for k in ("total", "passed", "failed", "skipped")},
         "errors": [{"id": f"errors-m{s}", "level": lv, "text": shaper.text(t, 300)} for s, lv, t in errors],

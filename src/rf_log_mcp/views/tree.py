@@ -18,7 +18,7 @@ from rf_log_listener.store import run_base
 from ..shaping import Shaper
 from .common import (
     NODE_NOT_FOUND,
-    NodeIds,
+    NodeContext,
     NodeRow,
     child_before,
     first_child,
@@ -78,7 +78,7 @@ def tree(conn: sqlite3.Connection, run_id: int, selector: str | None, projection
     if after_key is not None:
         node = next_sibling(conn, run_id, node_by_key(conn, after_key), end_key)
     also = _WANTED.get(projection)
-    ids = NodeIds(conn, run_id)
+    ids = NodeContext(conn, run_id)
     ids.seen(parent)
     items: list[tuple[int, dict[str, Any]]] = []  # (key to continue after, item)
     while node is not None and len(items) <= page_size:
@@ -109,7 +109,7 @@ def tree(conn: sqlite3.Connection, run_id: int, selector: str | None, projection
 
 def _run_root(conn: sqlite3.Connection, run_id: int, run: dict[str, Any], shaper: Shaper) -> dict[str, Any]:
     root = node_by_key(conn, run_base(run_id))
-    items = [node_item(root, shaper, NodeIds(conn, run_id))]
+    items = [node_item(root, shaper, NodeContext(conn, run_id))]
     errors = conn.execute(
         "SELECT seq, level, text FROM errors WHERE run_id = ? ORDER BY seq LIMIT 10", (run_id,)
     ).fetchall()
@@ -162,7 +162,7 @@ def group_span(conn: sqlite3.Connection, run_id: int, selector: str) -> tuple[No
 
 
 def _expanded(conn: sqlite3.Connection, run_id: int, node: NodeRow, shaper: Shaper,
-              ids: NodeIds) -> dict[str, Any]:
+              ids: NodeContext) -> dict[str, Any]:
     item = node_item(node, shaper, ids)
     if node.message_count:
         item["messages"] = _message_summary(conn, run_id, node, shaper)

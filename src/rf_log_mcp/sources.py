@@ -1,0 +1,424 @@
+"""Where a run's nodes are written: locations in the suite files, each with its origin (read
+side, node shaping; used by ``views.common.node_item``).
+
+Output files give few locations: a suite's ``source`` and a test's line. A step's call site
+and a user keyword's definition are found by parsing the suite files again with RF's own
+parser (``robot.api``: the model robot ran) while they are on disk and unchanged since the
+run, and matching each stored node to the item it came from:
+
+* a suite by its name under its parent (the root by its source), a test by its name in its
+  suite, checked against the line the output file gives;
+* a step by its place under its parent as RF numbers ids (setup, body items, teardown), with
+  its type and, for a keyword, its name checked;
+* a step inside a user keyword in that keyword's definition, found by the keyword's owner
+  (the resource file's name; none for the suite file's own keywords) and its name among the
+  suite file's keywords and resources (imported by a path, as RF resolves it).
+
+Any mismatch stops at that node: no line is better than a wrong one, and nothing is guessed
+from a keyword's name alone. A file is unchanged when its fingerprint recorded by the
+listener matches, or, for an imported run, when it was last modified before the run started.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+import os
+import sqlite3
+import threading
+from collections import OrderedDict
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from rf_log_listener.store import run_base
+
+# source_origin values (README "Source locations"): how a node's source and lineno are known.
+NODE = "node"  # the input gives them for this node
+SUITE = "suite"  # a test's file: its suite's source
+SOURCE_FILES = "source_files"  # resolved from the suite files, unchanged since the run
+SOURCES_CHANGED = "sources_changed"  # the files changed since the run: not resolved
+SOURCES_MISSING = "sources_missing"  # the files are gone: not resolved
+UNSUPPORTED = "unsupported"  # the input has no location for it and none can be resolved
+
+_CONTAINERS = frozenset({"FOR", "WHILE", "IF/ELSE ROOT", "TRY/EXCEPT ROOT", "IF", "ELSE IF",
+                         "ELSE", "TRY", "EXCEPT", "FINALLY", "GROUP"})
+_KEYWORDS = frozenset({"KEYWORD", "SETUP", "TEARDOWN"})
+_PARSED: OrderedDict[tuple[Any, ...], Any] = OrderedDict()  # parsed runs, a few, per process
+_PARSED_LOCK = threading.Lock()
+
+
+@dataclass(frozen=True)
+class Location:
+    source: str | None = None
+    lineno: int | None = None
+    origin: str | None = None
+    definition_source: str | None = None
+    definition_lineno: int | None = None
+
+
+class Locator:
+    """Locations of one run's nodes, for one answer (rows and parsed items cached)."""
+
+    def __init__(self, conn: sqlite3.Connection, run_id: int) -> None:
+        self.conn, self.base = conn, run_base(run_id)
+        root = self._row(0)
+        self.root_source = _field(root, "source") if root else None
+        self.root_dir = _root_dir(self.root_source, self._child_sources)
+        start = conn.execute("SELECT start_time FROM runs WHERE run_id = ?", (run_id,)).fetchone()
+        self.started = _timestamp(start[0] if start else None)
+        self.items: dict[int, Any] = {}  # pre -> the running model item it came from, or None
+        self.states: dict[str, str | None] = {}  # file -> None (unchanged) or why not
+        self._parsed: Any = False  # the running model of the run's suites (None: unparsable)
+
+    # -- what answers show ---------------------------------------------------------------
+
+    def shown(self, path: str | None) -> str | None:
+        """``path`` relative to the run's root folder when below it (tokens), else as is."""
+        if not path or self.root_dir is None:
+            return path
+        try:
+            relative = os.path.relpath(path, self.root_dir)
+        except ValueError:  # another drive
+            return path
+        return path if relative.startswith("..") else relative
+
+    def locate(self, node: Any) -> Location:
+        """The location of ``node`` (a views.common.NodeRow): its file and line, with origin."""
+        fields = json.loads(node.fields) if node.fields else {}
+        if node.type == "SUITE":
+            source = fields.get("source")
+            return Location(self.shown(source), None, NODE if source else UNSUPPORTED)
+        if node.type == "TEST":
+            suite = self._row(node.parent_pre) if node.parent_pre is not None else None
+            source = _field(suite, "source") if suite else None
+            return Location(self.shown(source), fields.get("lineno"),
+                            SUITE if source else UNSUPPORTED)
+        if node.type == "ITERATION":
+            return Location()  # its loop has the location
+        item = self._item(node)
+        written = self._written(item, node) if not isinstance(item, str) else None
+        location = Location(self.shown(written), item.lineno, SOURCE_FILES) if written else \
+            Location(origin=item if isinstance(item, str) else UNSUPPORTED)
+        if node.type in _KEYWORDS:
+            definition = self._definition(node)
+            if definition is not None and not isinstance(definition, str):
+                return Location(location.source, location.lineno, location.origin,
+                                self.shown(str(definition.source)), definition.lineno)
+        return location
+
+    def _written(self, item: Any, node: Any) -> str | None:
+        """The file ``item`` is written in. RF gives an item its parent's source, so a
+        directory suite's setup says the directory (it is in its __init__ file), and a test
+        setup that a Test Setup setting gives says the test's file (the setting is in the
+        Settings of that file or of an __init__ file above it): find the line that says it."""
+        if not item.source or not item.lineno:
+            return None
+        source = Path(item.source)
+        if source.is_dir():
+            source = _init_file(source) or source
+        if node.type not in ("SETUP", "TEARDOWN") or self._row(node.parent_pre).type != "TEST":
+            return str(source) if source.is_file() else None
+        own = f"[{node.type.lower()}]"
+        if own in _line(source, item.lineno).lower():
+            return str(source)
+        setting = (f"test {node.type.lower()}", f"task {node.type.lower()}")
+        folder = source.parent
+        candidates = [source]
+        while True:
+            init = _init_file(folder)
+            if init is not None:
+                candidates.append(init)
+            if self.root_dir is None or str(folder) == self.root_dir or folder == folder.parent:
+                break
+            folder = folder.parent
+        return next((str(c) for c in candidates
+                     if _line(c, item.lineno).lower().startswith(setting)), None)
+
+    # -- matching stored nodes to RF's running model ------------------------------------
+
+    def _item(self, node: Any) -> Any:
+        """The running model item ``node`` came from, or a str saying why there is none."""
+        if node.pre in self.items:
+            return self.items[node.pre]
+        parent = self._row(node.parent_pre) if node.parent_pre is not None else None
+        if parent is None:
+            found: Any = UNSUPPORTED
+        elif parent.type == "SUITE":
+            found = self._in_suite(parent, node)
+        elif parent.type == "TEST":
+            container = self._test(parent)
+            found = container if isinstance(container, str) else _child(container, node, parent, self)
+        elif parent.type == "ITERATION":
+            loop = self._item(self._row(parent.parent_pre))
+            found = loop if isinstance(loop, str) else _child(loop, node, parent, self)
+        elif parent.type in _CONTAINERS:
+            container = self._item(parent)
+            found = container if isinstance(container, str) else _child(container, node, parent, self)
+        elif parent.type in _KEYWORDS:
+            definition = self._definition(parent)
+            found = definition if isinstance(definition, str) else _child(definition, node, parent, self)
+        else:
+            found = UNSUPPORTED
+        self.items[node.pre] = found
+        return found
+
+    def _in_suite(self, suite_row: Any, node: Any) -> Any:
+        """A suite's setup or teardown."""
+        suite = self._suite(suite_row)
+        if isinstance(suite, str):
+            return suite
+        item = suite.setup if node.type == "SETUP" else suite.teardown if node.type == "TEARDOWN" else None
+        return item if item and _same(item, node) else SOURCES_CHANGED
+
+    def _suite(self, row: Any) -> Any:
+        if row.pre in self.items:
+            return self.items[row.pre]
+        source = _field(row, "source")
+        if row.parent_pre is None:
+            model = self._model()
+            found = model if model is not None else SOURCES_MISSING if not self._exists() else SOURCES_CHANGED
+        else:
+            parent = self._suite(self._row(row.parent_pre))
+            found = parent if isinstance(parent, str) else next(
+                (s for s in parent.suites if s.name == row.name), SOURCES_CHANGED)
+        if not isinstance(found, str) and source:
+            found = self._fresh(source, row) or found
+        self.items[row.pre] = found
+        return found
+
+    def _test(self, row: Any) -> Any:
+        if row.pre in self.items:
+            return self.items[row.pre]
+        suite = self._suite(self._row(row.parent_pre))
+        found: Any = suite
+        if not isinstance(suite, str):
+            line = json.loads(row.fields or "{}").get("lineno")
+            found = next((t for t in suite.tests if t.name == row.name
+                          and (line is None or t.lineno == line)), SOURCES_CHANGED)
+        self.items[row.pre] = found
+        return found
+
+    def _definition(self, node: Any) -> Any:
+        """The user keyword ``node`` ran (RF's UserKeyword), or why it cannot be found."""
+        key = -node.pre - 1  # definitions share the cache, at negative keys
+        if key in self.items:
+            return self.items[key]
+        found: Any = UNSUPPORTED
+        suite_file = self._suite_file(node)
+        if isinstance(suite_file, str):
+            found = suite_file
+        elif suite_file is not None:
+            fields = json.loads(node.fields) if node.fields else {}
+            wanted = _normal(fields.get("source_name") or node.name or "")
+            resources = [suite_file.resource] if not node.owner else [
+                r for r in _resources(suite_file.resource) if Path(str(r.source)).stem == node.owner]
+            for resource in resources:
+                match = next((k for k in resource.keywords if _normal(k.name) == wanted), None)
+                if match is not None:
+                    found = self._fresh(str(match.source), None) or match
+                    break
+        self.items[key] = found
+        return found
+
+    def _suite_file(self, node: Any) -> Any:
+        """The running suite (a file) whose test or fixture ``node`` runs in."""
+        row = node
+        while row is not None and row.type != "SUITE":
+            row = self._row(row.parent_pre) if row.parent_pre is not None else None
+        if row is None:
+            return None
+        suite = self._suite(row)
+        return suite  # a directory's: RF's builder put its __init__ file's keywords there
+
+    # -- files, fingerprints, parsing ------------------------------------------------------
+
+    def _model(self) -> Any:
+        if self._parsed is False:
+            self._parsed = _parse(self.root_source, self._child_sources(), self.started) \
+                if self._exists() else None
+        return self._parsed
+
+    def _exists(self) -> bool:
+        sources = [self.root_source] if self.root_source else self._child_sources()
+        return bool(sources) and all(Path(s).exists() for s in sources)
+
+    def _fresh(self, path: str, suite_row: Any) -> str | None:
+        """None when ``path`` is as it was when the run ran; else SOURCES_CHANGED/MISSING."""
+        if path in self.states:
+            return self.states[path]
+        state: str | None = None
+        try:
+            stat = Path(path).stat()
+        except OSError:
+            state = SOURCES_MISSING
+        else:
+            if Path(path).is_file():
+                recorded = _field(suite_row, "_fingerprint") if suite_row is not None else None
+                if recorded:
+                    size, mtime_ns, digest = recorded
+                    if (stat.st_size, stat.st_mtime_ns) != (size, mtime_ns) and _sha256(path) != digest:
+                        state = SOURCES_CHANGED
+                elif self.started is None or stat.st_mtime > self.started:
+                    state = SOURCES_CHANGED
+        self.states[path] = state
+        return state
+
+    def _row(self, pre: int | None) -> Any:
+        from .views.common import node_by_key
+
+        if pre is None:
+            return None
+        try:
+            return node_by_key(self.conn, self.base + pre)
+        except Exception:  # a node that is not there has no location
+            return None
+
+    def _child_sources(self) -> list[str]:
+        rows = self.conn.execute(
+            "SELECT fields FROM nodes WHERE parent_pre = 0 AND key > ? AND key < ? AND"
+            " type = 'SUITE' LIMIT 1000", (self.base, self.base + (1 << 32))).fetchall()
+        return [s for s in (json.loads(f or "{}").get("source") for (f,) in rows) if s]
+
+
+def _sha256(path: str) -> str:
+    """As the listener's fingerprint of a suite file has it (listener._suite_fields)."""
+    with open(path, "rb") as handle:
+        return hashlib.sha256(handle.read()).hexdigest()
+
+
+def _child(container: Any, node: Any, parent: Any, locator: Locator) -> Any:
+    """The item of ``container`` (running test, keyword, loop, branch) that ``node`` is,
+    by its place under ``parent`` as RF numbers ids: setup, body items, teardown."""
+    if node.type == "SETUP":
+        item = getattr(container, "setup", None)
+    elif node.type == "TEARDOWN":
+        item = getattr(container, "teardown", None)
+    else:
+        first = locator._row(parent.pre + 1)
+        index = node.seq - (1 if first is not None and first.type == "SETUP"
+                            and first.parent_pre == parent.pre else 0)
+        body = list(container.body)
+        item = body[index] if 0 <= index < len(body) else None
+    return item if item is not None and _same(item, node) else SOURCES_CHANGED
+
+
+def _init_file(folder: Path) -> Path | None:
+    """A directory suite's init file (its settings, setup, teardown and keywords)."""
+    found = sorted(folder.glob("__init__.*"))
+    return next((f for f in found if f.suffix == ".robot"), found[0] if found else None)
+
+
+def _line(path: Path, lineno: int) -> str:
+    try:
+        lines = _lines(str(path), path.stat().st_mtime_ns)
+    except OSError:
+        return ""
+    return lines[lineno - 1].strip() if 0 < lineno <= len(lines) else ""
+
+
+@functools.lru_cache(maxsize=64)
+def _lines(path: str, _mtime_ns: int) -> list[str]:
+    return Path(path).read_text(encoding="utf-8", errors="replace").splitlines()
+
+
+def _same(item: Any, node: Any) -> bool:
+    if item.type != node.type:
+        return False
+    if node.type not in _KEYWORDS:
+        return True
+    written, ran = _normal(item.name or ""), _normal(node.name or "")
+    return written == ran or written.endswith("." + ran)
+
+
+def _normal(name: str) -> str:
+    return name.lower().replace(" ", "").replace("_", "")
+
+
+def _resources(resource: Any, seen: set[str] | None = None) -> list[Any]:
+    """The resource files ``resource`` imports, and theirs, parsed with RF's parser."""
+    seen = seen if seen is not None else set()
+    found = []
+    for imported in resource.imports:
+        if imported.type != "RESOURCE" or "${" in imported.name or imported.directory is None:
+            continue
+        path = Path(imported.directory) / imported.name
+        if str(path) in seen or not path.is_file():
+            continue
+        seen.add(str(path))
+        parsed = _resource_file(str(path), _mtime(str(path)))
+        if parsed is not None:
+            found += [parsed, *_resources(parsed, seen)]
+    return found
+
+
+@functools.lru_cache(maxsize=256)
+def _resource_file(path: str, _mtime_ns: int) -> Any:
+    from robot.running import ResourceFile
+
+    try:
+        return ResourceFile.from_file_system(path)
+    except Exception:  # a file RF cannot parse resolves nothing
+        return None
+
+
+def _parse(root: str | None, children: list[str], started: float | None) -> Any:
+    """The running model of the run's suites (RF's builder), cached per process and run: it
+    is parsed after the run started, so a file not modified since then is as robot read it."""
+    from robot.api import TestSuite
+
+    paths = [root] if root else children
+    key = (tuple(paths), started)
+    with _PARSED_LOCK:
+        if key in _PARSED:
+            _PARSED.move_to_end(key)
+            return _PARSED[key]
+    try:
+        model: Any = TestSuite.from_file_system(*paths)
+    except Exception:  # sources RF cannot parse any more resolve nothing
+        model = None
+    with _PARSED_LOCK:
+        _PARSED[key] = model
+        while len(_PARSED) > 4:
+            _PARSED.popitem(last=False)
+    return model
+
+
+def _mtime(path: str) -> int:
+    try:
+        return os.stat(path).st_mtime_ns
+    except OSError:
+        return 0
+
+
+def _field(row: Any, key: str) -> Any:
+    return json.loads(row.fields).get(key) if row is not None and row.fields else None
+
+
+def _root_dir(root_source: str | None, child_sources: Any) -> str | None:
+    """The folder of the run's root suite (a run of several paths: their common folder)."""
+    if root_source:
+        path = Path(root_source)
+        return str(path if path.is_dir() or not path.suffix else path.parent)
+    children = child_sources()
+    if not children:
+        return None
+    try:
+        return os.path.commonpath([str(Path(c).parent) for c in children])
+    except ValueError:
+        return None
+
+
+def _timestamp(text: str | None) -> float | None:
+    """A run's local start time as seconds since the epoch (file mtimes are compared)."""
+    if not text:
+        return None
+    try:
+        return datetime.fromisoformat(text).timestamp()
+    except ValueError:
+        try:
+            return datetime.strptime(text, "%Y%m%d %H:%M:%S.%f").timestamp()
+        except ValueError:
+            return None
