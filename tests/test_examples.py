@@ -62,7 +62,8 @@ async def test_linux_macos_entries_start_a_working_server(host: str, tmp_path: P
         params = StdioServerParameters(command=command, args=entry["args"], env=env)
         async with Client(params) as client:
             tools = {tool.name for tool in (await client.list_tools()).tools}
-            assert tools == {"parse_result", "get_view", "search_messages", "list_runs"}
+            assert tools == {"parse_result", "get_view", "search_messages", "list_runs",
+                         "get_attachment"}
             runs = (await client.call_tool("list_runs", {})).structured_content
             assert runs is not None and runs["ok"] and runs["runs"] == []
             if "RF_LOG_MCP_ALLOWED_ROOTS" in env:

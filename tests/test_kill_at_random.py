@@ -100,7 +100,7 @@ def test_robot_killed_at_twenty_random_points(tmp_path: Path) -> None:
     for run in service.list_runs(conn, limit=200).runs:
         summary = service.get_view(conn, "summary", run_id=run.run_id)
         assert summary.ok and summary.summary is not None
-        assert summary.summary.unfinished and summary.summary.unfinished[0]["type"] == "SUITE"
+        assert summary.summary.unfinished and summary.summary.unfinished[0].type == "SUITE"
         found = service.search_messages(conn, "step 0", run_id=run.run_id)
         assert found.ok
 

@@ -53,7 +53,8 @@ async def call(client: Client, tool: str, **arguments: Any) -> dict[str, Any]:
 async def test_tools_schemas_and_instructions(tmp_path: Path) -> None:
     async with server(tmp_path) as client:
         tools = {tool.name: tool for tool in (await client.list_tools()).tools}
-        assert set(tools) == {"parse_result", "get_view", "search_messages", "list_runs"}
+        assert set(tools) == {"parse_result", "get_view", "search_messages", "list_runs",
+                         "get_attachment"}
         for tool in tools.values():
             assert tool.description and tool.output_schema
             assert {"ok", "run_id", "estimated_tokens", "truncated", "message_truncated",
@@ -63,6 +64,7 @@ async def test_tools_schemas_and_instructions(tmp_path: Path) -> None:
         assert tools["list_runs"].annotations.read_only_hint is True
         assert tools["search_messages"].annotations.read_only_hint is True
         assert tools["parse_result"].annotations.read_only_hint is False
+        assert tools["get_attachment"].annotations.read_only_hint is True
         assert tools["get_view"].input_schema["properties"]["view"]["enum"] == [
             "summary", "failure_path", "step_window", "tree"]
         assert "parse_result" in (client.instructions or "")
@@ -413,6 +415,7 @@ def _inspector(tmp_path: Path, *args: str) -> dict[str, Any]:
         pytest.skip("npx is not installed")
     done = subprocess.run(
         [npx, "-y", INSPECTOR, "--cli", "-e", f"RF_LOG_MCP_DB={tmp_path / 'store.sqlite3'}",
+         "-e", f"RF_LOG_MCP_ALLOWED_ROOTS={Path.cwd()}{os.pathsep}{tmp_path}",
          sys.executable, "-m", "rf_log_mcp", *args],
         capture_output=True, text=True, timeout=600, check=False,
     )
@@ -424,7 +427,8 @@ def _inspector(tmp_path: Path, *args: str) -> dict[str, Any]:
 def test_a_strict_typescript_client_accepts_results_and_errors(tmp_path: Path) -> None:
     """The MCP Inspector CLI validates structuredContent against outputSchema, errors included."""
     tools = _inspector(tmp_path, "--method", "tools/list")["tools"]
-    assert {t["name"] for t in tools} == {"parse_result", "get_view", "search_messages", "list_runs"}
+    assert {t["name"] for t in tools} == {"parse_result", "get_view", "search_messages", "list_runs",
+                         "get_attachment"}
     imported = _inspector(tmp_path, "--method", "tools/call", "--tool-name", "parse_result",
                           "--tool-arg", f"path={XML}")
     assert imported["structuredContent"]["ok"] is True
@@ -438,6 +442,23 @@ def test_a_strict_typescript_client_accepts_results_and_errors(tmp_path: Path) -
     assert error["structuredContent"]["error"]["code"] == "RUN_NOT_FOUND"
     resource = _inspector(tmp_path, "--method", "resources/read", "--uri", "rf://runs/1/summary")
     assert json.loads(resource["contents"][0]["text"])["summary"]["totals"]["failed"] == 11
+    # an image result (content: the JSON text, then the image) and an error of get_attachment
+    from test_listener import robot
+
+    suite = Path(__file__).parent / "data" / "attachments" / "browser_shapes.robot"
+    assert robot("--outputdir", str(tmp_path / "out"), str(suite), cwd=tmp_path).returncode == 1
+    shots = _inspector(tmp_path, "--method", "tools/call", "--tool-name", "parse_result",
+                       "--tool-arg", f"path={tmp_path / 'out' / 'output.xml'}")
+    run = shots["structuredContent"]["run_id"]
+    image = _inspector(tmp_path, "--method", "tools/call", "--tool-name", "get_attachment",
+                       "--tool-arg", f"run_id={run}", "message_id=s1-t1-k1-m1")
+    assert image["structuredContent"]["downscaled"] is True
+    assert [c["type"] for c in image["content"]] == ["text", "image"]
+    assert image["content"][1]["mimeType"] == "image/png"
+    missing = _inspector(tmp_path, "--method", "tools/call", "--tool-name", "get_attachment",
+                         "--tool-arg", f"run_id={run}", "message_id=s1-t1-k1-m1", "index=7")
+    assert missing["isError"] is True
+    assert missing["structuredContent"]["error"]["code"] == "ATTACHMENT_NOT_FOUND"
 
 
 def test_a_path_selects_a_run_only_once_it_was_imported(tmp_path: Path) -> None:

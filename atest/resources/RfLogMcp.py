@@ -8,6 +8,7 @@ server process, as an MCP host keeps it); keywords hand it calls and wait for th
 from __future__ import annotations
 
 import asyncio
+import base64
 import json
 import os
 import signal
@@ -133,6 +134,23 @@ class RfLogMcp:
         data = self._ask(request)
         logger.info(f"{tool}({arguments}) ->\n{json.dumps(data, indent=1, ensure_ascii=False)[:20000]}")
         return data
+
+    @keyword
+    def open_attachment(self, run_id: Any, message_id: str, index: Any = 0) -> dict[str, Any]:
+        """get_attachment's image: its media type and bytes (shown in this log)."""
+        arguments = {"run_id": _number(run_id), "message_id": message_id, "index": _number(index)}
+
+        async def request(client: Client) -> Any:
+            return await client.call_tool("get_attachment", arguments)
+
+        result = self._ask(request)
+        images = [c for c in result.content if getattr(c, "type", "") == "image"]
+        logger.info(f"get_attachment({arguments}) -> {json.dumps(result.structured_content)}")
+        if not images:
+            raise AssertionError(f"no image in the result: {result.structured_content}")
+        logger.info(f'<img src="data:{images[0].mime_type};base64,{images[0].data}" width="600">',
+                    html=True)
+        return {"mime_type": images[0].mime_type, "data": base64.b64decode(images[0].data)}
 
     @keyword
     def read_resource(self, uri: str) -> dict[str, Any]:

@@ -32,6 +32,6 @@ Test Id
     [Documentation]    The id of the failed test called ${name}, from the summary.
     ${summary} =    View    summary    page_size=${200}
     FOR    ${test}    IN    @{summary}[failed_tests]
-        IF    $test['name'] == $name    RETURN    ${test}[id]
+        IF    $test['name'] == $name    RETURN    ${test}[node_id]
     END
     Fail    No failed test named '${name}'

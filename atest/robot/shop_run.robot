@@ -39,19 +39,19 @@ Suite Setup Failure In A Sub-Suite Is The Failure Path Of Its Tests
     Should Be Equal    ${messages}[Pay With Card]
     ...    Parent suite setup failed:\nPayment gateway unreachable: connection refused
     ${path} =    View    failure_path    selector=${id}
-    Should Be Equal    ${path}[path][0][id]    ${id}
+    Should Be Equal    ${path}[path][0][node_id]    ${id}
 
 Tree Folds The Passing Iterations Of A Loop
     ${id} =    Test Id    Nightly Stock Check
     ${test} =    View    tree    selector=${id}    projection=failures
-    ${outer} =    Set Variable    ${test}[children][0][id]
+    ${outer} =    Set Variable    ${test}[children][0][node_id]
     ${warehouses} =    View    tree    selector=${outer}
     ${south} =    Set Variable    ${warehouses}[children][1]
     ${expected} =    Create Dictionary    \${warehouse}=south
     Should Be Equal    ${south}[assign]    ${expected}
     Should Be Equal    ${south}[status]    FAIL
-    ${inner_loop} =    View    tree    selector=${south}[id]
-    ${shelves} =    View    tree    selector=${inner_loop}[children][0][id]
+    ${inner_loop} =    View    tree    selector=${south}[node_id]
+    ${shelves} =    View    tree    selector=${inner_loop}[children][0][node_id]
     ${kinds} =    Evaluate    [c.get('kind', c.get('type')) for c in $shelves['children']]
     Should Be Equal    ${kinds}    ${{['ITERATION_GROUP', 'ITERATION']}}
     Should Be Equal    ${shelves}[children][0][count]    ${31}
@@ -72,7 +72,7 @@ Scoped Search Inside The Failing Iteration
     Should Be Equal    ${hit}[iteration][values]    ${expected}
     Should Be Equal    ${hit}[branch][type]    IF
     Should Contain    ${hit}[call_path]    ITERATION \${warehouse}=south > ITERATION \${shelf}=31
-    ${iteration} =    Set Variable    ${hit}[iteration][id]
+    ${iteration} =    Set Variable    ${hit}[iteration][node_id]
     ${inside} =    Search    query=checking    selector=${iteration}
     ${texts} =    Evaluate    [h['text'] for h in $inside['hits'] if h['level'] == 'INFO']
     Should Be Equal    ${texts}    ${{['checking south shelf 31']}}

@@ -116,6 +116,7 @@ class RunInfo:
     rpa: bool | None = None
     schema_version: int | None = None
     label: str | None = None
+    output_dir: str | None = None  # where robot writes outputs (screenshots are relative to it)
 
 
 @dataclass(slots=True)

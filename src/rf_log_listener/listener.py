@@ -106,6 +106,16 @@ def _guarded(method: Callable[..., None]) -> Callable[..., None]:
     return wrapper
 
 
+def _output_dir() -> str | None:
+    """``${OUTPUT_DIR}``: libraries write screenshots there (attachments are read there)."""
+    from robot.libraries.BuiltIn import BuiltIn, RobotNotRunningError
+
+    try:
+        return str(BuiltIn().get_variable_value("${OUTPUT_DIR}")) or None
+    except RobotNotRunningError:
+        return None
+
+
 def _suite_fields(data: Any) -> dict[str, Any] | None:
     """A suite's source, and the fingerprint of its file (size, mtime_ns, sha256): readers
     resolve steps' lines from the file only while it is the one robot ran."""
@@ -201,7 +211,8 @@ class rf_log_listener:
             f"the store was damaged and was moved to {moved}; this run goes to a new store"))
         local = SqliteRowSink(conn, replace_nodes=True)
         info = RunInfo(origin="listener", generator=get_full_version("Robot"),
-                       rpa=bool(getattr(result, "rpa", False)), label=self.label)
+                       rpa=bool(getattr(result, "rpa", False)), label=self.label,
+                       output_dir=_output_dir())
         run_id = local.begin_run(info)
         forwarder = None if self.inline else self._writer_process(conn, run_id, info.generator or "")
         if forwarder is not None:

@@ -21,8 +21,8 @@ from .store import BUSY_TIMEOUT_MS, transaction
 
 _INSERT_RUN = (
     "INSERT INTO runs (origin, status, source_path, source_format, source_hash, source_size,"
-    " source_mtime_ns, generator, rf_version, schema_version, generated, rpa, label, pid, host,"
-    " heartbeat, created_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"
+    " source_mtime_ns, generator, rf_version, schema_version, generated, rpa, label, output_dir,"
+    " pid, host, heartbeat, created_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"
 )
 _INSERT_NODE = (
     "INSERT INTO nodes (key, last, parent_pre, seq, depth, node_id, type, raw_type,"
@@ -76,7 +76,7 @@ class SqliteRowSink:
             info.origin, status, info.source_path, info.source_format, info.source_hash,
             info.source_size, info.source_mtime_ns, info.generator, rf_version(info.generator),
             info.schema_version, info.generated, None if info.rpa is None else int(info.rpa),
-            info.label, os.getpid(), socket.gethostname(), now, now,
+            info.label, info.output_dir, os.getpid(), socket.gethostname(), now, now,
         ))
         self.run_id = run_id = int(cur.lastrowid or 0)
         self.conn.execute("UPDATE runs SET fts_upto = ? WHERE run_id = ?", (run_id << 32, run_id))

@@ -30,7 +30,7 @@ from pathlib import Path
 
 from .errors import STORE_CORRUPT, STORE_NOT_FOUND, STORE_UNAVAILABLE, ResultError
 
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 ENV_DB = "RF_LOG_MCP_DB"
 RUN_SHIFT = 32  # node/message keys are run_id << RUN_SHIFT | position
 BUSY_TIMEOUT_MS = 30_000
@@ -75,6 +75,7 @@ CREATE TABLE IF NOT EXISTS runs (
     generated       TEXT,
     rpa             INTEGER,
     label           TEXT,
+    output_dir      TEXT,                     -- folder of the run's outputs: attachments' base
     name            TEXT,                     -- root suite name
     result_status   TEXT,                     -- root suite status (PASS/FAIL/SKIP)
     start_time      TEXT,
@@ -146,6 +147,8 @@ CREATE TABLE IF NOT EXISTS messages (
 );
 CREATE INDEX IF NOT EXISTS messages_notable ON messages(key)
     WHERE level IN ('WARN', 'SKIP', 'ERROR', 'FAIL');
+-- HTML messages are few (screenshots, links): failure paths list their attachments.
+CREATE INDEX IF NOT EXISTS messages_html ON messages(key) WHERE html = 1;
 -- Trigram: any substring of 3+ characters, CJK included, case-insensitive. detail=none
 -- halves the build time; it answers `text LIKE '%...%'` (not MATCH phrases), which is
 -- exactly plain-text search. Rows below runs.fts_upto are indexed.
@@ -180,6 +183,8 @@ _MIGRATIONS: dict[int, str] = {
     3: f"CREATE INDEX IF NOT EXISTS nodes_notable ON nodes(parent_pre, key) WHERE {NOTABLE_NODES};",
     4: "CREATE TABLE IF NOT EXISTS secrets (run_id INTEGER NOT NULL, value TEXT NOT NULL,"
        " PRIMARY KEY (run_id, value)) WITHOUT ROWID;",
+    5: "ALTER TABLE runs ADD COLUMN output_dir TEXT;"
+       "CREATE INDEX IF NOT EXISTS messages_html ON messages(key) WHERE html = 1;",
 }
 
 

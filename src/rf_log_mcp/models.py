@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
 
 class ErrorInfo(BaseModel):
@@ -82,10 +82,29 @@ class SummaryView(BaseModel):
                           "outermost first (what is running now, or was when the run stopped).")
 
 
+class Attachment(BaseModel):
+    """What an HTML message refers to: a screenshot, a link, a video. Open it with
+    get_attachment(message_id, index)."""
+
+    message_id: str = Field(description="The HTML message that refers to it.")
+    index: int = Field(description="Its place among the message's references (from 0).")
+    kind: Literal["image", "link", "video", "other"]
+    reference: str = Field(description="As written (a path relative to the run's output "
+                                        "folder, a URL); a data URI by its header only.")
+    embedded: bool = Field(description="A data URI: the bytes are in the message itself.")
+    media_type: str | None = None
+    size_bytes: int | None = Field(None, description="A file's size, a data URI's decoded size.")
+    exists: bool | None = Field(None, description="Whether the file exists below the run's "
+                                                  "output folder (left out for URLs).")
+
+
 class LogMessage(BaseModel):
     id: str = Field(description="<node id>-mN: the node's Nth message (RF's own numbering).")
     level: str
-    text: str
+    text: str = Field(description="Masked, long ones shortened; an HTML message: its visible "
+                                  "text (the markup is searchable, not shown).")
+    html: bool | None = Field(None, description="An HTML message (its attachments follow).")
+    attachments: list[Attachment] | None = None
 
 
 class Node(BaseModel):
@@ -189,6 +208,10 @@ class TreeNode(Node):
 
 class PathStep(Node):
     messages: list[LogMessage] | None = Field(None, description="WARN and worse messages of this step.")
+    attachments: list[Attachment] | None = Field(
+        None, description="Of the HTML messages (any level) the step logged; the last step "
+                          "also those below it (a screenshot taken when it failed); the test "
+                          "those elsewhere in it.")
 
 
 class WindowStep(Node):
@@ -285,7 +308,10 @@ class SearchHit(BaseModel):
     seq: int | None = Field(None, description="Position of the message in the run (execution order).")
     level: str
     time: str | None = None
-    text: str = Field(description="The message, masked; a long one is cut around the first match.")
+    text: str = Field(description="The message, masked; a long one is cut around the first match; "
+                                  "an HTML one: its visible text.")
+    html: bool | None = None
+    attachments: list[Attachment] | None = None
     node_id: str | None = Field(None, description="The node that logged it (in `nodes`); left "
                                                    "out for run errors.")
     iteration: HitIteration | None = Field(None, description="The innermost loop iteration it ran in.")
@@ -304,6 +330,25 @@ class SearchResponse(Envelope):
                                   "errors (run-wide searches only) after the messages.")
     nodes: list[Node] = Field(default_factory=list, description="The nodes that logged this "
                               "page's hits, each once, in the order of their first hit.")
+
+
+class AttachmentResponse(Envelope):
+    """One attachment opened: an image comes as MCP image content beside this, a text file
+    as ``text`` (masked, within the budget)."""
+
+    message_id: str | None = None
+    index: int | None = None
+    attachment: Attachment | None = None
+    media_type: str | None = Field(None, description="Of what is sent (a downscaled image: PNG "
+                                                     "or JPEG).")
+    width: int | None = Field(None, description="The image sent, in pixels.")
+    height: int | None = None
+    original_width: int | None = Field(None, description="The image as stored.")
+    original_height: int | None = None
+    downscaled: bool | None = Field(None, description="Larger than the limits (long side 1568 px,"
+                                                      " 1.15 MP, 3 MB) and sent smaller.")
+    text: str | None = Field(None, description="A text attachment, masked and shortened.")
+    _image: bytes | None = PrivateAttr(default=None)
 
 
 class RunItem(BaseModel):

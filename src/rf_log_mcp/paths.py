@@ -65,4 +65,6 @@ class PathPolicy:
         if self.known_runs:
             roots += [Path(p).parent for (p,) in conn.execute(
                 "SELECT DISTINCT source_path FROM runs WHERE source_path IS NOT NULL")]
+            roots += [Path(p) for (p,) in conn.execute(
+                "SELECT DISTINCT output_dir FROM runs WHERE output_dir IS NOT NULL")]
         return roots

@@ -11,7 +11,7 @@ import os
 import sys
 from typing import Any, TextIO
 
-from .models import GetViewResponse, RunListResponse, SearchResponse
+from .models import AttachmentResponse, GetViewResponse, RunListResponse, SearchResponse
 
 _COLOURS = {"PASS": "32", "FAIL": "31", "SKIP": "33", "NOT RUN": "90", "RUNNING": "36",
             "NOT FINISHED": "35", "WARN": "33", "ERROR": "31", "complete": "32",
@@ -174,6 +174,26 @@ def search(response: SearchResponse, style: Style) -> None:
     if response.next_cursor:
         print(style(f"… more: --cursor {response.next_cursor}", "dim"))
     _masked(response, style)
+
+
+def attachment(response: AttachmentResponse, conn: Any) -> None:
+    """What it is and where to open it (a person's image viewer opens files, not bytes)."""
+    found = response.attachment
+    assert found is not None
+    where = found.reference
+    if not found.embedded:
+        from .attachments import local_path
+        from .views.common import NodeContext
+
+        path = local_path(found.reference, NodeContext(conn, response.run_id or 0).output_dir)
+        where = str(path) if path is not None else where
+    size = f", {found.size_bytes} bytes" if found.size_bytes is not None else ""
+    print(f"{found.kind} {found.media_type or ''}{size}: {where}")
+    if response.width:
+        shown = (f" (sent as {response.width}x{response.height})" if response.downscaled else "")
+        print(f"  {response.original_width}x{response.original_height} pixels{shown}")
+    if response.text is not None:
+        print(response.text)
 
 
 def _masked(response: Any, style: Style) -> None:

@@ -5,6 +5,7 @@ Never print to stdout here: stdout is the protocol channel.
 
 from __future__ import annotations
 
+import base64
 import json
 import logging
 import sqlite3
@@ -16,7 +17,7 @@ from typing import Annotated, Any, Literal, TypeVar
 
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
-from mcp.types import CallToolResult, TextContent, ToolAnnotations
+from mcp.types import CallToolResult, ImageContent, TextContent, ToolAnnotations
 from pydantic import Field, ValidationError
 
 from rf_log_listener import __version__
@@ -24,7 +25,14 @@ from rf_log_listener.errors import ResultError
 from rf_log_listener.store import open_store
 
 from . import service
-from .models import Envelope, GetViewResponse, ParseResultResponse, RunListResponse, SearchResponse
+from .models import (
+    AttachmentResponse,
+    Envelope,
+    GetViewResponse,
+    ParseResultResponse,
+    RunListResponse,
+    SearchResponse,
+)
 from .paths import PathPolicy
 from .service import INTERNAL_ERROR
 from .shaping import DEFAULT_BUDGET, MAX_BUDGET, MIN_BUDGET
@@ -45,6 +53,8 @@ Robot Framework results, small and exact. Typical flow:
    long runs of passing iterations come folded (expand_selector opens them).
 search_messages(run_id, query?, selector?, scope?, level?/min_level?) finds messages by
    text and/or severity, run-wide or inside one test/keyword/iteration, with call paths.
+get_attachment(run_id, message_id, index) opens a screenshot or file that failure_path,
+   tree or search list under attachments (images come back as images).
 Secret values (passwords, tokens, keys, cookies) always come back as ***.
 Responses carry ok, estimated_tokens and truncation flags; pass next_cursor to continue a page.
 Errors come back as ok=false with error.code, error.message and error.hint.
@@ -241,6 +251,30 @@ def list_runs(
                             lambda conn, _: service.list_runs(conn, status, limit, cursor)))
 
 
+@mcp.tool(title="Open an attachment", annotations=_READ_ONLY)
+def get_attachment(
+    ctx: Context,
+    message_id: Annotated[str, Field(description="message_id of an attachment (failure_path "
+                                                 "steps, tree, search hits list them).")],
+    index: Annotated[int, Field(ge=0, description="Its index in that message.")] = 0,
+    run_id: Annotated[int | None, Field(description="From parse_result or list_runs.")] = None,
+    path: Annotated[str | None, Field(description="Instead of run_id: a result file.")] = None,
+    budget: Annotated[int | None, Field(ge=MIN_BUDGET, le=MAX_BUDGET,
+                                        description=f"Token budget of a text ({DEFAULT_BUDGET}).")] = None,
+) -> Annotated[CallToolResult, AttachmentResponse]:
+    """Open a screenshot or file an HTML message refers to: an image comes back as an image
+    (downscaled above 1568 px on the long side, 1.15 megapixels or 3 MB), a text file as
+    text (masked). Reads only the run's output folder and allowed folders; never writes."""
+    response = _answer(ctx, AttachmentResponse, lambda conn, policy: service.get_attachment(
+        conn, message_id, index, run_id, path, budget, policy))
+    result = _respond(response)
+    if response._image is not None:
+        image = ImageContent(type="image", data=base64.b64encode(response._image).decode(),
+                             mime_type=response.media_type or "image/png")
+        result.content = [*result.content, image]
+    return result
+
+
 @mcp.resource("rf://runs/{run_id}/summary", mime_type="application/json")
 def run_summary(run_id: str, ctx: Context) -> str:
     """The summary view of a run."""
@@ -282,6 +316,7 @@ def _answer(ctx: Context, model: type[E], operation: Callable[[sqlite3.Connectio
 _RESPONSES: dict[str, type[Envelope]] = {
     "parse_result": ParseResultResponse, "get_view": GetViewResponse,
     "search_messages": SearchResponse, "list_runs": RunListResponse,
+    "get_attachment": AttachmentResponse,
 }
 
 

@@ -28,9 +28,13 @@ from rf_log_listener.store import (
     is_corruption,
     is_read_only,
     mark_dead_live_runs,
+    run_base,
 )
 
+from .attachments import ATTACHMENT_NOT_FOUND, open_attachment
+from .attachments import parse as parse_html
 from .models import (
+    AttachmentResponse,
     Envelope,
     ErrorInfo,
     FailurePathView,
@@ -52,7 +56,7 @@ from .shaping import (
     make_cursor,
     read_cursor,
 )
-from .views.common import RUN_NOT_FOUND
+from .views.common import RUN_NOT_FOUND, NodeContext, node_by_id, shown_attachments
 from .views.failure_path import failure_path
 from .views.search import Scope, make_filter, search
 from .views.step_window import step_window
@@ -251,6 +255,68 @@ def search_messages(conn: sqlite3.Connection, query: str | None = None, run_id: 
     return _finish(SearchResponse(run_id=rid, **data), shaper, binding, after)
 
 
+@_store_errors(AttachmentResponse)
+def get_attachment(conn: sqlite3.Connection, message_id: str, index: int = 0,
+                   run_id: int | None = None, path: str | None = None, budget: int | None = None,
+                   policy: PathPolicy | None = None) -> AttachmentResponse:
+    """Open one attachment of an HTML message: an image (bytes in ``response._image``,
+    downscaled past the limits) or a text file (masked, within the budget). Reads only the
+    run's output folder or allowed roots; never writes or fetches anything."""
+    try:
+        shaper = Shaper(budget=in_range("budget", budget, MIN_BUDGET, MAX_BUDGET, DEFAULT_BUDGET))
+        rid = resolve_run(conn, run_id, path, policy)
+        shaper.redactor = shaper.redactor.for_run(known_values(conn, [rid]))
+        text = message_text(conn, rid, message_id)
+        context = NodeContext(conn, rid)
+        _, references = parse_html(text)
+        if not 0 <= index < len(references):
+            raise ResultError(ATTACHMENT_NOT_FOUND, f"{message_id} has {len(references)} "
+                              f"attachment(s); there is no index {index}.",
+                              "Take message_id and index from an attachments list.")
+        described = shown_attachments(message_id, text, shaper, context) or []
+        # Without a policy (the command line): nothing outside the run's output folder.
+        rule = policy or PathPolicy(roots=(), known_runs=False)
+        opened = open_attachment(references[index], context.output_dir,
+                                 lambda target: rule.check(conn, target))
+    except ResultError as err:
+        return failed(AttachmentResponse, err, run_id)
+    response = AttachmentResponse(run_id=rid, message_id=message_id, index=index,
+                                  attachment=described[index], media_type=opened.media_type)
+    if opened.data is not None:
+        (response.original_width, response.original_height) = opened.original_size or (None, None)
+        (response.width, response.height) = opened.shown_size or (None, None)
+        response.downscaled = opened.shown_size != opened.original_size
+        response._image = opened.data
+    else:
+        response.text = shaper.text(opened.text or "", max(200, shaper.budget * 3))
+    return _finish(response, shaper)
+
+
+def message_text(conn: sqlite3.Connection, run_id: int, message_id: str) -> str:
+    """The stored text of the message ``<node id>-mN`` (or run error ``errors-mN``), if it is
+    an HTML message; ATTACHMENT_NOT_FOUND otherwise."""
+    node_id, _, number = message_id.rpartition("-m")
+    if not node_id or not number.isdigit():
+        raise ResultError(ATTACHMENT_NOT_FOUND, f"{message_id!r} is not a message id.",
+                          "Message ids look like s1-t2-k3-m1; take them from attachments lists.")
+    if node_id == "errors":
+        row = conn.execute("SELECT text, html FROM errors WHERE run_id = ? AND seq = ?",
+                           (run_id, int(number))).fetchone()
+    else:
+        node = node_by_id(conn, run_id, node_id)
+        base = run_base(run_id)
+        row = conn.execute(
+            "SELECT text, html FROM messages WHERE key >= ? AND key < ? AND node_pre = ?"
+            " AND msg_no = ?", (base + node.msg_lo, base + node.msg_hi, node.pre, int(number)),
+        ).fetchone()
+    if row is None:
+        raise ResultError(ATTACHMENT_NOT_FOUND, f"Run {run_id} has no message {message_id}.")
+    if not row[1]:
+        raise ResultError(ATTACHMENT_NOT_FOUND, f"{message_id} is not an HTML message: it has "
+                          "no attachments.")
+    return row[0]  # type: ignore[no-any-return]
+
+
 def in_range(name: str, value: int | None, low: int, high: int, default: int) -> int:
     """``value`` (``default`` when None), or INVALID_ARGUMENT naming the allowed range: a
     number outside it is a mistake to tell, not to bend silently."""
@@ -285,7 +351,10 @@ def _finish(response: E, shaper: Shaper, binding: dict[str, Any] | None = None,
     dumped = response.model_dump(mode="json", exclude_none=True)
     masked, count = mask_strings(dumped, shaper.redactor)
     if count:
+        private = {name: getattr(response, name) for name in response.__private_attributes__}
         response = type(response).model_validate(masked)
+        for name, value in private.items():  # what is sent beside the model (image bytes)
+            setattr(response, name, value)
     response.masked_values = shaper.masked + count
     response.message_truncated = response.message_truncated or shaper.message_truncated
     response.budget_truncated = response.budget_truncated or shaper.budget_truncated

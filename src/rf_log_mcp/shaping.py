@@ -13,6 +13,7 @@ import base64
 import hashlib
 import json
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -112,9 +113,10 @@ class Shaper:
         self.message_truncated = True
         return f"{head}… [{cut} characters cut] …{tail}"
 
-    def fit(self, envelope: dict[str, Any], items: list[Any], key: str,
+    def fit(self, envelope: dict[str, Any], items: Iterable[Any], key: str,
             beside: tuple[str, list[list[Any]]] | None = None) -> int:
         """Put as many ``items`` under ``envelope[key]`` as the budget allows; return how many.
+        ``items`` may be a generator: the ones after the budget is reached are never made.
         ``beside``: (another key, what each item brings along under it), e.g. the nodes a
         search hit needs that no earlier hit brought; an item and its companions go together.
 

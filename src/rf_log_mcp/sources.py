@@ -64,6 +64,7 @@ class Locator:
 
     def __init__(self, conn: sqlite3.Connection, run_id: int) -> None:
         self.conn, self.base = conn, run_base(run_id)
+        self.rows: dict[int, Any] = {}  # pre -> the stored node (views.common.NodeRow)
         root = self._row(0)
         self.root_source = _field(root, "source") if root else None
         self.root_dir = _root_dir(self.root_source, self._child_sources)
@@ -225,9 +226,13 @@ class Locator:
 
     def _suite_file(self, node: Any) -> Any:
         """The running suite (a file) whose test or fixture ``node`` runs in."""
-        row = node
-        while row is not None and row.type != "SUITE":
-            row = self._row(row.parent_pre) if row.parent_pre is not None else None
+        if node.owner_test is not None:  # in a test: its suite, in two seeks at any depth
+            test = self._row(node.owner_test)
+            row = self._row(test.parent_pre) if test is not None else None
+        else:  # a suite setup/teardown step: up to its suite
+            row = node
+            while row is not None and row.type != "SUITE":
+                row = self._row(row.parent_pre) if row.parent_pre is not None else None
         if row is None:
             return None
         suite = self._suite(row)
@@ -271,10 +276,12 @@ class Locator:
 
         if pre is None:
             return None
-        try:
-            return node_by_key(self.conn, self.base + pre)
-        except Exception:  # a node that is not there has no location
-            return None
+        if pre not in self.rows:
+            try:
+                self.rows[pre] = node_by_key(self.conn, self.base + pre)
+            except Exception:  # a node that is not there has no location
+                self.rows[pre] = None
+        return self.rows[pre]
 
     def _child_sources(self) -> list[str]:
         rows = self.conn.execute(

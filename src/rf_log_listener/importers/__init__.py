@@ -183,6 +183,7 @@ def _parse_into_store(
     info = RunInfo(
         origin="import", source_path=str(source), source_format=fmt, source_hash=digest,
         source_size=stat.st_size, source_mtime_ns=stat.st_mtime_ns, label=label,
+        output_dir=str(source.parent),
     )
     sink = SqliteRowSink(conn, background_index=True)
     report = (lambda done: progress(done, stat.st_size)) if progress else None

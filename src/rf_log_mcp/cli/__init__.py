@@ -22,6 +22,7 @@ from .. import __version__, service
 from ..models import ErrorInfo, ParseResultResponse
 from .common import print_json
 from .reading import (
+    cmd_attachment,
     cmd_failures,
     cmd_runs,
     cmd_search,
@@ -180,6 +181,13 @@ def _parser() -> argparse.ArgumentParser:
     levels.add_argument("--min-level", choices=level_names, type=str.upper,
                         help="this level or worse (TRACE < DEBUG < INFO < WARN = SKIP < ERROR < FAIL)")
     paging(cmd)
+
+    cmd = command("attachment", cmd_attachment, "Open a screenshot or file an HTML message "
+                  "refers to: its metadata, the file to open, or a text file's content.")
+    run_argument(cmd)
+    cmd.add_argument("message_id", help="message_id from an attachments list (s1-t1-k2-m2)")
+    cmd.add_argument("index", nargs="?", type=_number(int, 0), default=0,
+                     help="its index in the message (0)")
 
     cmd = command("watch", cmd_watch, "Follow a live run: what runs now, pass/fail counts, "
                   "failures as they happen; ends with the run.", json_flag=False)

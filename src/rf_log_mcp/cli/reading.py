@@ -1,4 +1,4 @@
-"""Commands that read a run: runs, summary, failures, tree, window, search, watch."""
+"""Commands that read a run: runs, summary, failures, tree, window, search, attachment, watch."""
 
 from __future__ import annotations
 
@@ -74,6 +74,13 @@ def cmd_search(args: argparse.Namespace) -> int:
         scope=args.scope, level=args.level, min_level=args.min_level, cursor=args.cursor,
         page_size=args.page_size, budget=MAX_BUDGET)
     return show(args, response, render.search)
+
+
+def cmd_attachment(args: argparse.Namespace) -> int:
+    conn = connect(args)
+    response = service.get_attachment(conn, args.message_id, args.index,
+                                      run_id=resolve(conn, args.run), budget=MAX_BUDGET)
+    return show(args, response, lambda answer, _style: render.attachment(answer, conn))
 
 
 def cmd_watch(args: argparse.Namespace) -> int:

@@ -6,12 +6,15 @@ import json
 import sqlite3
 from collections.abc import Iterator
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from rf_log_listener.errors import ResultError
 from rf_log_listener.events import LEVEL_NAMES
 from rf_log_listener.store import NOTABLE_NODES, VISIBLE_RUNS, mark_dead_live_runs, run_base
 
+from ..attachments import describe
+from ..attachments import parse as parse_html
 from ..shaping import Shaper
 from ..sources import Locator
 
@@ -149,18 +152,41 @@ def child_before(conn: sqlite3.Connection, run_id: int, parent: NodeRow, key: in
 
 
 def own_messages(conn: sqlite3.Connection, run_id: int, node: NodeRow,
-                 min_level: int = 0) -> list[tuple[str, str, str]]:
-    """(message id, level, text) of the node's own messages, in order, unmasked: pass each
-    text through ``Shaper.message(text, node)`` before it goes out."""
+                 min_level: int = 0) -> list[tuple[str, str, str, int]]:
+    """(message id, level, text, html) of the node's own messages, in order, unmasked: show
+    each with ``shown_message``."""
     from rf_log_listener.events import LEVELS
 
     base = run_base(run_id)
     rows = conn.execute(
-        "SELECT msg_no, level, text FROM messages WHERE key >= ? AND key < ? AND node_pre = ?"
-        " ORDER BY key", (base + node.msg_lo, base + node.msg_hi, node.pre),
+        "SELECT msg_no, level, text, html FROM messages WHERE key >= ? AND key < ?"
+        " AND node_pre = ? ORDER BY key", (base + node.msg_lo, base + node.msg_hi, node.pre),
     ).fetchall()
-    return [(f"{node.node_id}-m{n}", level, text) for n, level, text in rows
+    return [(f"{node.node_id}-m{n}", level, text, html) for n, level, text, html in rows
             if LEVELS.get(level, 3) >= min_level]
+
+
+def shown_message(message_id: str, level: str, text: str, html: int, node: Any,
+                  shaper: Shaper, context: NodeContext, limit: int = 1200) -> dict[str, Any]:
+    """A message as answers show it (models.LogMessage): masked and shortened; an HTML one
+    as its visible text and its attachments, not its markup."""
+    if not html:
+        return {"id": message_id, "level": level, "text": shaper.message(text, node, limit)}
+    visible, _ = parse_html(text)
+    return {"id": message_id, "level": level, "text": shaper.message(visible, node, limit),
+            "html": True, "attachments": shown_attachments(message_id, text, shaper, context)}
+
+
+def shown_attachments(message_id: str, text: str, shaper: Shaper,
+                      context: NodeContext) -> list[dict[str, Any]] | None:
+    """The attachments of an HTML message (models.Attachment), references masked."""
+    _, found = parse_html(text)
+    shown = []
+    for index, reference in enumerate(found):
+        item = describe(reference, context.output_dir)
+        item.update(message_id=message_id, index=index, reference=shaper.mask(item["reference"]))
+        shown.append(item)
+    return shown or None
 
 
 class NodeContext:
@@ -172,6 +198,16 @@ class NodeContext:
         self.conn, self.run_id, self.base = conn, run_id, run_base(run_id)
         self.known: dict[int, str] = {}
         self._locator: Locator | None = None
+        self._output_dir: Path | bool | None = False
+
+    @property
+    def output_dir(self) -> Path | None:
+        """The run's output folder: attachments' files are there."""
+        if self._output_dir is False:
+            row = self.conn.execute("SELECT output_dir FROM runs WHERE run_id = ?",
+                                    (self.run_id,)).fetchone()
+            self._output_dir = Path(row[0]) if row and row[0] else None
+        return self._output_dir  # type: ignore[return-value]
 
     @property
     def locator(self) -> Locator:

@@ -18,7 +18,11 @@ from .common import (
     notable_children,
     own_messages,
     run_row,
+    shown_attachments,
+    shown_message,
 )
+
+_ATTACHMENTS = 10  # attachments listed per step
 
 
 def failed_starts(conn: sqlite3.Connection, run_id: int) -> list[tuple[int, str]]:
@@ -48,7 +52,7 @@ def failure_path(conn: sqlite3.Connection, run_id: int, selector: str | None, sh
         node = node_by_key(conn, pending[0])
         following = pending[1:]
     ids = NodeContext(conn, run_id)
-    steps = [_step(conn, run_id, ids.seen(node), shaper, ids)]
+    nodes = [node]
     while True:
         failing = list(notable_children(conn, run_id, node, "status = 'FAIL'"))
         if not failing:
@@ -60,9 +64,14 @@ def failure_path(conn: sqlite3.Connection, run_id: int, selector: str | None, sh
                                                -c.max_descendant_level, c.pre))
         else:
             node = failing[0]
-        steps.append(_step(conn, run_id, ids.seen(node), shaper, ids))
+        nodes.append(node)
+    attachments = _attachments(conn, run_id, nodes, shaper, ids)
+    # Steps are shaped as the budget takes them: a path thousands of levels deep (recursion)
+    # costs the steps shown, not the path.
+    steps = (_step(conn, run_id, ids.seen(n), shaper, ids, attachments.get(number))
+             for number, n in enumerate(nodes))
     tests = sum(1 for _, kind in found if kind == "TEST")
-    view: dict[str, Any] = {"start_id": steps[0]["node_id"], "failed_tests_total": tests,
+    view: dict[str, Any] = {"start_id": nodes[0].node_id, "failed_tests_total": tests,
                             "failed_suite_fixtures_total": len(found) - tests}
     shaper.fit(view, steps, "path")
     return view, (following[0] - 1 if following and not selector else None)
@@ -79,14 +88,42 @@ def _failing_depth(conn: sqlite3.Connection, run_id: int, node: NodeRow) -> int:
 
 
 def _step(conn: sqlite3.Connection, run_id: int, node: NodeRow, shaper: Shaper,
-          ids: NodeContext) -> dict[str, Any]:
-    messages = [
-        {"id": i, "level": lv, "text": shaper.message(t, node)}
-        for i, lv, t in own_messages(conn, run_id, node, min_level=LEVELS["WARN"])
-    ]
+          ids: NodeContext, attachments: list[dict[str, Any]] | None) -> dict[str, Any]:
+    """A step of the path: the node, its WARN-and-worse messages, its attachments."""
+    messages = [shown_message(i, lv, t, html, node, shaper, ids)
+                for i, lv, t, html in own_messages(conn, run_id, node, LEVELS["WARN"])]
     step = node_item(node, shaper, ids, message_limit=1200)
     if messages:
         step["messages"] = messages
         if step.get("message") in {m["text"] for m in messages}:
             del step["message"]  # the failing message says it already
+    if attachments:
+        step["attachments"] = attachments
     return step
+
+
+def _attachments(conn: sqlite3.Connection, run_id: int, nodes: list[NodeRow], shaper: Shaper,
+                 ids: NodeContext) -> dict[int, list[dict[str, Any]]]:
+    """The attachments of the HTML messages (any level) logged in the failing test, by step:
+    the step that logged them, the last step for those below it (the screenshot a library
+    takes when a keyword fails), the test for the others (taken beside the failing branch)."""
+    by_step: dict[int, list[dict[str, Any]]] = {}
+    on_path = {node.pre: number for number, node in enumerate(nodes)}
+    last = nodes[-1]
+    for pre, message_id, text in _html_below(conn, run_id, nodes[0]):
+        number = on_path.get(pre, len(nodes) - 1 if last.pre <= pre <= last.last else 0)
+        by_step.setdefault(number, []).extend(shown_attachments(message_id, text, shaper, ids) or [])
+    return by_step
+
+
+def _html_below(conn: sqlite3.Connection, run_id: int,
+                node: NodeRow) -> list[tuple[int, str, str]]:
+    """(node pre, message id, text) of the first HTML messages in ``node``'s subtree."""
+    base = run_base(run_id)
+    rows = conn.execute(
+        "SELECT node_pre, msg_no, text FROM messages INDEXED BY messages_html"
+        " WHERE key >= ? AND key < ? AND html = 1 ORDER BY key LIMIT ?",
+        (base + node.msg_lo, base + node.msg_hi, _ATTACHMENTS)).fetchall()
+    ids = {pre: conn.execute("SELECT node_id FROM nodes WHERE key = ?", (base + pre,)).fetchone()[0]
+           for pre in {row[0] for row in rows}}
+    return [(pre, f"{ids[pre]}-m{number}", text) for pre, number, text in rows]

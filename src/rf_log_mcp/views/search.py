@@ -41,6 +41,7 @@ from .common import (
     node_item,
     run_row,
     shown_assign,
+    shown_message,
 )
 from .tree import group_span
 
@@ -112,7 +113,8 @@ def search(conn: sqlite3.Connection, run_id: int, flt: Filter, selector: str | N
     last_key = after
     more = False
     if phase == 0:
-        for key, node_pre, msg_no, level, time, text in _candidates(conn, run, flt, span, after):
+        for key, node_pre, msg_no, level, time, text, html in _candidates(conn, run, flt, span,
+                                                                          after):
             node = context.node(node_pre)
             shown, masked, offset, total = _masked_match(text, node, flt, shaper)
             if shown is None:
@@ -121,11 +123,16 @@ def search(conn: sqlite3.Connection, run_id: int, flt: Filter, selector: str | N
             if len(hits) == page_size:
                 more = True
                 break
-            shaper.masked += masked
-            hits.append({"id": f"{node.node_id}-m{msg_no}", "seq": key - run_base(run_id),
-                         "level": level, "time": time,
-                         "text": _excerpt(shown, flt, shaper, offset, total),
-                         **context.of(node)})
+            message_id = f"{node.node_id}-m{msg_no}"
+            hit = {"id": message_id, "seq": key - run_base(run_id), "level": level, "time": time,
+                   **context.of(node)}
+            if html:  # matched in its markup; shown as its text and attachments
+                hit.update(shown_message(message_id, level, text, html, node, shaper,
+                                         context.ids, _HIT_CHARS))
+            else:
+                shaper.masked += masked
+                hit["text"] = _excerpt(shown, flt, shaper, offset, total)
+            hits.append(hit)
             owners.append(context.owner(node))
             positions.append([0, key])
             last_key = key
@@ -191,8 +198,9 @@ def _msg_end(run_id: int, node: NodeRow) -> int:
 
 # -- candidates ----------------------------------------------------------------------------
 
-Candidate = tuple[int, int, int, str, str | None, str]  # key, node_pre, msg_no, level, time, text
-_COLUMNS = "m.key, m.node_pre, m.msg_no, m.level, m.time, m.text"
+# key, node_pre, msg_no, level, time, text, html
+Candidate = tuple[int, int, int, str, str | None, str, int]
+_COLUMNS = "m.key, m.node_pre, m.msg_no, m.level, m.time, m.text, m.html"
 
 
 def _candidates(conn: sqlite3.Connection, run: dict[str, Any], flt: Filter, span: Span,

@@ -30,6 +30,7 @@ from .common import (
     own_messages,
     run_row,
     shown_assign,
+    shown_message,
 )
 
 Projection = Literal["all", "failures", "warnings"]
@@ -165,18 +166,19 @@ def _expanded(conn: sqlite3.Connection, run_id: int, node: NodeRow, shaper: Shap
               ids: NodeContext) -> dict[str, Any]:
     item = node_item(node, shaper, ids)
     if node.message_count:
-        item["messages"] = _message_summary(conn, run_id, node, shaper)
+        item["messages"] = _message_summary(conn, run_id, node, shaper, ids)
     return item
 
 
-def _message_summary(conn: sqlite3.Connection, run_id: int, node: NodeRow, shaper: Shaper) -> dict[str, Any]:
-    """The node's own messages: counts by level, and the WARN-or-worse ones (shortened).
-    Full TRACE/DEBUG/INFO text is never sent here; search for it."""
+def _message_summary(conn: sqlite3.Connection, run_id: int, node: NodeRow, shaper: Shaper,
+                     ids: NodeContext) -> dict[str, Any]:
+    """The node's own messages: counts by level, and the WARN-or-worse and HTML ones
+    (shortened; HTML ones as their attachments). Full TRACE/DEBUG/INFO text is never sent
+    here; search for it."""
     by_level: dict[str, int] = {}
     important = []
-    for message_id, level, text in own_messages(conn, run_id, node):
+    for message_id, level, text, html in own_messages(conn, run_id, node):
         by_level[level] = by_level.get(level, 0) + 1
-        if LEVELS.get(level, 3) >= _WARN and len(important) < 10:
-            important.append({"id": message_id, "level": level,
-                              "text": shaper.message(text, node, 600)})
+        if (html or LEVELS.get(level, 3) >= _WARN) and len(important) < 10:
+            important.append(shown_message(message_id, level, text, html, node, shaper, ids, 600))
     return {"by_level": by_level, "important": important or None}
