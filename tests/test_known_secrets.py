@@ -49,7 +49,9 @@ LOOKALIKES = ("L01-54321-count", "L02-all-tests-passed", "L03-bypass-enabled",
 # What differs between the stores by nature: ids of the run, where it came from, times.
 _BY_NATURE = {"run_id", "source_path", "origin", "generator", "start_time", "elapsed",
               "elapsed_ms", "estimated_tokens", "next_cursor", "prev_cursor", "time", "seconds",
-              "source_format", "rf_version", "first_pre"}
+              "source_format", "rf_version", "first_pre",
+              # a library keyword's definition: live runs only (test_sources.py)
+              "definition_source", "definition_lineno"}
 
 
 @pytest.fixture(scope="module")

@@ -90,12 +90,15 @@ def _check_against_the_files(found: dict[str, dict[str, Any]], root: Path) -> No
             assert line.startswith(_OPENERS[kind]), (node_id, line)
         elif kind != "TEST":
             assert node["name"].lower() in line.lower(), (node_id, node, line)
-        if "definition_source" in node:
+        if "definition_source" in node and node["definition_source"].endswith(".py"):
+            defined = _says(root, node["definition_source"], node["definition_lineno"])
+            assert defined.startswith(f"def {node['name'].lower().replace(' ', '_')}("), defined
+        elif "definition_source" in node:
             assert _says(root, node["definition_source"], node["definition_lineno"]) == node["name"]
     # Run Keyword's child: RF gives no line for what a library keyword runs; nothing guessed
     assert unsupported == {"s1-s1-t2-k7-k1"}
     helper = found["s1-s1-t2-k7-k1"]
-    assert (helper["definition_source"], helper["definition_lineno"]) == ("checkout.robot", 30)
+    assert (helper["definition_source"], helper["definition_lineno"]) == ("checkout.robot", 32)
 
 
 def _expected(found: dict[str, dict[str, Any]]) -> None:
@@ -105,11 +108,11 @@ def _expected(found: dict[str, dict[str, Any]]) -> None:
     # Test Setup from the __init__ file: there, not on the test's own line
     assert (found["s1-s1-t1-k1"]["source"], found["s1-s1-t1-k1"]["lineno"]) == ("__init__.robot", 5)
     place = found["s1-s1-t1-k3-k1-k1"]  # Place Order in the FOR loop
-    assert (place["source"], place["lineno"]) == ("checkout.robot", 11)
+    assert (place["source"], place["lineno"]) == ("checkout.robot", 12)
     assert (place["definition_source"], place["definition_lineno"]) == ("common.resource", 10)
     fail = found["s1-s1-t1-k3-k2-k1-k2-k1-k1"]  # Fail in Check Stock, in deeper.resource
     assert (fail["name"], fail["source"], fail["lineno"]) == ("Fail", "deeper.resource", 7)
-    assert (found["s1-s1-t2"]["source"], found["s1-s1-t2"]["lineno"]) == ("checkout.robot", 14)
+    assert (found["s1-s1-t2"]["source"], found["s1-s1-t2"]["lineno"]) == ("checkout.robot", 15)
 
 
 @pytest.fixture(scope="module")
@@ -131,14 +134,25 @@ def test_every_step_is_located_where_the_files_say(live_run: tuple[Path, Path]) 
             summary = service.get_view(conn, "summary", run_id=1).summary
             assert summary is not None and summary.source_root == str(folder / "orders")
     _check_against_the_files(found["xml"], folder / "orders")
+    _check_against_the_files(found["live"], folder / "orders")
     _expected(found["xml"])
+    # a library keyword's definition: RF's model gives it to the listener, no file has it
+    count = "s1-s1-t2-k8"
+    assert (found["live"][count]["name"], found["live"][count]["definition_source"],
+            found["live"][count]["definition_lineno"]) == ("Count Items", "Stock.py", 4)
+    assert "definition_source" not in found["xml"][count]
+    # installed libraries (BuiltIn) are left out; everything else is the same
+    assert "definition_source" not in found["live"]["s1-s1-t2-k5"]  # Set Variable
+    del found["live"][count]["definition_source"], found["live"][count]["definition_lineno"]
     assert found["live"] == found["xml"]
 
 
 def test_json_and_rf6_outputs_give_the_same_locations(tmp_path: Path,
                                                       live_run: tuple[Path, Path]) -> None:
-    _, live = live_run
-    with open_store(live) as conn:
+    folder, _ = live_run
+    imported = tmp_path / "reference.sqlite3"
+    import_result(open_store(imported), folder / "out.xml", stable_window=0)
+    with open_store(imported) as conn:
         reference = _locations(conn)
     for version, output in (("", "out.json"), ("6.1.1", "out.xml")):
         run = _run(tmp_path / (version or "json"), "--output", output, version=version)
@@ -166,7 +180,7 @@ def test_changed_or_missing_sources_resolve_nothing(tmp_path: Path) -> None:
     place = touched_import["s1-s1-t1-k3-k1-k1"]
     assert place["source_origin"] == "sources_changed" and "lineno" not in place
     assert touched_import["s1-k1"]["source_origin"] == "source_files"  # __init__.robot is as it was
-    assert touched_import["s1-s1-t1"]["lineno"] == 5  # the output file gives a test's line
+    assert touched_import["s1-s1-t1"]["lineno"] == 6  # the output file gives a test's line
 
     checkout.write_text("*** Comments ***\nshifted\n" + checkout.read_text())
     with open_store(tmp_path / "live.sqlite3") as conn:

@@ -18,7 +18,7 @@ from .events import Node, RunEnd
 from .row_pipe import FramedPipe
 from .writer import RunWriter
 
-OPEN, CLOSE, MESSAGE, RUN_ERROR, IDENTITY, SECRET = 0, 1, 2, 3, 4, 5
+OPEN, CLOSE, MESSAGE, RUN_ERROR, IDENTITY, SECRET, DEFINITION = 0, 1, 2, 3, 4, 5, 6
 
 
 class EventBatcher:
@@ -28,7 +28,8 @@ class EventBatcher:
     assign, fields; CLOSE status, message, start, elapsed, assign, fields; MESSAGE level,
     text, html, time; RUN_ERROR level, text, html, time; IDENTITY name, owner, args, assign
     (the innermost open node's, as they stand at its end, when they changed after its OPEN
-    was sent); SECRET value. Times are text, or datetime's 10-byte state (see ``_iso``).
+    was sent); SECRET value; DEFINITION library, keyword name key, source, lineno. Times
+    are text, or datetime's 10-byte state (see ``_iso``).
 
     Flat, because a tuple per event would be a container that lives until the next flush:
     tens of thousands of them per second make Python's garbage collector run more often,
@@ -49,6 +50,11 @@ class EventBatcher:
     def secret(self, value: str) -> None:
         """A value the run knows to be secret (a secret-named variable's, see registry)."""
         self._events.extend((SECRET, value))
+
+    def definition(self, library: str, name_key: str, source: str | None,
+                   lineno: int | None) -> None:
+        """Where a library keyword is defined (RF's implementation; files do not say)."""
+        self._events.extend((DEFINITION, library, name_key, source, lineno))
 
     def __len__(self) -> int:
         """How many items (not events) wait for the next flush."""
@@ -164,6 +170,9 @@ def apply_batch(writer: RunWriter, stack: list[Node], events: list[Any],
         elif kind == SECRET:
             writer.register_secret(events[at + 1])
             at += 2
+        elif kind == DEFINITION:
+            writer.register_definition(tuple(events[at + 1:at + 5]))
+            at += 5
         else:
             raise ValueError(f"unknown event kind {kind!r} at item {at}")
     if flush:

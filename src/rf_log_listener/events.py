@@ -63,6 +63,11 @@ LEVELS = {"TRACE": 1, "DEBUG": 2, "INFO": 3, "WARN": 4, "SKIP": 4, "ERROR": 5, "
 LEVEL_NAMES = {1: "TRACE", 2: "DEBUG", 3: "INFO", 4: "WARN", 5: "ERROR", 6: "FAIL"}
 
 
+def keyword_key(name: str) -> str:
+    """A keyword name as RF matches it: case, spaces and underscores do not count."""
+    return name.lower().replace(" ", "").replace("_", "")
+
+
 def suite_status(passed_tests: int, failed_tests: int) -> str:
     """RF's rule for a suite: FAIL if a test failed, else PASS if one passed, else SKIP."""
     if failed_tests:

@@ -29,7 +29,7 @@ from typing import Any
 
 from . import events as ev
 from .event_pipe import OPEN, EventBatcher, EventForwarder, LocalEvents
-from .events import RunEnd, RunInfo
+from .events import RunEnd, RunInfo, keyword_key
 from .masking import registering_redactor
 from .registry import SecretRegistry
 from .result_events import OpenNodes, follows_the_model, message_event, open_event, rf_version
@@ -171,6 +171,7 @@ class rf_log_listener:
         self._early_errors: list[tuple[str, str, bool, str | None]] = []  # before the run starts
         self._secret_names = SecretRegistry(registering_redactor())  # its name rule, cached
         self._secrets_sent: set[str] = set()
+        self._libraries_sent: set[tuple[str, str]] = set()
         self._rf6 = rf_version() < (7, 0)
         # RF 7.2+: steps and messages are read from RF's result model (see result_events);
         # RF does not call the step and message methods at all.
@@ -233,6 +234,7 @@ class rf_log_listener:
     def end_suite(self, data: Any, result: Any) -> None:
         if self._rf6 or self._events_out is None:
             return
+        self._send_definitions()
         if self._follows:
             self._nodes.follow(ended=True)  # the suite's teardown
         self._nodes.close_root()
@@ -392,6 +394,24 @@ class rf_log_listener:
                 if text not in self._secrets_sent:
                     self._secrets_sent.add(text)
                     self._events_out.secret(text)
+
+    def _send_definitions(self) -> None:
+        """Where the keywords of the suite's libraries are defined (RF 7's library model:
+        each keyword's file and line), each library once per run: readers show the
+        definition of a library keyword, which no output file has."""
+        from robot.running import EXECUTION_CONTEXTS
+
+        context = EXECUTION_CONTEXTS.current
+        assert self._events_out is not None
+        for library in getattr(getattr(context, "namespace", None), "libraries", ()):
+            key = (library.name, str(getattr(library, "source", "")))
+            if key in self._libraries_sent:
+                continue
+            self._libraries_sent.add(key)
+            for keyword in getattr(library, "keywords", ()):
+                self._events_out.definition(
+                    library.name, keyword_key(keyword.name),
+                    str(keyword.source) if keyword.source else None, keyword.lineno)
 
     def _maybe_flush(self) -> None:
         assert self._events_out is not None

@@ -35,6 +35,8 @@ _INSERT_MESSAGE = (
 )
 _INSERT_ERROR = "INSERT INTO errors (run_id, seq, level, time, html, text) VALUES (?,?,?,?,?,?)"
 _INSERT_SECRET = "INSERT OR IGNORE INTO secrets (run_id, value) VALUES (?, ?)"
+_INSERT_DEFINITION = ("INSERT OR IGNORE INTO definitions (run_id, owner, name_key, source, lineno)"
+                      " VALUES (?, ?, ?, ?, ?)")
 _INDEX_MESSAGES = (
     "INSERT INTO messages_fts (rowid, text) SELECT key, text FROM messages"
     " WHERE key >= ? AND key < ?"
@@ -49,7 +51,7 @@ class RowSink(Protocol):
     def begin_run(self, info: RunInfo) -> int: ...
     def write(self, nodes: list[tuple[Any, ...]], messages: list[tuple[Any, ...]],
               errors: list[tuple[Any, ...]], msg_lo: int, msg_hi: int,
-              secrets: list[str]) -> None: ...
+              secrets: list[str], definitions: list[tuple[Any, ...]] | None = None) -> None: ...
     def rewrite_suite_tests(self, lo: int, hi: int, teardown_status: str,
                             teardown_message: str) -> tuple[int, dict[str, int]]: ...
     def finish_run(self, fields: dict[str, Any]) -> None: ...
@@ -91,13 +93,15 @@ class SqliteRowSink:
 
     def write(self, nodes: list[tuple[Any, ...]], messages: list[tuple[Any, ...]],
               errors: list[tuple[Any, ...]], msg_lo: int, msg_hi: int,
-              secrets: list[str]) -> None:
-        """Commit the rows (and the run's newly found secret values) in one transaction;
-        then index the messages."""
+              secrets: list[str], definitions: list[tuple[Any, ...]] | None = None) -> None:
+        """Commit the rows (and the run's newly found secret values and library keyword
+        definitions) in one transaction; then index the messages."""
         conn = self.conn
         with transaction(conn):
             if secrets:
                 conn.executemany(_INSERT_SECRET, [(self.run_id, value) for value in secrets])
+            if definitions:
+                conn.executemany(_INSERT_DEFINITION, [(self.run_id, *d) for d in definitions])
             if nodes:
                 conn.executemany(self._insert_node, nodes)
             if messages:

@@ -55,6 +55,19 @@ NOTABLE_MESSAGES = "level IN ('WARN', 'SKIP', 'ERROR', 'FAIL')"
 NOTABLE_NODES = ("(status = 'FAIL' OR failed_descendant_count > 0 OR max_descendant_level >= 4"
                  " OR (type = 'ITERATION' AND status <> 'PASS'))")
 
+# Where a live run's library keywords are defined (RF's implementation: file and line), per
+# (library, normalized keyword name); output files do not say it.
+_DEFINITIONS = """
+CREATE TABLE IF NOT EXISTS definitions (
+    run_id   INTEGER NOT NULL,
+    owner    TEXT NOT NULL,                        -- the library's name, as nodes' owner
+    name_key TEXT NOT NULL,                        -- keyword name, lower case, no spaces or _
+    source   TEXT,
+    lineno   INTEGER,
+    PRIMARY KEY (run_id, owner, name_key)
+) WITHOUT ROWID;
+"""
+
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (
     key   TEXT PRIMARY KEY,
@@ -174,7 +187,7 @@ CREATE TABLE IF NOT EXISTS errors (
     text   TEXT NOT NULL,
     PRIMARY KEY (run_id, seq)
 );
-"""
+""" + _DEFINITIONS
 
 # Each entry upgrades the store from version N to N+1; applied in order on open.
 _MIGRATIONS: dict[int, str] = {
@@ -184,7 +197,8 @@ _MIGRATIONS: dict[int, str] = {
     4: "CREATE TABLE IF NOT EXISTS secrets (run_id INTEGER NOT NULL, value TEXT NOT NULL,"
        " PRIMARY KEY (run_id, value)) WITHOUT ROWID;",
     5: "ALTER TABLE runs ADD COLUMN output_dir TEXT;"
-       "CREATE INDEX IF NOT EXISTS messages_html ON messages(key) WHERE html = 1;",
+       "CREATE INDEX IF NOT EXISTS messages_html ON messages(key) WHERE html = 1;"
+       + _DEFINITIONS,
 }
 
 
@@ -424,6 +438,7 @@ def _delete_keys(conn: sqlite3.Connection, table: str, lo: int, end: int, indexe
 def _delete_run_row(conn: sqlite3.Connection, run_id: int) -> None:
     conn.execute("DELETE FROM errors WHERE run_id = ?", (run_id,))
     conn.execute("DELETE FROM secrets WHERE run_id = ?", (run_id,))
+    conn.execute("DELETE FROM definitions WHERE run_id = ?", (run_id,))
     conn.execute("DELETE FROM runs WHERE run_id = ?", (run_id,))
 
 

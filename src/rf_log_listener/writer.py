@@ -153,6 +153,7 @@ class RunWriter:
         self._written_msg = 0  # messages below this seq were handed to the sink
         self._root: tuple[Node, _Frame] | None = None
         self.secrets = SecretRegistry(registering_redactor())
+        self._definitions: list[tuple[Any, ...]] = []
 
     # -- run lifecycle -------------------------------------------------------------------
 
@@ -282,6 +283,10 @@ class RunWriter:
         ))
         self._next_msg += 1
 
+    def register_definition(self, definition: tuple[Any, ...]) -> None:
+        """(library, keyword name key, source, lineno): written with the next rows."""
+        self._definitions.append(definition)
+
     def register_secret(self, value: str) -> None:
         """A value the source knows to be secret (the listener: a secret-named variable)."""
         self.secrets.add(value)
@@ -304,7 +309,8 @@ class RunWriter:
         """Hand the collected rows to the sink: one transaction, messages then indexed."""
         self.sink.write(self._node_rows, self._message_rows, self._error_rows,
                         self.base + self._written_msg, self.base + self._next_msg,
-                        self.secrets.take())
+                        self.secrets.take(), self._definitions)
+        self._definitions = []
         self._written_msg = self._next_msg
         self._node_rows, self._message_rows, self._error_rows = [], [], []
 

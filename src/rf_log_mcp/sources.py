@@ -25,6 +25,7 @@ import functools
 import hashlib
 import json
 import os
+import re
 import sqlite3
 import threading
 from collections import OrderedDict
@@ -33,6 +34,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from rf_log_listener.events import keyword_key
 from rf_log_listener.store import run_base
 
 # source_origin values (README "Source locations"): how a node's source and lineno are known.
@@ -48,6 +50,17 @@ _CONTAINERS = frozenset({"FOR", "WHILE", "IF/ELSE ROOT", "TRY/EXCEPT ROOT", "IF"
 _KEYWORDS = frozenset({"KEYWORD", "SETUP", "TEARDOWN"})
 _PARSED: OrderedDict[tuple[Any, ...], Any] = OrderedDict()  # parsed runs, a few, per process
 _PARSED_LOCK = threading.Lock()
+
+
+@dataclass(frozen=True)
+class Defined:
+    """A library keyword's definition, as RF's model gave it to the listener."""
+
+    source: str
+    lineno: int | None
+
+
+_INSTALLED = re.compile(r"[/\\](site|dist)-packages[/\\]")
 
 
 @dataclass(frozen=True)
@@ -160,7 +173,8 @@ class Locator:
             found = container if isinstance(container, str) else _child(container, node, parent, self)
         elif parent.type in _KEYWORDS:
             definition = self._definition(parent)
-            found = definition if isinstance(definition, str) else _child(definition, node, parent, self)
+            found = definition if isinstance(definition, str) else UNSUPPORTED if isinstance(
+                definition, Defined) else _child(definition, node, parent, self)  # a library's
         else:
             found = UNSUPPORTED
         self.items[node.pre] = found
@@ -213,16 +227,35 @@ class Locator:
             found = suite_file
         elif suite_file is not None:
             fields = json.loads(node.fields) if node.fields else {}
-            wanted = _normal(fields.get("source_name") or node.name or "")
+            wanted = keyword_key(fields.get("source_name") or node.name or "")
             resources = [suite_file.resource] if not node.owner else [
                 r for r in _resources(suite_file.resource) if Path(str(r.source)).stem == node.owner]
             for resource in resources:
-                match = next((k for k in resource.keywords if _normal(k.name) == wanted), None)
+                match = next((k for k in resource.keywords if keyword_key(k.name) == wanted), None)
                 if match is not None:
                     found = self._fresh(str(match.source), None) or match
                     break
+        if isinstance(found, str) and node.owner:
+            found = self._library_keyword(node) or found
         self.items[key] = found
         return found
+
+    def _library_keyword(self, node: Any) -> Defined | None:
+        """Where a library keyword is defined, as a live run recorded it (RF's library
+        model); installed libraries (site-packages) are left out of answers: their lines
+        cost tokens and rarely help."""
+        fields = json.loads(node.fields) if node.fields else {}
+        names = {keyword_key(fields.get("source_name") or ""), keyword_key(node.name or "")}
+        try:
+            row = self.conn.execute(
+                f"SELECT source, lineno FROM definitions WHERE run_id = ? AND owner = ? AND"
+                f" name_key IN ({','.join('?' * len(names))}) LIMIT 1",
+                (self.base >> 32, node.owner, *names)).fetchone()
+        except sqlite3.OperationalError:  # a read-only store of an older schema
+            return None
+        if row is None or not row[0] or _INSTALLED.search(row[0]) or self._fresh(row[0], None):
+            return None  # not recorded, installed, or changed since the run
+        return Defined(row[0], row[1])
 
     def _suite_file(self, node: Any) -> Any:
         """The running suite (a file) whose test or fixture ``node`` runs in."""
@@ -336,12 +369,8 @@ def _same(item: Any, node: Any) -> bool:
         return False
     if node.type not in _KEYWORDS:
         return True
-    written, ran = _normal(item.name or ""), _normal(node.name or "")
+    written, ran = keyword_key(item.name or ""), keyword_key(node.name or "")
     return written == ran or written.endswith("." + ran)
-
-
-def _normal(name: str) -> str:
-    return name.lower().replace(" ", "").replace("_", "")
 
 
 def _resources(resource: Any, seen: set[str] | None = None) -> list[Any]:

@@ -1,5 +1,6 @@
 *** Settings ***
 Resource          common.resource
+Library           Stock.py
 
 *** Test Cases ***
 Order Two Items
@@ -24,6 +25,7 @@ Retry And Recover
         ${count} =    Evaluate    ${count} + 1
     END
     Run Keyword    Local Helper    fine
+    Count Items    apple
     Fail    final failure
 
 *** Keywords ***
