@@ -403,15 +403,21 @@ class rf_log_listener:
 
         context = EXECUTION_CONTEXTS.current
         assert self._events_out is not None
-        for library in getattr(getattr(context, "namespace", None), "libraries", ()):
-            key = (library.name, str(getattr(library, "source", "")))
-            if key in self._libraries_sent:
-                continue
-            self._libraries_sent.add(key)
-            for keyword in getattr(library, "keywords", ()):
-                self._events_out.definition(
-                    library.name, keyword_key(keyword.name),
-                    str(keyword.source) if keyword.source else None, keyword.lineno)
+        try:
+            libraries = list(getattr(getattr(context, "namespace", None), "libraries", ()))
+            found = []
+            for library in libraries:
+                key = (library.name, str(getattr(library, "source", "")))
+                if key in self._libraries_sent:
+                    continue
+                self._libraries_sent.add(key)
+                found += [(library.name, keyword_key(keyword.name),
+                           str(keyword.source) if keyword.source else None, keyword.lineno)
+                          for keyword in getattr(library, "keywords", ())]
+        except Exception:  # a library RF itself cannot describe: the run matters more
+            return
+        for definition in found:
+            self._events_out.definition(*definition)
 
     def _maybe_flush(self) -> None:
         assert self._events_out is not None
