@@ -19,7 +19,7 @@ from rf_log_listener.store import run_base
 _KEYWORD = ("name", "owner", "source_name", "args", "assign", "doc", "tags", "timeout")
 _ATTRS: dict[str, tuple[str, ...]] = {
     "SUITE": ("name", "source", "doc", "metadata"),
-    "TEST": ("name", "lineno", "doc", "tags", "timeout"),
+    "TEST": ("name", "lineno", "doc", "tags", "timeout", "metadata"),
     "KEYWORD": _KEYWORD, "SETUP": _KEYWORD, "TEARDOWN": _KEYWORD,
     "FOR": ("assign", "flavor", "values", "start", "mode", "fill"),
     "ITERATION": ("assign",),

@@ -207,3 +207,20 @@ def test_a_copy_of_the_run_elsewhere_is_not_read(tmp_path: Path) -> None:
         found = _locations(conn)
     assert {n.get("source_origin") for n in found.values()} <= {
         "node", "suite", "sources_missing", None}
+
+
+def test_test_metadata_live_and_imported(tmp_path: Path) -> None:
+    """RF 7.5's test [Metadata]: in the file, and in what the listener captures."""
+    (tmp_path / "meta.robot").write_text(
+        "*** Test Cases ***\nOwned\n    [Metadata]    Owner    team-a\n    Log    owned\n")
+    live = tmp_path / "live.sqlite3"
+    done = robot("--output", "out.xml", "--listener", f"rf_log_listener:db={live}", "meta.robot",
+                 cwd=tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr
+    imported = tmp_path / "xml.sqlite3"
+    import_result(open_store(imported), tmp_path / "out.xml", stable_window=0)
+    for store in (live, imported):
+        with open_store(store) as conn:
+            tree = service.get_view(conn, "tree", run_id=1, selector="s1")
+            (test,) = tree.tree.children  # type: ignore[union-attr]
+            assert test.metadata == {"Owner": "team-a"}, store  # type: ignore[union-attr]

@@ -75,6 +75,8 @@ def close_event(item: Any, ntype: str, parent_type: str | None) -> tuple[Any, ..
             fields["source_name"] = item.source_name
     elif ntype == ev.TEST:
         fields = _doc_tags_timeout(item)
+        if getattr(item, "metadata", None):  # RF 7.5+
+            fields["metadata"] = dict(item.metadata)
     elif ntype == ev.SUITE:
         fields = {}
         if item.doc:

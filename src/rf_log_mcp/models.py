@@ -167,7 +167,7 @@ class Node(BaseModel):
     definition_source: str | None = Field(None, description="A user keyword's definition: its "
                                                             "file (resolved from the sources).")
     definition_lineno: int | None = Field(None, description="The definition's line.")
-    metadata: dict[str, Any] | None = Field(None, description="Suite metadata.")
+    metadata: dict[str, Any] | None = Field(None, description="Suite metadata; a test's (RF 7.5+).")
     source_name: str | None = Field(None, description="An embedded-arguments keyword's "
                                                       "name as defined.")
     template: str | None = Field(None, description="A templated test's template keyword.")
