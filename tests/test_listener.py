@@ -331,18 +331,23 @@ async def test_the_mcp_server_follows_a_live_run(tmp_path: Path) -> None:
 
     suite = tmp_path / "live.robot"
     suite.write_text("*** Settings ***\nLibrary    OperatingSystem\n\n"
-                     "*** Test Cases ***\nChecks Then Waits\n    Log    checked\n"
+                     "*** Test Cases ***\nPasses First\n    Log    fine\n"
+                     "Checks Then Waits\n    Log    checked\n"
                      "    Run Keyword And Continue On Failure    Should Be Equal    1    2"
                      "    early failure\n"
                      f"    {WAIT_FOR_GO}\n")
     db = tmp_path / "live.sqlite3"
-    process = robot("--listener", f"rf_log_listener:db={db}", str(suite), cwd=tmp_path, wait=False)
+    process = robot("--listener", f"rf_log_listener:db={db}:label=nightly-42", str(suite),
+                    cwd=tmp_path, wait=False)
     _wait_for_row(db, "SELECT 1 FROM nodes WHERE name = 'Wait Until Created' AND status = 'RUNNING'")
     params = StdioServerParameters(command=sys.executable, args=["-m", "rf_log_mcp"],
                                    env={"RF_LOG_MCP_DB": str(db)})
     async with Client(params) as client:
         running = (await client.call_tool("list_runs", {"status": "running"})).structured_content
         assert [(r["run_id"], r["origin"]) for r in running["runs"]] == [(1, "listener")]
+        # a running run's name, label and the tests ended so far
+        assert {k: running["runs"][0].get(k) for k in ("name", "label", "total", "passed", "failed")} \
+            == {"name": "Live", "label": "nightly-42", "total": 1, "passed": 1, "failed": 0}
         summary = (await client.call_tool("get_view", {"run_id": 1, "view": "summary"})).structured_content
         assert summary["summary"]["status"] == "running"
         assert [n["name"] for n in summary["summary"]["unfinished"]][-1] == "Wait Until Created"

@@ -140,6 +140,7 @@ async def test_structured_errors(tmp_path: Path) -> None:
         assert missing["ok"] is False and missing["error"]["code"] == "FILE_NOT_FOUND"
         no_run = await call(client, "get_view", run_id=42, view="summary")
         assert no_run["error"]["code"] == "RUN_NOT_FOUND"
+        assert no_run["error"]["hint"].startswith("Call list_runs")  # the agent's tools first
         run_id = (await call(client, "parse_result", path=str(XML)))["run_id"]
         no_node = await call(client, "get_view", run_id=run_id, view="failure_path", selector="s9-t9")
         assert no_node["error"]["code"] == "NODE_NOT_FOUND"

@@ -55,6 +55,7 @@ class RowSink(Protocol):
     def rewrite_suite_tests(self, lo: int, hi: int, teardown_status: str,
                             teardown_message: str) -> tuple[int, dict[str, int]]: ...
     def finish_run(self, fields: dict[str, Any]) -> None: ...
+    def live_totals(self, name: str, passed: int, failed: int, skipped: int) -> None: ...
 
 
 class SqliteRowSink:
@@ -156,6 +157,15 @@ class SqliteRowSink:
                     (status, gained, key),
                 )
         return len(newly_failed), counts
+
+    def live_totals(self, name: str, passed: int, failed: int, skipped: int) -> None:
+        """A running run's root suite name and the tests ended so far (list_runs, summary);
+        the run's end writes the final ones."""
+        with transaction(self.conn):
+            self.conn.execute(
+                "UPDATE runs SET name = ?, total = ?, passed = ?, failed = ?, skipped = ?"
+                " WHERE run_id = ? AND status = 'running'",
+                (name, passed + failed + skipped, passed, failed, skipped, self.run_id))
 
     def finish_run(self, fields: dict[str, Any]) -> None:
         """Wait for the index, then publish the run in one statement."""

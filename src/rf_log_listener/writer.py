@@ -304,6 +304,15 @@ class RunWriter:
         if self.live:
             self._node_rows.extend(self._row(frame, ev.RUNNING) for frame in self._stack)
         self._flush()
+        if self.live and self._stack:
+            self.sink.live_totals(self._stack[0].node.name, *self._tests_so_far())
+
+    def _tests_so_far(self) -> tuple[int, int, int]:
+        """Passed, failed and skipped tests that have ended (open suites hold their counts
+        until they end themselves)."""
+        suites = [frame for frame in self._stack if frame.node.type == ev.SUITE]
+        return (sum(f.passed_tests for f in suites), sum(f.failed_tests for f in suites),
+                sum(f.skipped_tests for f in suites))
 
     def _flush(self) -> None:
         """Hand the collected rows to the sink: one transaction, messages then indexed."""

@@ -49,9 +49,11 @@ class FailedTest(BaseModel):
 
 
 class RunErrorItem(BaseModel):
-    id: str = Field(description="errors-mN: the Nth run-level error or warning.")
+    id: str = Field(description="errors-mN: the Nth run-level error or warning (the first of "
+                                "identical ones).")
     level: str
     text: str
+    count: int | None = Field(None, description="How many identical ones the run has (> 1).")
 
 
 class NodeRef(BaseModel):
@@ -75,8 +77,12 @@ class SummaryView(BaseModel):
     elapsed: float | None = Field(None, description="Seconds.")
     totals: Totals
     failed_tests: list[FailedTest] = Field(description="One page of failed tests, in run order.")
-    errors: list[RunErrorItem] = Field(description="Run-level errors and warnings (first ones).")
-    error_count: int = 0
+    errors: list[RunErrorItem] | None = Field(
+        None, description="First page only: the run's errors and warnings, identical ones "
+                          "once with their count (first 20 distinct).")
+    error_count: int = Field(0, description="Run errors and warnings in all.")
+    error_kinds: int | None = Field(None, description="Distinct ones (first page); the rest: "
+                                                      "search_messages with min_level=WARN.")
     unfinished: list[NodeRef] | None = Field(
         None, description="Running or interrupted runs: the open suite/test/keyword chain, "
                           "outermost first (what is running now, or was when the run stopped).")
@@ -240,7 +246,9 @@ class RunErrors(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     kind: Literal["RUN_ERRORS"]
-    count: int
+    count: int = Field(description="Run errors and warnings in all.")
+    distinct: int = Field(description="Distinct ones; the first 10 are listed, the rest: "
+                                      "search_messages with min_level=WARN.")
     messages: list[RunErrorItem]
 
 
@@ -355,9 +363,10 @@ class RunItem(BaseModel):
     run_id: int
     status: str
     origin: str
-    name: str | None = None
+    label: str | None = Field(None, description="The listener's or import's label.")
+    name: str | None = Field(None, description="Root suite name (a running run's too).")
     result_status: str | None = None
-    total: int | None = None
+    total: int | None = Field(None, description="Tests; a running run: those ended so far.")
     passed: int | None = None
     failed: int | None = None
     skipped: int | None = None

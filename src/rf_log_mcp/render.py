@@ -76,7 +76,8 @@ def summary(response: GetViewResponse, style: Style) -> None:
     if data.errors:
         print("Run errors:")
         for error in data.errors:
-            print(f"  {style(f'{error.level:<5}', error.level)} {first_lines(error.text, 1)[0]}")
+            times = f" (x{error.count})" if error.count else ""
+            print(f"  {style(f'{error.level:<5}', error.level)} {first_lines(error.text, 1)[0]}{times}")
     _masked(response, style)
 
 

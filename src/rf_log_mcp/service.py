@@ -135,12 +135,12 @@ def list_runs(conn: sqlite3.Connection, status: str | None = None, limit: int = 
         where.append("run_id < ?")
         params.append(before)
     rows = conn.execute(
-        "SELECT run_id, status, origin, name, result_status, total, passed, failed, skipped,"
-        f" source_path, start_time FROM runs WHERE {' AND '.join(where)}"
+        "SELECT run_id, status, origin, label, name, result_status, total, passed, failed,"
+        f" skipped, source_path, start_time FROM runs WHERE {' AND '.join(where)}"
         " ORDER BY run_id DESC LIMIT ?", (*params, limit + 1),
     ).fetchall()
-    keys = ("run_id", "status", "origin", "name", "result_status", "total", "passed", "failed",
-            "skipped", "source_path", "start_time")
+    keys = ("run_id", "status", "origin", "label", "name", "result_status", "total", "passed",
+            "failed", "skipped", "source_path", "start_time")
     shaper = Shaper()
     shaper.redactor = shaper.redactor.for_run(known_values(conn, [row[0] for row in rows[:limit]]))
     data: dict = {}

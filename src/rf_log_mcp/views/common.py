@@ -64,7 +64,8 @@ def run_row(conn: sqlite3.Connection, run_id: int) -> dict[str, Any]:
     row = cur.fetchone()
     if row is None:
         raise ResultError(RUN_NOT_FOUND, f"No run {run_id} in the store.",
-                          "List runs with `rf-log-mcp runs`, or import the result file first.")
+                          "Call list_runs for the runs in the store, or parse_result to import "
+                          "a result file (command line: `rf-log-mcp runs`, `rf-log-mcp import`).")
     return dict(zip([d[0] for d in cur.description], row, strict=True))
 
 
@@ -164,6 +165,23 @@ def own_messages(conn: sqlite3.Connection, run_id: int, node: NodeRow,
     ).fetchall()
     return [(f"{node.node_id}-m{n}", level, text, html) for n, level, text, html in rows
             if LEVELS.get(level, 3) >= min_level]
+
+
+def run_errors(conn: sqlite3.Connection, run_id: int, shaper: Shaper,
+               limit: int) -> tuple[list[dict[str, Any]], int]:
+    """The run's errors and warnings, each distinct one once (the first's id, and ``count``
+    when it repeats: 14 identical deprecation warnings are one item), in order; and how many
+    distinct ones there are (the rest: search_messages with a level)."""
+    rows = conn.execute(
+        "SELECT min(seq), level, text, count(*) FROM errors WHERE run_id = ?"
+        " GROUP BY level, text ORDER BY min(seq)", (run_id,)).fetchall()
+    shown = []
+    for seq, level, text, count in rows[:limit]:
+        item = {"id": f"errors-m{seq}", "level": level, "text": shaper.message(text, None, 300)}
+        if count > 1:
+            item["count"] = count
+        shown.append(item)
+    return shown, len(rows)
 
 
 def shown_message(message_id: str, level: str, text: str, html: int, node: Any,

@@ -9,7 +9,7 @@ from rf_log_listener.store import FAILED_STARTS, run_base
 
 from ..shaping import Shaper
 from ..sources import Locator
-from .common import run_row
+from .common import run_errors, run_row
 
 ERRORS_SHOWN = 20
 
@@ -24,19 +24,16 @@ def summary(conn: sqlite3.Connection, run_id: int, shaper: Shaper, after_key: in
         f" WHERE key > ? AND key < ? AND {FAILED_STARTS} AND type = 'TEST' ORDER BY key LIMIT ?",
         (after_key if after_key is not None else base - 1, run_base(run_id + 1), page_size + 1),
     ).fetchall()
-    errors = conn.execute(
-        "SELECT seq, level, text FROM errors WHERE run_id = ? ORDER BY seq LIMIT ?",
-        (run_id, ERRORS_SHOWN),
-    ).fetchall()
     view: dict[str, Any] = {
         "name": run["name"], "status": run["status"], "result_status": run["result_status"],
         "origin": run["origin"], "source_path": run["source_path"], "generator": run["generator"],
         "source_root": Locator(conn, run_id).root_dir,
         "start_time": run["start_time"], "elapsed": run["elapsed"],
         "totals": {k: run[k] for k in ("total", "passed", "failed", "skipped")},
-        "errors": [{"id": f"errors-m{s}", "level": lv, "text": shaper.text(t, 300)} for s, lv, t in errors],
         "error_count": run["error_count"] or 0,
     }
+    if after_key is None:  # the first page only: later pages continue the failed tests
+        view["errors"], view["error_kinds"] = run_errors(conn, run_id, shaper, ERRORS_SHOWN)
     if run["status"] in ("running", "interrupted"):
         view["unfinished"] = _unfinished(conn, run_id)
     page = rows[:page_size]

@@ -28,6 +28,7 @@ from .common import (
     node_by_key,
     node_item,
     own_messages,
+    run_errors,
     run_row,
     shown_assign,
     shown_message,
@@ -111,15 +112,10 @@ def tree(conn: sqlite3.Connection, run_id: int, selector: str | None, projection
 def _run_root(conn: sqlite3.Connection, run_id: int, run: dict[str, Any], shaper: Shaper) -> dict[str, Any]:
     root = node_by_key(conn, run_base(run_id))
     items = [node_item(root, shaper, NodeContext(conn, run_id))]
-    errors = conn.execute(
-        "SELECT seq, level, text FROM errors WHERE run_id = ? ORDER BY seq LIMIT 10", (run_id,)
-    ).fetchall()
+    errors, distinct = run_errors(conn, run_id, shaper, 10)
     if errors:
-        items.append({
-            "kind": "RUN_ERRORS", "count": run["error_count"],
-            "messages": [{"id": f"errors-m{s}", "level": lv, "text": shaper.message(t, None, 300)}
-                         for s, lv, t in errors],
-        })
+        items.append({"kind": "RUN_ERRORS", "count": run["error_count"], "distinct": distinct,
+                      "messages": errors})
     view: dict[str, Any] = {"node": {"kind": "RUN", "run_id": run_id, "status": run["status"],
                                      "name": run["name"]}}
     shaper.fit(view, items, "children")

@@ -1,0 +1,47 @@
+"""What an agent pays for (issue 15): answers without repetition. Run errors come once per
+run, identical ones folded with their count, on the summary's first page only and under the
+run in tree; hints name the MCP tools."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from test_listener import robot
+
+from rf_log_listener.importers import import_result
+from rf_log_listener.store import open_store
+from rf_log_mcp import service
+
+
+def test_identical_run_errors_come_once_with_their_count(tmp_path: Path) -> None:
+    (tmp_path / "warns.robot").write_text(
+        "*** Test Cases ***\nWarns A Lot\n    FOR    ${i}    IN RANGE    14\n"
+        "        Log    deprecated keyword used    WARN\n    END\n"
+        "    Log    another warning    WARN\n    Fail    boom\n"
+        "Second Fails\n    Fail    again\n")
+    assert robot("--output", "out.xml", "warns.robot", cwd=tmp_path).returncode == 2
+    conn = open_store(tmp_path / "store.sqlite3")
+    run_id = import_result(conn, tmp_path / "out.xml", stable_window=0).run_id
+    first = service.get_view(conn, "summary", run_id=run_id, page_size=1)
+    assert first.summary is not None and first.next_cursor
+    assert [(e.id, e.text, e.count) for e in first.summary.errors or []] == [
+        ("errors-m1", "deprecated keyword used", 14), ("errors-m15", "another warning", None)]
+    assert (first.summary.error_count, first.summary.error_kinds) == (15, 2)
+    second = service.get_view(conn, "summary", run_id=run_id, page_size=1, cursor=first.next_cursor)
+    assert second.summary is not None and second.summary.errors is None  # not on every page
+    assert [t.name for t in second.summary.failed_tests] == ["Second Fails"]
+    assert second.summary.error_count == 15
+    tree = service.get_view(conn, "tree", run_id=run_id).model_dump(mode="json", exclude_none=True)
+    errors = tree["tree"]["children"][1]
+    assert (errors["kind"], errors["count"], errors["distinct"]) == ("RUN_ERRORS", 15, 2)
+    assert [m.get("count") for m in errors["messages"]] == [14, None]
+    # the rest of the warnings are a search away, each one
+    ids, cursor = [], None
+    while True:
+        found = service.search_messages(conn, "deprecated", run_id=run_id, min_level="WARN",
+                                        cursor=cursor)
+        ids += [hit.id for hit in found.hits]
+        cursor = found.next_cursor
+        if cursor is None:
+            break
+    assert [i for i in ids if i.startswith("errors-m")] == [f"errors-m{n}" for n in range(1, 15)]
