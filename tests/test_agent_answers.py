@@ -45,3 +45,37 @@ def test_identical_run_errors_come_once_with_their_count(tmp_path: Path) -> None
         if cursor is None:
             break
     assert [i for i in ids if i.startswith("errors-m")] == [f"errors-m{n}" for n in range(1, 15)]
+
+
+def test_a_failure_path_says_the_failure_once(tmp_path: Path) -> None:
+    """Parents repeat their failing child's status message in RF's model; the path says it
+    once, on the deepest step (its FAIL message), not on the test and every keyword above."""
+    from conftest import FIXTURE_RESULTS
+
+    conn = open_store(tmp_path / "store.sqlite3")
+    run_id = import_result(conn, FIXTURE_RESULTS / "7.5" / "output.xml", stable_window=0).run_id
+    view = service.get_view(conn, "failure_path", run_id=run_id, selector="s1-s1-t2")
+    text = view.model_dump_json(exclude_none=True)
+    assert text.count("values differ: expected-value != actual-value") == 1
+    path = view.failure_path.path  # type: ignore[union-attr]
+    assert [s.node_id for s in path] == ["s1-s1-t2", "s1-s1-t2-k3", "s1-s1-t2-k3-k1",
+                                         "s1-s1-t2-k3-k1-k2"]
+    assert path[-1].messages and path[-1].messages[-1].level == "FAIL"
+    # a different message on the way down stays: the fixture's continuable failures
+    several = service.get_view(conn, "failure_path", run_id=run_id, selector="s1-s1-t3")
+    assert several.failure_path.path[0].message.startswith("Several failures occurred")  # type: ignore[union-attr]
+
+
+def test_an_option_value_holding_another_option_is_warned_about(tmp_path: Path) -> None:
+    """`db=...;label=...` after a ':' is one option to robot: the store's name would swallow
+    the label. Robot's console says so; the run is still captured."""
+    (tmp_path / "one.robot").write_text("*** Test Cases ***\nOne\n    Log    one\n")
+    db = tmp_path / "store.sqlite3"
+    done = robot("--output", "NONE", "--listener", f"rf_log_listener:db={db};label=ci", "one.robot",
+                 cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert "looks like it holds another option" in done.stderr and "label=ci" in done.stderr
+    assert (tmp_path / "store.sqlite3;label=ci").exists()  # robot's split, as the warning says
+    clean = robot("--output", "NONE", "--listener", f"rf_log_listener:db={db}:label=ci",
+                  "one.robot", cwd=tmp_path)
+    assert "holds another option" not in clean.stderr

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 import signal
 import sqlite3
 import subprocess
@@ -106,6 +107,9 @@ def _guarded(method: Callable[..., None]) -> Callable[..., None]:
     return wrapper
 
 
+_ANOTHER_OPTION = re.compile(r"[;:,](db|label|writer)=")
+
+
 def _output_dir() -> str | None:
     """``${OUTPUT_DIR}``: libraries write screenshots there (attachments are read there)."""
     from robot.libraries.BuiltIn import BuiltIn, RobotNotRunningError
@@ -183,6 +187,11 @@ class rf_log_listener:
         if unknown:
             _warn(f"ignoring unknown listener options {unknown}; use db=PATH, label=TEXT,"
                   " writer=inline")
+        for name, value in settings.items():
+            if _ANOTHER_OPTION.search(value):
+                _warn(f"the value of option {name}, {value!r}, looks like it holds another option:"
+                      " robot splits listener options at ':' (or at ';' when the listener is"
+                      " named with ';': rf_log_listener;db=PATH;label=TEXT)")
         if self._rf6:
             _warn("RF 6.x gives listeners no keyword events: this run is imported from its output"
                   " file when robot has written it (nothing is captured with --output NONE).")

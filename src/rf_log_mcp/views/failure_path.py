@@ -68,8 +68,11 @@ def failure_path(conn: sqlite3.Connection, run_id: int, selector: str | None, sh
     attachments = _attachments(conn, run_id, nodes, shaper, ids)
     # Steps are shaped as the budget takes them: a path thousands of levels deep (recursion)
     # costs the steps shown, not the path.
-    steps = (_step(conn, run_id, ids.seen(n), shaper, ids, attachments.get(number))
-             for number, n in enumerate(nodes))
+    # A parent's status message repeating its failing child's is said once, by the child.
+    repeated = {number for number in range(len(nodes) - 1)
+                if nodes[number].message and nodes[number].message == nodes[number + 1].message}
+    steps = (_step(conn, run_id, ids.seen(n), shaper, ids, attachments.get(number),
+                   number in repeated) for number, n in enumerate(nodes))
     tests = sum(1 for _, kind in found if kind == "TEST")
     view: dict[str, Any] = {"start_id": nodes[0].node_id, "failed_tests_total": tests,
                             "failed_suite_fixtures_total": len(found) - tests}
@@ -88,11 +91,15 @@ def _failing_depth(conn: sqlite3.Connection, run_id: int, node: NodeRow) -> int:
 
 
 def _step(conn: sqlite3.Connection, run_id: int, node: NodeRow, shaper: Shaper,
-          ids: NodeContext, attachments: list[dict[str, Any]] | None) -> dict[str, Any]:
-    """A step of the path: the node, its WARN-and-worse messages, its attachments."""
+          ids: NodeContext, attachments: list[dict[str, Any]] | None,
+          repeated: bool) -> dict[str, Any]:
+    """A step of the path: the node, its WARN-and-worse messages, its attachments; its status
+    message unless the next step or its own messages say the same."""
     messages = [shown_message(i, lv, t, html, node, shaper, ids)
                 for i, lv, t, html in own_messages(conn, run_id, node, LEVELS["WARN"])]
     step = node_item(node, shaper, ids, message_limit=1200)
+    if repeated:
+        step.pop("message", None)
     if messages:
         step["messages"] = messages
         if step.get("message") in {m["text"] for m in messages}:
