@@ -79,3 +79,32 @@ def test_an_option_value_holding_another_option_is_warned_about(tmp_path: Path) 
     clean = robot("--output", "NONE", "--listener", f"rf_log_listener:db={db}:label=ci",
                   "one.robot", cwd=tmp_path)
     assert "holds another option" not in clean.stderr
+
+
+def test_status_messages_are_searchable_as_hits_of_their_own_kind(tmp_path: Path) -> None:
+    """A WHILE loop's limit, a test's combined message and a fatal stop are status messages,
+    not logged ones: search finds them, each once (where it is said first: not on the
+    keywords above a failure that repeat it, not beside the FAIL message a keyword logged)."""
+    (tmp_path / "status.robot").write_text(
+        "*** Test Cases ***\nLoops Forever\n    WHILE    True    limit=3\n        No Operation\n"
+        "    END\nChecks Twice\n    Run Keyword And Continue On Failure    Should Be Equal    1    2\n"
+        "    Run Keyword And Continue On Failure    Fail    second check\n"
+        "Stops Everything\n    Fatal Error    database is gone\nNever Runs\n    No Operation\n")
+    assert robot("--output", "out.xml", "status.robot", cwd=tmp_path).returncode == 4
+    conn = open_store(tmp_path / "store.sqlite3")
+    run_id = import_result(conn, tmp_path / "out.xml", stable_window=0).run_id
+
+    def hits(query: str, **options: str) -> list[tuple[str, str | None, str]]:
+        found = service.search_messages(conn, query, run_id=run_id, **options)
+        assert found.ok, found.error
+        return [(h.id, h.kind, h.level) for h in found.hits]
+
+    assert hits("did not finish within the limit") == [("s1-t1-k1", "status", "FAIL")]
+    assert hits("Several failures occurred") == [("s1-t2", "status", "FAIL")]
+    # said by Should Be Equal's own FAIL message: no status hits for it or the keyword above
+    assert hits("1 != 2") == [("s1-t2-k1-k1-m1", None, "FAIL"), ("s1-t2", "status", "FAIL")]
+    stopped = hits("Test execution stopped due to a fatal error")
+    assert stopped == [("s1-t4", "status", "FAIL")]
+    assert hits("database is gone", min_level="FAIL")[0] == ("s1-t3-k1-m1", None, "FAIL")
+    assert hits("did not finish", level="INFO") == []  # levels filter status hits too
+    assert hits("limit", selector="s1-t2") == []  # and scopes

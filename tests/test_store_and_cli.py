@@ -128,11 +128,15 @@ def test_store_of_schema_1_is_migrated_on_open(db_path: Path) -> None:
     conn.execute("DROP INDEX nodes_notable")
     conn.execute("DROP TABLE secrets")
     conn.execute("ALTER TABLE runs DROP COLUMN output_dir")
+    conn.execute("DROP INDEX nodes_with_message")
+    conn.execute("DROP INDEX messages_html")
+    conn.execute("DROP TABLE definitions")
     conn.execute("UPDATE meta SET value = '1' WHERE key = 'schema_version'")
     conn.close()
     conn = open_store(db_path)
-    assert conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()[0] == "6"
-    for index in ("nodes_failed", "messages_notable", "nodes_notable", "secrets"):
+    assert conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()[0] == "7"
+    for index in ("nodes_failed", "messages_notable", "nodes_notable", "secrets", "messages_html",
+                  "definitions", "nodes_with_message"):
         assert conn.execute("SELECT 1 FROM sqlite_master WHERE name = ?", (index,)).fetchone(), index
     assert "output_dir" in {row[1] for row in conn.execute("PRAGMA table_info(runs)")}
 

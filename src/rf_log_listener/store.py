@@ -30,7 +30,7 @@ from pathlib import Path
 
 from .errors import STORE_CORRUPT, STORE_NOT_FOUND, STORE_UNAVAILABLE, ResultError
 
-SCHEMA_VERSION = 6
+SCHEMA_VERSION = 7
 ENV_DB = "RF_LOG_MCP_DB"
 RUN_SHIFT = 32  # node/message keys are run_id << RUN_SHIFT | position
 BUSY_TIMEOUT_MS = 30_000
@@ -160,6 +160,8 @@ CREATE TABLE IF NOT EXISTS messages (
 );
 CREATE INDEX IF NOT EXISTS messages_notable ON messages(key)
     WHERE level IN ('WARN', 'SKIP', 'ERROR', 'FAIL');
+-- Nodes with a status message (failures, skips: few): search finds those texts.
+CREATE INDEX IF NOT EXISTS nodes_with_message ON nodes(key) WHERE message IS NOT NULL;
 -- HTML messages are few (screenshots, links): failure paths list their attachments.
 CREATE INDEX IF NOT EXISTS messages_html ON messages(key) WHERE html = 1;
 -- Trigram: any substring of 3+ characters, CJK included, case-insensitive. detail=none
@@ -199,6 +201,7 @@ _MIGRATIONS: dict[int, str] = {
     5: "ALTER TABLE runs ADD COLUMN output_dir TEXT;"
        "CREATE INDEX IF NOT EXISTS messages_html ON messages(key) WHERE html = 1;"
        + _DEFINITIONS,
+    6: "CREATE INDEX IF NOT EXISTS nodes_with_message ON nodes(key) WHERE message IS NOT NULL;",
 }
 
 

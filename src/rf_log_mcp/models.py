@@ -312,7 +312,11 @@ class HitBranch(BaseModel):
 
 
 class SearchHit(BaseModel):
-    id: str = Field(description="Message id (<node>-mN) or run error id (errors-mN).")
+    id: str = Field(description="Message id (<node>-mN), run error id (errors-mN), or for a "
+                                "status message the node's id.")
+    kind: Literal["status"] | None = Field(
+        None, description="status: the status message of a test, keyword or control structure "
+                          "(level FAIL or SKIP by its status); left out for logged messages.")
     seq: int | None = Field(None, description="Position of the message in the run (execution order).")
     level: str
     time: str | None = None

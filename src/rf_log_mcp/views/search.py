@@ -32,6 +32,7 @@ from rf_log_listener.store import NOTABLE_MESSAGES, run_base
 
 from ..shaping import CUT_MARK, MASK_MARGIN, Shaper
 from .common import (
+    NODE_COLUMNS,
     SELECTOR_REQUIRED,
     NodeContext,
     NodeRow,
@@ -69,12 +70,15 @@ class Filter:
 
 @dataclass(frozen=True)
 class Span:
-    """Where to look: message keys [lo, hi), optionally one node's own messages only."""
+    """Where to look: message keys [lo, hi), optionally one node's own messages only; node
+    keys [nodes_lo, nodes_hi] for status messages."""
 
     lo: int
     hi: int
     node_pre: int | None
     with_errors: bool  # run errors belong to no node: only a run-wide search has them
+    nodes_lo: int = 0
+    nodes_hi: int = 0
 
 
 def make_filter(query: str | None, level: str | None, min_level: str | None) -> Filter:
@@ -102,7 +106,8 @@ def make_filter(query: str | None, level: str | None, min_level: str | None) -> 
 def search(conn: sqlite3.Connection, run_id: int, flt: Filter, selector: str | None,
            scope: Scope | None, shaper: Shaper, position: list[Any] | None,
            page_size: int) -> tuple[dict[str, Any], list[Any] | None]:
-    """One page of hits; the position is [phase, last key] (phase 0: messages, 1: run errors)."""
+    """One page of hits; the position is [phase, last key] (phase 0: messages, 1: status
+    messages of tests, keywords and control structures, 2: run errors)."""
     run = run_row(conn, run_id)
     span = _span(conn, run_id, selector, scope)
     context = _Context(conn, run_id, shaper)
@@ -137,8 +142,27 @@ def search(conn: sqlite3.Connection, run_id: int, flt: Filter, selector: str | N
             positions.append([0, key])
             last_key = key
         if not more:
-            phase, last_key = (1, 0) if span.with_errors else (2, None)
+            phase, last_key = 1, None
     if phase == 1 and not more:
+        for node in _status_candidates(conn, run_id, flt, span, last_key):
+            shown, masked, offset, total = _masked_match(node.message, node, flt, shaper)
+            if shown is None or _said_below(conn, run_id, node):
+                last_key = node.key
+                continue
+            if len(hits) == page_size:
+                more = True
+                break
+            shaper.masked += masked
+            light = context.node(node.pre)
+            hits.append({"id": node.node_id, "kind": "status", "level": _STATUS_LEVEL.get(
+                node.status, "INFO"), "text": _excerpt(shown, flt, shaper, offset, total),
+                **context.of(light)})
+            owners.append(context.owner(light))
+            positions.append([1, node.key])
+            last_key = node.key
+        if not more:
+            phase, last_key = (2, 0) if span.with_errors else (3, None)
+    if phase == 2 and not more:
         for seq, level, time, text in _error_candidates(conn, run_id, flt, last_key or 0):
             shown, masked, offset, total = _masked_match(text, None, flt, shaper)
             if shown is None:
@@ -150,7 +174,7 @@ def search(conn: sqlite3.Connection, run_id: int, flt: Filter, selector: str | N
             hits.append({"id": f"errors-m{seq}", "level": level, "time": time,
                          "text": _excerpt(shown, flt, shaper, offset, total)})
             owners.append([])
-            positions.append([1, seq])
+            positions.append([2, seq])
             last_key = seq
     view: dict[str, Any] = {"query": flt.query, "selector": selector,
                             "scope": (scope or "subtree") if selector else None,
@@ -173,19 +197,21 @@ def _span(conn: sqlite3.Connection, run_id: int, selector: str | None, scope: Sc
         if scope:
             raise ResultError(SELECTOR_REQUIRED, f"scope={scope!r} needs a selector.",
                               "Pass the node id to scope to, or leave scope out to search the run.")
-        return Span(base, run_base(run_id + 1), None, True)
+        return Span(base, run_base(run_id + 1), None, True, base, run_base(run_id + 1) - 1)
     if selector.startswith("ig:"):
         _, first, last = group_span(conn, run_id, selector)
         if scope != "test":  # the group is the node: its iterations' messages
-            return Span(base + first.msg_lo, _msg_end(run_id, last), None, False)
+            return Span(base + first.msg_lo, _msg_end(run_id, last), None, False,
+                        first.key, base + last.last)
         node = first
     else:
         node = node_by_id(conn, run_id, selector)
     if scope == "node":
-        return Span(base + node.msg_lo, _msg_end(run_id, node), node.pre, False)
+        return Span(base + node.msg_lo, _msg_end(run_id, node), node.pre, False, node.key, node.key)
     if scope == "test":
         node = enclosing_scope(conn, run_id, node)
-    return Span(base + node.msg_lo, _msg_end(run_id, node), None, False)
+    return Span(base + node.msg_lo, _msg_end(run_id, node), None, False, node.key,
+                base + node.last)
 
 
 def _msg_end(run_id: int, node: NodeRow) -> int:
@@ -243,6 +269,51 @@ def _rounds(conn: sqlite3.Connection, source: str, condition: str, flt: Filter, 
         if len(rows) < _FETCH:
             return
         lo = rows[-1][0] + 1
+
+
+_STATUS_LEVEL = {"FAIL": "FAIL", "SKIP": "SKIP"}  # a status message's level, for level filters
+
+
+def _status_candidates(conn: sqlite3.Connection, run_id: int, flt: Filter, span: Span,
+                       after: int | None) -> Iterator[NodeRow]:
+    """Nodes with a status message in the span, in order, through the index of such nodes
+    (failures and skips: few), prefiltered by level and by text (LIKE, confirmed masked)."""
+    where = ["key >= ?", "key <= ?", "message IS NOT NULL"]
+    params: list[Any] = [max(span.nodes_lo, after + 1) if after is not None else span.nodes_lo,
+                         span.nodes_hi]
+    if flt.levels is not None:
+        wanted = [f"status = '{status}'" for status, level in _STATUS_LEVEL.items()
+                  if level in flt.levels]
+        if "INFO" in flt.levels:  # any other status with a message shows as INFO
+            wanted.append("status NOT IN ('FAIL', 'SKIP')")
+        if not wanted:
+            return
+        where.append(f"({' OR '.join(wanted)})")
+    piece = _sql_piece(flt.query) if flt.query else ""
+    if piece:
+        where.append("message LIKE ? ESCAPE '\\'")
+        params.append(f"%{_like_escaped(piece)}%")
+    sql = (f"SELECT {NODE_COLUMNS} FROM nodes INDEXED BY nodes_with_message WHERE"
+           f" {' AND '.join(where)} ORDER BY key LIMIT {_FETCH}")
+    while params[0] <= params[1]:
+        rows = conn.execute(sql, params).fetchall()
+        yield from (NodeRow(*row) for row in rows)
+        if len(rows) < _FETCH:
+            return
+        params[0] = rows[-1][0] + 1
+
+
+def _said_below(conn: sqlite3.Connection, run_id: int, node: NodeRow) -> bool:
+    """Whether a node below says the same status message, or the node logged it itself (RF
+    gives the keywords above a failure the failing one's message): the deepest says it."""
+    base = run_base(run_id)
+    if node.last > node.pre and conn.execute(
+            "SELECT 1 FROM nodes INDEXED BY nodes_with_message WHERE key > ? AND key <= ?"
+            " AND message = ? LIMIT 1", (node.key, base + node.last, node.message)).fetchone():
+        return True
+    return conn.execute(
+        "SELECT 1 FROM messages WHERE key >= ? AND key < ? AND node_pre = ? AND text = ? LIMIT 1",
+        (base + node.msg_lo, base + node.msg_hi, node.pre, node.message)).fetchone() is not None
 
 
 def _error_candidates(conn: sqlite3.Connection, run_id: int, flt: Filter,
