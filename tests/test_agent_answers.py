@@ -4,6 +4,7 @@ run in tree; hints name the MCP tools."""
 
 from __future__ import annotations
 
+import sqlite3
 from pathlib import Path
 
 from test_listener import robot
@@ -13,15 +14,20 @@ from rf_log_listener.store import open_store
 from rf_log_mcp import service
 
 
+def _imported(tmp_path: Path, suite: str, rc: int) -> tuple[sqlite3.Connection, int]:
+    """robot on ``suite`` (its text), imported: the store and the run id."""
+    (tmp_path / "suite.robot").write_text(suite)
+    assert robot("--output", "out.xml", "suite.robot", cwd=tmp_path).returncode == rc
+    conn = open_store(tmp_path / "store.sqlite3")
+    return conn, import_result(conn, tmp_path / "out.xml", stable_window=0).run_id
+
+
 def test_identical_run_errors_come_once_with_their_count(tmp_path: Path) -> None:
-    (tmp_path / "warns.robot").write_text(
+    conn, run_id = _imported(tmp_path, (
         "*** Test Cases ***\nWarns A Lot\n    FOR    ${i}    IN RANGE    14\n"
         "        Log    deprecated keyword used    WARN\n    END\n"
         "    Log    another warning    WARN\n    Fail    boom\n"
-        "Second Fails\n    Fail    again\n")
-    assert robot("--output", "out.xml", "warns.robot", cwd=tmp_path).returncode == 2
-    conn = open_store(tmp_path / "store.sqlite3")
-    run_id = import_result(conn, tmp_path / "out.xml", stable_window=0).run_id
+        "Second Fails\n    Fail    again\n"), 2)
     first = service.get_view(conn, "summary", run_id=run_id, page_size=1)
     assert first.summary is not None and first.next_cursor
     assert [(e.id, e.text, e.count) for e in first.summary.errors or []] == [
@@ -85,14 +91,11 @@ def test_status_messages_are_searchable_as_hits_of_their_own_kind(tmp_path: Path
     """A WHILE loop's limit, a test's combined message and a fatal stop are status messages,
     not logged ones: search finds them, each once (where it is said first: not on the
     keywords above a failure that repeat it, not beside the FAIL message a keyword logged)."""
-    (tmp_path / "status.robot").write_text(
+    conn, run_id = _imported(tmp_path, (
         "*** Test Cases ***\nLoops Forever\n    WHILE    True    limit=3\n        No Operation\n"
         "    END\nChecks Twice\n    Run Keyword And Continue On Failure    Should Be Equal    1    2\n"
         "    Run Keyword And Continue On Failure    Fail    second check\n"
-        "Stops Everything\n    Fatal Error    database is gone\nNever Runs\n    No Operation\n")
-    assert robot("--output", "out.xml", "status.robot", cwd=tmp_path).returncode == 4
-    conn = open_store(tmp_path / "store.sqlite3")
-    run_id = import_result(conn, tmp_path / "out.xml", stable_window=0).run_id
+        "Stops Everything\n    Fatal Error    database is gone\nNever Runs\n    No Operation\n"), 4)
 
     def hits(query: str, **options: str) -> list[tuple[str, str | None, str]]:
         found = service.search_messages(conn, query, run_id=run_id, **options)
