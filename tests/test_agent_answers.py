@@ -111,3 +111,16 @@ def test_status_messages_are_searchable_as_hits_of_their_own_kind(tmp_path: Path
     assert hits("database is gone", min_level="FAIL")[0] == ("s1-t3-k1-m1", None, "FAIL")
     assert hits("did not finish", level="INFO") == []  # levels filter status hits too
     assert hits("limit", selector="s1-t2") == []  # and scopes
+
+
+def test_a_retry_s_failure_path_goes_into_its_last_attempt(tmp_path: Path) -> None:
+    """Wait Until Keyword Succeeds: every attempt failed; the last one decided the test."""
+    conn, run_id = _imported(tmp_path, (
+        "*** Variables ***\n${ATTEMPT}    ${0}\n\n*** Test Cases ***\nWaits For The Service\n"
+        "    Wait Until Keyword Succeeds    4x    1ms    Service Should Answer\n\n"
+        "*** Keywords ***\nService Should Answer\n    ${n} =    Evaluate    ${ATTEMPT} + 1\n"
+        "    Set Test Variable    ${ATTEMPT}    ${n}\n    Fail    no answer on attempt ${n}\n"), 1)
+    path = service.get_view(conn, "failure_path", run_id=run_id).failure_path
+    assert path is not None
+    assert [s.node_id for s in path.path][:3] == ["s1-t1", "s1-t1-k1", "s1-t1-k1-k4"]
+    assert path.path[-1].messages and path.path[-1].messages[-1].text == "no answer on attempt 4"

@@ -57,7 +57,9 @@ def failure_path(conn: sqlite3.Connection, run_id: int, selector: str | None, sh
         failing = list(notable_children(conn, run_id, node, "status = 'FAIL'"))
         if not failing:
             break
-        if len(failing) > 1:
+        if len(failing) > 1 and failing[0].name and len({(c.name, c.args) for c in failing}) == 1:
+            node = failing[-1]  # attempts of one call (a retry): the last one decided
+        elif len(failing) > 1:
             # The shortest failing branch first; between equally short ones the one whose
             # messages are more severe; then execution order.
             node = min(failing, key=lambda c: (_failing_depth(conn, run_id, c),
