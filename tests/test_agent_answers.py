@@ -13,21 +13,18 @@ from rf_log_listener.importers import import_result
 from rf_log_listener.store import open_store
 from rf_log_mcp import service
 
+DATA = Path(__file__).parent / "data" / "agent"
+
 
 def _imported(tmp_path: Path, suite: str, rc: int) -> tuple[sqlite3.Connection, int]:
-    """robot on ``suite`` (its text), imported: the store and the run id."""
-    (tmp_path / "suite.robot").write_text(suite)
-    assert robot("--output", "out.xml", "suite.robot", cwd=tmp_path).returncode == rc
+    """robot on tests/data/agent/``suite``, imported: the store and the run id."""
+    assert robot("--output", "out.xml", str(DATA / suite), cwd=tmp_path).returncode == rc
     conn = open_store(tmp_path / "store.sqlite3")
     return conn, import_result(conn, tmp_path / "out.xml", stable_window=0).run_id
 
 
 def test_identical_run_errors_come_once_with_their_count(tmp_path: Path) -> None:
-    conn, run_id = _imported(tmp_path, (
-        "*** Test Cases ***\nWarns A Lot\n    FOR    ${i}    IN RANGE    14\n"
-        "        Log    deprecated keyword used    WARN\n    END\n"
-        "    Log    another warning    WARN\n    Fail    boom\n"
-        "Second Fails\n    Fail    again\n"), 2)
+    conn, run_id = _imported(tmp_path, "warns.robot", 2)
     first = service.get_view(conn, "summary", run_id=run_id, page_size=1)
     assert first.summary is not None and first.next_cursor
     assert [(e.id, e.text, e.count) for e in first.summary.errors or []] == [
@@ -91,11 +88,7 @@ def test_status_messages_are_searchable_as_hits_of_their_own_kind(tmp_path: Path
     """A WHILE loop's limit, a test's combined message and a fatal stop are status messages,
     not logged ones: search finds them, each once (where it is said first: not on the
     keywords above a failure that repeat it, not beside the FAIL message a keyword logged)."""
-    conn, run_id = _imported(tmp_path, (
-        "*** Test Cases ***\nLoops Forever\n    WHILE    True    limit=3\n        No Operation\n"
-        "    END\nChecks Twice\n    Run Keyword And Continue On Failure    Should Be Equal    1    2\n"
-        "    Run Keyword And Continue On Failure    Fail    second check\n"
-        "Stops Everything\n    Fatal Error    database is gone\nNever Runs\n    No Operation\n"), 4)
+    conn, run_id = _imported(tmp_path, "status.robot", 4)
 
     def hits(query: str, **options: str) -> list[tuple[str, str | None, str]]:
         found = service.search_messages(conn, query, run_id=run_id, **options)
@@ -115,11 +108,7 @@ def test_status_messages_are_searchable_as_hits_of_their_own_kind(tmp_path: Path
 
 def test_a_retry_s_failure_path_goes_into_its_last_attempt(tmp_path: Path) -> None:
     """Wait Until Keyword Succeeds: every attempt failed; the last one decided the test."""
-    conn, run_id = _imported(tmp_path, (
-        "*** Variables ***\n${ATTEMPT}    ${0}\n\n*** Test Cases ***\nWaits For The Service\n"
-        "    Wait Until Keyword Succeeds    4x    1ms    Service Should Answer\n\n"
-        "*** Keywords ***\nService Should Answer\n    ${n} =    Evaluate    ${ATTEMPT} + 1\n"
-        "    Set Test Variable    ${ATTEMPT}    ${n}\n    Fail    no answer on attempt ${n}\n"), 1)
+    conn, run_id = _imported(tmp_path, "retry.robot", 1)
     path = service.get_view(conn, "failure_path", run_id=run_id).failure_path
     assert path is not None
     assert [s.node_id for s in path.path][:3] == ["s1-t1", "s1-t1-k1", "s1-t1-k1-k4"]
