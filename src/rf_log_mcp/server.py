@@ -131,6 +131,42 @@ class _Server(MCPServer):
                 " report it.")))
 
 
+    async def list_tools(self) -> list[Any]:
+        """The tools, their output schemas without what only repeats: pydantic's titles (the
+        field names again) and a description said already in the same schema (a node's
+        fields under tree, failure_path and step_window). Hosts that pass output schemas to
+        the model pay for every token of them in every conversation."""
+        tools = await super().list_tools()
+        for tool in tools:
+            if tool.output_schema:
+                tool.output_schema = _compact_schema(tool.output_schema, set())
+        return tools
+
+
+def _compact_schema(schema: Any, said: set[str]) -> Any:
+    """``schema`` as the same constraints in fewer tokens: no titles, each description once,
+    ``{"anyOf": [{"type": T}, {"type": "null"}], "default": null}`` as ``{"type": [T, "null"]}``."""
+    if isinstance(schema, list):
+        return [_compact_schema(item, said) for item in schema]
+    if not isinstance(schema, dict):
+        return schema
+    options = schema.get("anyOf")
+    if (isinstance(options, list) and len(options) == 2 and {"type": "null"} in options
+            and all(set(o) == {"type"} and isinstance(o["type"], str) for o in options)):
+        schema = {**{k: v for k, v in schema.items() if k not in ("anyOf", "default")},
+                  "type": [o["type"] for o in options if o["type"] != "null"] + ["null"]}
+    compact: dict[str, Any] = {}
+    for key, value in schema.items():
+        if key == "title" and isinstance(value, str):
+            continue
+        if key == "description" and isinstance(value, str):
+            if value in said:
+                continue
+            said.add(value)
+        compact[key] = _compact_schema(value, said)
+    return compact
+
+
 mcp = _Server(name="rf-log-mcp", version=__version__, instructions=INSTRUCTIONS, lifespan=lifespan)
 
 _READ_ONLY = ToolAnnotations(read_only_hint=True, idempotent_hint=True, open_world_hint=False)
