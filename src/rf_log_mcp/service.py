@@ -273,7 +273,7 @@ def get_attachment(conn: sqlite3.Connection, message_id: str, index: int = 0,
             raise ResultError(ATTACHMENT_NOT_FOUND, f"{message_id} has {len(references)} "
                               f"attachment(s); there is no index {index}.",
                               "Take message_id and index from an attachments list.")
-        described = shown_attachments(message_id, text, shaper, context) or []
+        described = shown_attachments(message_id, references, shaper, context) or []
         # Without a policy (the command line): nothing outside the run's output folder.
         rule = policy or PathPolicy(roots=(), known_runs=False)
         opened = open_attachment(references[index], context.output_dir,

@@ -32,8 +32,10 @@ from collections import OrderedDict
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
+from stat import S_ISREG
 from typing import Any
 
+from rf_log_listener.errors import ResultError
 from rf_log_listener.events import keyword_key
 from rf_log_listener.store import run_base
 
@@ -101,7 +103,7 @@ class Locator:
 
     def locate(self, node: Any) -> Location:
         """The location of ``node`` (a views.common.NodeRow): its file and line, with origin."""
-        fields = json.loads(node.fields) if node.fields else {}
+        fields = node.field_values
         if node.type == "SUITE":
             source = fields.get("source")
             return Location(self.shown(source), None, NODE if source else UNSUPPORTED)
@@ -157,28 +159,30 @@ class Locator:
         """The running model item ``node`` came from, or a str saying why there is none."""
         if node.pre in self.items:
             return self.items[node.pre]
-        parent = self._row(node.parent_pre) if node.parent_pre is not None else None
+        parent = self._row(node.parent_pre)
         if parent is None:
             found: Any = UNSUPPORTED
         elif parent.type == "SUITE":
             found = self._in_suite(parent, node)
-        elif parent.type == "TEST":
-            container = self._test(parent)
-            found = container if isinstance(container, str) else _child(container, node, parent, self)
-        elif parent.type == "ITERATION":
-            loop = self._item(self._row(parent.parent_pre))
-            found = loop if isinstance(loop, str) else _child(loop, node, parent, self)
-        elif parent.type in _CONTAINERS:
-            container = self._item(parent)
-            found = container if isinstance(container, str) else _child(container, node, parent, self)
-        elif parent.type in _KEYWORDS:
-            definition = self._definition(parent)
-            found = definition if isinstance(definition, str) else UNSUPPORTED if isinstance(
-                definition, Defined) else _child(definition, node, parent, self)  # a library's
         else:
-            found = UNSUPPORTED
+            container = self._container(parent)
+            found = container if isinstance(container, str) else _child(container, node, parent, self)
         self.items[node.pre] = found
         return found
+
+    def _container(self, parent: Any) -> Any:
+        """What the children of ``parent`` are items of: its running test, its loop (for an
+        iteration's), its control structure, its user keyword's definition; or why none."""
+        if parent.type == "TEST":
+            return self._test(parent)
+        if parent.type == "ITERATION":
+            return self._item(self._row(parent.parent_pre))
+        if parent.type in _CONTAINERS:
+            return self._item(parent)
+        if parent.type in _KEYWORDS:
+            definition = self._definition(parent)
+            return UNSUPPORTED if isinstance(definition, Defined) else definition  # a library's
+        return UNSUPPORTED
 
     def _in_suite(self, suite_row: Any, node: Any) -> Any:
         """A suite's setup or teardown."""
@@ -210,7 +214,7 @@ class Locator:
         suite = self._suite(self._row(row.parent_pre))
         found: Any = suite
         if not isinstance(suite, str):
-            line = json.loads(row.fields or "{}").get("lineno")
+            line = row.field_values.get("lineno")
             found = next((t for t in suite.tests if t.name == row.name
                           and (line is None or t.lineno == line)), SOURCES_CHANGED)
         self.items[row.pre] = found
@@ -226,8 +230,7 @@ class Locator:
         if isinstance(suite_file, str):
             found = suite_file
         elif suite_file is not None:
-            fields = json.loads(node.fields) if node.fields else {}
-            wanted = keyword_key(fields.get("source_name") or node.name or "")
+            wanted = keyword_key(node.field_values.get("source_name") or node.name or "")
             resources = [suite_file.resource] if not node.owner else [
                 r for r in _resources(suite_file.resource) if Path(str(r.source)).stem == node.owner]
             for resource in resources:
@@ -244,8 +247,7 @@ class Locator:
         """Where a library keyword is defined, as a live run recorded it (RF's library
         model); installed libraries (site-packages) are left out of answers: their lines
         cost tokens and rarely help."""
-        fields = json.loads(node.fields) if node.fields else {}
-        names = {keyword_key(fields.get("source_name") or ""), keyword_key(node.name or "")}
+        names = {keyword_key(node.field_values.get("source_name") or ""), keyword_key(node.name or "")}
         try:
             row = self.conn.execute(
                 f"SELECT source, lineno FROM definitions WHERE run_id = ? AND owner = ? AND"
@@ -289,11 +291,11 @@ class Locator:
             return self.states[path]
         state: str | None = None
         try:
-            stat = Path(path).stat()
+            stat = os.stat(path)
         except OSError:
             state = SOURCES_MISSING
         else:
-            if Path(path).is_file():
+            if S_ISREG(stat.st_mode):
                 recorded = _field(suite_row, "_fingerprint") if suite_row is not None else None
                 if recorded:
                     size, mtime_ns, digest = recorded
@@ -312,7 +314,7 @@ class Locator:
         if pre not in self.rows:
             try:
                 self.rows[pre] = node_by_key(self.conn, self.base + pre)
-            except Exception:  # a node that is not there has no location
+            except ResultError:  # a node that is not there has no location
                 self.rows[pre] = None
         return self.rows[pre]
 
@@ -430,7 +432,7 @@ def _mtime(path: str) -> int:
 
 
 def _field(row: Any, key: str) -> Any:
-    return json.loads(row.fields).get(key) if row is not None and row.fields else None
+    return row.field_values.get(key) if row is not None else None
 
 
 def _root_dir(root_source: str | None, child_sources: Any) -> str | None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import sqlite3
 from collections.abc import Iterator
@@ -13,7 +14,7 @@ from rf_log_listener.errors import ResultError
 from rf_log_listener.events import LEVEL_NAMES
 from rf_log_listener.store import NOTABLE_NODES, VISIBLE_RUNS, mark_dead_live_runs, run_base
 
-from ..attachments import describe
+from ..attachments import Reference, describe
 from ..attachments import parse as parse_html
 from ..shaping import Shaper
 from ..sources import Locator
@@ -55,6 +56,11 @@ class NodeRow:
     message_count: int
     depth: int
     seq: int  # position among the parent's children, from 0
+
+    @functools.cached_property
+    def field_values(self) -> dict[str, Any]:
+        """``fields`` parsed, once: the shaping, the locator and the definitions read it."""
+        return json.loads(self.fields) if self.fields else {}
 
 
 def run_row(conn: sqlite3.Connection, run_id: int) -> dict[str, Any]:
@@ -190,15 +196,15 @@ def shown_message(message_id: str, level: str, text: str, html: int, node: Any,
     as its visible text and its attachments, not its markup."""
     if not html:
         return {"id": message_id, "level": level, "text": shaper.message(text, node, limit)}
-    visible, _ = parse_html(text)
+    visible, found = parse_html(text)
     return {"id": message_id, "level": level, "text": shaper.message(visible, node, limit),
-            "html": True, "attachments": shown_attachments(message_id, text, shaper, context)}
+            "html": True, "attachments": shown_attachments(message_id, found, shaper, context)}
 
 
-def shown_attachments(message_id: str, text: str, shaper: Shaper,
+def shown_attachments(message_id: str, found: list[Reference], shaper: Shaper,
                       context: NodeContext) -> list[dict[str, Any]] | None:
-    """The attachments of an HTML message (models.Attachment), references masked."""
-    _, found = parse_html(text)
+    """The attachments of an HTML message (its references, ``attachments.parse``) as
+    answers show them (models.Attachment), references masked."""
     shown = []
     for index, reference in enumerate(found):
         item = describe(reference, context.output_dir)
@@ -292,17 +298,16 @@ def shown_assign(node: Any, shaper: Shaper) -> Any:
 def shown_fields(node: NodeRow, shaper: Shaper) -> dict[str, Any]:
     """The node's non-empty type-specific fields, every value masked: a VAR's or a FOR's
     values by the name they are assigned to, texts by what they say."""
-    if not node.fields:
-        return {}
+    values = node.field_values
     shown: dict[str, Any] = {}
-    for key, value in json.loads(node.fields).items():
+    for key, value in values.items():
         if value in (None, "", [], {}) or key.startswith("_"):  # _: the store's own notes
             continue
         if key == "value" and isinstance(value, list):
             shown[key] = shaper.counted(shaper.redactor.var_values(node.name, [str(v) for v in value]))
         elif key == "values" and isinstance(value, list) and node.type == "FOR":
             shown[key] = shaper.counted(shaper.redactor.for_values(
-                json.loads(node.assign or "null"), json.loads(node.fields).get("flavor"),
+                json.loads(node.assign or "null"), values.get("flavor"),
                 [str(v) for v in value]))
         elif isinstance(value, str):
             shown[key] = shaper.mask(value)

@@ -8,6 +8,7 @@ from typing import Any
 from rf_log_listener.events import LEVELS
 from rf_log_listener.store import FAILED_STARTS, run_base
 
+from ..attachments import parse as parse_html
 from ..shaping import Shaper
 from .common import (
     NodeContext,
@@ -22,7 +23,7 @@ from .common import (
     shown_message,
 )
 
-_ATTACHMENTS = 10  # attachments listed per step
+_ATTACHMENTS = 10  # HTML messages a failure path lists the attachments of
 
 
 def failed_starts(conn: sqlite3.Connection, run_id: int) -> list[tuple[int, str]]:
@@ -119,20 +120,12 @@ def _attachments(conn: sqlite3.Connection, run_id: int, nodes: list[NodeRow], sh
     by_step: dict[int, list[dict[str, Any]]] = {}
     on_path = {node.pre: number for number, node in enumerate(nodes)}
     last = nodes[-1]
-    for pre, message_id, text in _html_below(conn, run_id, nodes[0]):
-        number = on_path.get(pre, len(nodes) - 1 if last.pre <= pre <= last.last else 0)
-        by_step.setdefault(number, []).extend(shown_attachments(message_id, text, shaper, ids) or [])
-    return by_step
-
-
-def _html_below(conn: sqlite3.Connection, run_id: int,
-                node: NodeRow) -> list[tuple[int, str, str]]:
-    """(node pre, message id, text) of the first HTML messages in ``node``'s subtree."""
     base = run_base(run_id)
-    rows = conn.execute(
-        "SELECT node_pre, msg_no, text FROM messages INDEXED BY messages_html"
-        " WHERE key >= ? AND key < ? AND html = 1 ORDER BY key LIMIT ?",
-        (base + node.msg_lo, base + node.msg_hi, _ATTACHMENTS)).fetchall()
-    ids = {pre: conn.execute("SELECT node_id FROM nodes WHERE key = ?", (base + pre,)).fetchone()[0]
-           for pre in {row[0] for row in rows}}
-    return [(pre, f"{ids[pre]}-m{number}", text) for pre, number, text in rows]
+    for pre, number, text in conn.execute(
+            "SELECT node_pre, msg_no, text FROM messages INDEXED BY messages_html"
+            " WHERE key >= ? AND key < ? AND html = 1 ORDER BY key LIMIT ?",
+            (base + nodes[0].msg_lo, base + nodes[0].msg_hi, _ATTACHMENTS)).fetchall():
+        step = on_path.get(pre, len(nodes) - 1 if last.pre <= pre <= last.last else 0)
+        shown = shown_attachments(f"{ids(pre)}-m{number}", parse_html(text)[1], shaper, ids)
+        by_step.setdefault(step, []).extend(shown or [])
+    return by_step

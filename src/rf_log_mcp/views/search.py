@@ -157,7 +157,7 @@ def search(conn: sqlite3.Connection, run_id: int, flt: Filter, selector: str | N
             hits.append({"id": node.node_id, "kind": "status", "level": _STATUS_LEVEL.get(
                 node.status, "INFO"), "text": _excerpt(shown, flt, shaper, offset, total),
                 **context.of(light)})
-            owners.append(context.owner(light))
+            owners.append(context.owner(light, node))
             positions.append([1, node.key])
             last_key = node.key
         if not more:
@@ -414,12 +414,13 @@ class _Context:
         self.ids = NodeContext(conn, run_id)
         self.owners: set[int] = set()
 
-    def owner(self, node: _Node) -> list[dict[str, Any]]:
-        """The node as answers show it (models.Node), the first time a hit names it."""
+    def owner(self, node: _Node, row: NodeRow | None = None) -> list[dict[str, Any]]:
+        """The node as answers show it (models.Node), the first time a hit names it; ``row``:
+        its full row when the caller has read it already."""
         if node.pre in self.owners:
             return []
         self.owners.add(node.pre)
-        return [node_item(node_by_key(self.conn, self.base + node.pre), self.shaper, self.ids)]
+        return [node_item(row or node_by_key(self.conn, self.base + node.pre), self.shaper, self.ids)]
 
     def node(self, pre: int) -> _Node:
         node = self.nodes.get(pre)
