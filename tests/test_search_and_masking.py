@@ -61,7 +61,8 @@ def dumped(response: Any) -> dict[str, Any]:
 
 
 def search(conn: sqlite3.Connection, **arguments: Any) -> dict[str, Any]:
-    return dumped(service.search_messages(conn, run_id=1, page_size=200, budget=50_000, **arguments))
+    return dumped(service.search_messages(conn, run_id=1, page_size=200, budget=50_000,
+                                          **{"detail": "full", **arguments}))
 
 
 def texts(result: dict[str, Any]) -> list[str]:
@@ -254,12 +255,13 @@ def test_pages_follow_execution_order_with_bound_cursors(store: sqlite3.Connecti
     seqs, cursor = [], None
     while True:
         page = dumped(service.search_messages(store, run_id=1, level="INFO", page_size=4,
-                                              cursor=cursor))
+                                              cursor=cursor, detail="full"))
         seqs += [hit["seq"] for hit in page["hits"]]
         cursor = page.get("next_cursor")
         if not cursor:
             break
-        other = service.search_messages(store, run_id=1, min_level="INFO", cursor=cursor)
+        other = service.search_messages(store, run_id=1, min_level="INFO", cursor=cursor,
+                                        detail="full")
         assert other.error is not None and other.error.code == "INVALID_CURSOR"
     assert seqs == [hit["seq"] for hit in whole["hits"]] == sorted(seqs)
     assert len(seqs) == len(set(seqs)) > 8
@@ -280,7 +282,8 @@ async def test_search_and_masking_over_stdio(stores: dict[str, Path], tmp_path: 
     with sqlite3.connect(stores["live"]) as source, sqlite3.connect(tmp_path / "store.sqlite3") as copy:
         source.backup(copy)  # the server opens tmp_path's store
     async with server(tmp_path) as client:
-        found = await call(client, "search_messages", run_id=1, min_level="WARN", page_size=2)
+        found = await call(client, "search_messages", run_id=1, min_level="WARN", page_size=2,
+                           detail="full")
         assert found["ok"] and len(found["hits"]) == 2 and found["next_cursor"]
         assert found["hits"][0]["text"] == "Login failed for bob with password=***"
         owner = next(n for n in found["nodes"] if n["node_id"] == found["hits"][0]["node_id"])

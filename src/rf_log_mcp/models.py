@@ -19,8 +19,8 @@ class ErrorInfo(BaseModel):
 class Envelope(BaseModel):
     """Fields every tool response carries."""
 
-    ok: bool = True
-    run_id: int | None = None
+    ok: bool = Field(True, description="False: the call failed; error says why.")
+    run_id: int | None = Field(None, description="The run answered about.")
     estimated_tokens: int = Field(0, description="Estimated tokens of this response.")
     truncated: bool = Field(False, description="Any of the three truncations below happened.")
     message_truncated: bool = Field(False, description="Some long text was shortened (head+tail kept).")
@@ -32,7 +32,7 @@ class Envelope(BaseModel):
     masked_values: int = Field(
         0, description="Secret values (passwords, tokens, keys, cookies, ...) replaced by *** in "
                        "this response. The store keeps them; no response shows them.")
-    error: ErrorInfo | None = None
+    error: ErrorInfo | None = Field(None, description="Why the call failed (ok false).")
 
 
 class Totals(BaseModel):
@@ -77,6 +77,8 @@ class SummaryView(BaseModel):
     elapsed: float | None = Field(None, description="Seconds.")
     totals: Totals
     failed_tests: list[FailedTest] = Field(description="One page of failed tests, in run order.")
+    failure_groups: list[FailureGroup] | None = Field(
+        None, description="First page only: failure messages several tests share (first 5).")
     errors: list[RunErrorItem] | None = Field(
         None, description="First page only: the run's errors and warnings, identical ones "
                           "once with their count (first 20 distinct).")
@@ -86,6 +88,9 @@ class SummaryView(BaseModel):
     unfinished: list[NodeRef] | None = Field(
         None, description="Running or interrupted runs: the open suite/test/keyword chain, "
                           "outermost first (what is running now, or was when the run stopped).")
+    follow_cursor: str | None = Field(
+        None, description="A running run: pass as cursor later to get only what is new since "
+                          "(failed tests, run errors), with the current totals and status.")
 
 
 class Attachment(BaseModel):
@@ -120,8 +125,11 @@ class Node(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    node_id: str = Field(description="RF's id (s1-s2-t3-k4; IF/TRY roots: the parent's id + "
-                                     "-rN): a selector for every view.")
+    node_id: str = Field(description="RF's id (s1-s2-t3-k4), a selector for every view; it "
+                                     "starts with its parent's. IF/TRY roots (RF gives them no "
+                                     "id) are the parent's id + -rN; their branches keep RF's "
+                                     "ids (as log.html links them), nesting under the root's "
+                                     "parent: follow parent_id for the structure.")
     parent_id: str | None = Field(None, description="The parent's node_id (not for the root suite).")
     owner_test_id: str | None = Field(
         None, description="The test the node runs in (a test: itself); not for suites and "
@@ -212,8 +220,21 @@ class TreeNode(Node):
         None, description="The expanded node only: a summary of its own messages.")
 
 
+class FailureRef(NodeRef):
+    """A failing node named with what tells it apart from its siblings."""
+
+    assign: dict[str, Any] | None = Field(None, description="An iteration's loop values.")
+    args: list[str] | None = None
+    message: str | None = None
+
+
 class PathStep(Node):
     messages: list[LogMessage] | None = Field(None, description="WARN and worse messages of this step.")
+    other_failures: list[FailureRef] | None = Field(
+        None, description="Failing children the path does not follow (continuable failures, "
+                          "other failing iterations), first 10; tree with projection=failures "
+                          "pages through all of them.")
+    other_failures_total: int | None = None
     attachments: list[Attachment] | None = Field(
         None, description="Of the HTML messages (any level) the step logged; the last step "
                           "also those below it (a screenshot taken when it failed); the test "
@@ -261,9 +282,51 @@ class RunRoot(BaseModel):
     name: str | None = None
 
 
+class RepeatedCalls(BaseModel):
+    """Levels of a path that repeat one cycle of calls (recursion), folded: the first and
+    the last cycle are shown as steps around it."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    kind: Literal["REPEATED_CALLS"]
+    names: list[str] = Field(description="The cycle: the keywords that call each other.")
+    count: int = Field(description="Levels folded.")
+    cycles: int = Field(description="Times the cycle repeats in them.")
+    first_node_id: str = Field(description="The first folded level: a selector for tree or "
+                                           "step_window to open them.")
+    last_node_id: str
+
+
+class FailureCause(BaseModel):
+    """Why a test failed from outside its own steps, and that failure's root, so an agent
+    needs no second call."""
+
+    reason: Literal["parent_suite_setup", "parent_suite_teardown", "fatal_error",
+                    "exit_on_failure", "exit_on_error"]
+    node_id: str = Field(description="What failed: the suite setup/teardown, or the test (or "
+                                     "suite fixture) whose failure stopped the run.")
+    type: str
+    name: str
+    failing_step_id: str | None = Field(None, description="Its deepest failing step.")
+    failing_step_name: str | None = None
+    message: str = Field(description="That step's failure message.")
+
+
+class FailureGroup(BaseModel):
+    message: str
+    count: int = Field(description="Failed tests with this message.")
+    first_test_id: str
+    cause: FailureCause | None = Field(None, description="When they failed for something "
+                                                         "outside them.")
+
+
 class FailurePathView(BaseModel):
     start_id: str = Field(description="The failed test (or suite setup/teardown) the path starts at.")
-    path: list[PathStep] = Field(description="From the start down the most severe failing branch.")
+    cause: FailureCause | None = None
+    path: list[PathStep | RepeatedCalls] = Field(
+        description="From the start down the most telling failing branch (a retry's last "
+                    "attempt). Over the budget, the deepest step stays and next_cursor "
+                    "continues with the steps left out.")
     failed_tests_total: int = Field(description="Failed tests in the run.")
     failed_suite_fixtures_total: int = Field(
         description="Failed suite setups and teardowns in the run; their paths are paged with "
@@ -294,10 +357,16 @@ class StepWindowView(BaseModel):
 
 class GetViewResponse(Envelope):
     view: str | None = None
-    summary: SummaryView | None = None
-    failure_path: FailurePathView | None = None
-    step_window: StepWindowView | None = None
-    tree: TreeView | None = None
+    summary: SummaryView | None = Field(
+        None, description="Run status and totals, a page of failed tests; first page: failure "
+                          "groups (shared messages and their cause) and run errors.")
+    failure_path: FailurePathView | None = Field(
+        None, description="cause (a parent suite's setup, a fatal stop) and path: steps (node "
+                          "fields, messages, other_failures) and folded REPEATED_CALLS.")
+    step_window: StepWindowView | None = Field(
+        None, description="steps: nodes with depth, the selected one center=true.")
+    tree: TreeView | None = Field(
+        None, description="node and its children: nodes, ITERATION_GROUPs, RUN_ERRORS.")
 
 
 class HitIteration(BaseModel):
@@ -340,8 +409,9 @@ class SearchResponse(Envelope):
     levels: list[str] | None = Field(None, description="The levels searched, when filtered.")
     hits: list[SearchHit] = Field(default_factory=list, description="In execution order; run "
                                   "errors (run-wide searches only) after the messages.")
-    nodes: list[Node] = Field(default_factory=list, description="The nodes that logged this "
-                              "page's hits, each once, in the order of their first hit.")
+    nodes: list[Node] | None = Field(None, description="detail=full: the nodes that logged "
+                                     "this page's hits, each once, in the order of their first "
+                                     "hit.")
 
 
 class AttachmentResponse(Envelope):
@@ -405,3 +475,6 @@ class ParseResultResponse(Envelope):
     message_count: int | None = None
     error_count: int | None = None
     seconds: float | None = Field(default=None, description="Wall time of this call.")
+
+
+SummaryView.model_rebuild()

@@ -73,6 +73,11 @@ def summary(response: GetViewResponse, style: Style) -> None:
                 print(f"  {'':<14}   {line}")
         if response.next_cursor:
             print(style(f"  … more failed tests: --cursor {response.next_cursor}", "dim"))
+    for group in data.failure_groups or []:
+        print(f"  {group.count} tests failed with: {first_lines(group.message, 1)[0]}"
+              f" (first {group.first_test_id})")
+        if group.cause:
+            _cause(group.cause.model_dump(exclude_none=True), "    ", style)
     if data.errors:
         print("Run errors:")
         for error in data.errors:
@@ -86,8 +91,14 @@ def failures(paths: list[dict[str, Any]], style: Style) -> None:
         print("No failed tests.")
     for path in paths:
         print(f"Failure path of {style(path['start_id'], 'bold')}:")
+        if path.get("cause"):
+            _cause(path["cause"], "  ", style)
         for depth, step in enumerate(path["path"]):
             indent = "  " * (depth + 1)
+            if step.get("kind") == "REPEATED_CALLS":
+                folded = f"… {step['count']} levels of " + " > ".join(step["names"])
+                print(f"{indent}{style(folded, 'dim')}  {style(step['first_node_id'], 'dim')}")
+                continue
             print(f"{indent}{step['type']} {step['node_id']}  {step['name']}"
                   f"  [{style(step['status'], step['status'])}]")
             if step.get("args"):
@@ -95,9 +106,21 @@ def failures(paths: list[dict[str, Any]], style: Style) -> None:
             for message in step.get("messages", []):
                 print(f"{indent}  {style(message['level'], message['level'])}:"
                       f" {first_lines(message['text'], 1)[0]}")
+            for other in step.get("other_failures", []):
+                values = ", ".join(f"{k}={v}" for k, v in (other.get("assign") or {}).items())
+                print(f"{indent}  {style('also failed:', 'FAIL')} {other['node_id']} {values}"
+                      f"  {first_lines(other.get('message') or '', 1)[0]}")
         last = path["path"][-1]
         if last.get("message") and not last.get("messages"):
             print(f"  {'  ' * len(path['path'])}→ {first_lines(last['message'], 1)[0]}")
+
+
+def _cause(cause: dict[str, Any], indent: str, style: Style) -> None:
+    """Why tests failed from outside their steps, and that failure's root."""
+    where = cause.get("failing_step_id") or cause["node_id"]
+    print(f"{indent}{style('caused by', 'dim')} {cause['reason'].replace('_', ' ')}:"
+          f" {cause['type']} {cause['node_id']} {cause['name']}")
+    print(f"{indent}  {where}: {first_lines(cause['message'], 1)[0]}")
 
 
 def tree(response: GetViewResponse, style: Style) -> None:

@@ -24,7 +24,7 @@ from rf_log_listener import __version__
 from rf_log_listener.errors import ResultError
 from rf_log_listener.store import open_store
 
-from . import service
+from . import field_guide, service
 from .models import (
     AttachmentResponse,
     Envelope,
@@ -58,6 +58,7 @@ get_attachment(run_id, message_id, index) opens a screenshot or file that failur
 Secret values (passwords, tokens, keys, cookies) always come back as ***.
 Responses carry ok, estimated_tokens and truncation flags; pass next_cursor to continue a page.
 Errors come back as ok=false with error.code, error.message and error.hint.
+Every field of every answer is explained in the resource rf://docs/fields.
 """
 
 
@@ -132,39 +133,52 @@ class _Server(MCPServer):
 
 
     async def list_tools(self) -> list[Any]:
-        """The tools, their output schemas without what only repeats: pydantic's titles (the
-        field names again) and a description said already in the same schema (a node's
-        fields under tree, failure_path and step_window). Hosts that pass output schemas to
-        the model pay for every token of them in every conversation."""
+        """The tools, their output schemas as outlines (``_outline``): hosts that pass output
+        schemas to the model pay for every token of them in every conversation, so the
+        listing stays within LISTING_TOKENS; every field's meaning is in the field guide
+        resource (``field_guide.py``), generated from the same models."""
         tools = await super().list_tools()
         for tool in tools:
             if tool.output_schema:
-                tool.output_schema = _compact_schema(tool.output_schema, set())
+                tool.output_schema = _outline(tool.output_schema, tool.output_schema.get("$defs", {}))
         return tools
 
 
-def _compact_schema(schema: Any, said: set[str]) -> Any:
-    """``schema`` as the same constraints in fewer tokens: no titles, each description once,
-    ``{"anyOf": [{"type": T}, {"type": "null"}], "default": null}`` as ``{"type": [T, "null"]}``."""
-    if isinstance(schema, list):
-        return [_compact_schema(item, said) for item in schema]
-    if not isinstance(schema, dict):
-        return schema
-    options = schema.get("anyOf")
-    if (isinstance(options, list) and len(options) == 2 and {"type": "null"} in options
-            and all(set(o) == {"type"} and isinstance(o["type"], str) for o in options)):
-        schema = {**{k: v for k, v in schema.items() if k not in ("anyOf", "default")},
-                  "type": [o["type"] for o in options if o["type"] != "null"] + ["null"]}
-    compact: dict[str, Any] = {}
-    for key, value in schema.items():
-        if key == "title" and isinstance(value, str):
-            continue
-        if key == "description" and isinstance(value, str):
-            if value in said:
-                continue
-            said.add(value)
-        compact[key] = _compact_schema(value, said)
-    return compact
+OUTLINE_DEPTH = 2  # levels of an output schema spelled out; deeper objects are "object"
+
+
+def _outline(schema: dict[str, Any], defs: dict[str, Any], depth: int = 0) -> dict[str, Any]:
+    """``schema`` (pydantic's) as an outline every response still conforms to: the
+    envelope and each payload's fields with their types, two levels deep, references
+    resolved, no titles, defaults or required lists; descriptions on the payload's own
+    fields only (the envelope's are in the instructions, the rest in the field guide)."""
+    schema = _resolved(schema, defs)
+    options = [_resolved(o, defs) for o in schema.get("anyOf", ()) if o != {"type": "null"}]
+    nullable = len(options) < len(schema.get("anyOf", ()))
+    if len(options) == 1:
+        schema = {**options[0], **{k: v for k, v in schema.items() if k == "description"}}
+    elif options:
+        kinds = sorted({o.get("type", "object") for o in options})
+        return {"type": kinds + (["null"] if nullable else []) if len(kinds) > 1 or nullable
+                else kinds[0]}
+    kind = schema.get("type")
+    outline: dict[str, Any] = {"type": [kind, "null"] if nullable and kind else kind or "object"}
+    if depth == 1 and schema.get("description"):
+        outline["description"] = schema["description"]
+    if kind == "array" and depth < OUTLINE_DEPTH:
+        outline["items"] = _outline(schema.get("items", {}), defs, depth + 1)
+    elif "properties" in schema and depth < OUTLINE_DEPTH:
+        outline["properties"] = {name: _outline(value, defs, depth + 1)
+                                 for name, value in schema["properties"].items()}
+        if depth == 0:  # the envelope: its fields are explained once, in the instructions
+            for name in _ENVELOPE_FIELDS:
+                outline["properties"].get(name, {}).pop("description", None)
+    return outline
+
+
+def _resolved(schema: dict[str, Any], defs: dict[str, Any]) -> dict[str, Any]:
+    reference = schema.get("$ref")
+    return defs[reference.rsplit("/", 1)[-1]] if isinstance(reference, str) else schema
 
 
 mcp = _Server(name="rf-log-mcp", version=__version__, instructions=INSTRUCTIONS, lifespan=lifespan)
@@ -265,13 +279,16 @@ def search_messages(
     page_size: Annotated[int | None, Field(ge=1, le=200, description="Hits per page (25).")] = None,
     budget: Annotated[int | None, Field(ge=MIN_BUDGET, le=MAX_BUDGET,
                                         description=f"Token budget ({DEFAULT_BUDGET}).")] = None,
+    detail: Annotated[Literal["compact", "full"], Field(
+        description="compact: id, level, text, call path. full: also time, position, the "
+                    "iteration and branch, and the nodes that logged the hits.")] = "compact",
 ) -> Annotated[CallToolResult, SearchResponse]:
     """Messages (and run errors) by text and/or level, in execution order, each with the node
     that logged it, the loop iteration or IF/TRY branch it ran in, and a short call path.
     Secrets come back masked; a query cannot find a masked value."""
     return _respond(_answer(ctx, SearchResponse, lambda conn, policy: service.search_messages(
         conn, query, run_id, path, selector, scope, level, min_level, cursor, page_size, budget,
-        policy)))
+        policy, detail)))
 
 
 @mcp.tool(title="List runs", annotations=_READ_ONLY)
@@ -309,6 +326,12 @@ def get_attachment(
                              mime_type=response.media_type or "image/png")
         result.content = [*result.content, image]
     return result
+
+
+@mcp.resource("rf://docs/fields", mime_type="text/markdown")
+def fields() -> str:
+    """Every field of every answer: type and meaning (generated from the response models)."""
+    return field_guide.guide()
 
 
 @mcp.resource("rf://runs/{run_id}/summary", mime_type="application/json")

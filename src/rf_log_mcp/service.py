@@ -58,7 +58,7 @@ from .shaping import (
 )
 from .views.common import RUN_NOT_FOUND, NodeContext, node_by_id, shown_attachments
 from .views.failure_path import failure_path
-from .views.search import Scope, make_filter, search
+from .views.search import Detail, Scope, make_filter, search
 from .views.step_window import step_window
 from .views.summary import summary
 from .views.tree import Projection, tree
@@ -207,7 +207,10 @@ def get_view(conn: sqlite3.Connection, view: ViewName, run_id: int | None = None
         response = GetViewResponse(run_id=rid, view=view)
         if view == "summary":
             data, after = summary(conn, rid, shaper, position, size)
+            follow = data.pop("follow_position", None)
             response.summary = SummaryView(**data)
+            if follow is not None:
+                response.summary.follow_cursor = make_cursor(binding, follow)
         elif view == "failure_path":
             data, after = failure_path(conn, rid, selector, shaper, position)
             if data is None:
@@ -239,17 +242,20 @@ def search_messages(conn: sqlite3.Connection, query: str | None = None, run_id: 
                     scope: Scope | None = None, level: str | None = None,
                     min_level: str | None = None, cursor: str | None = None,
                     page_size: int | None = None, budget: int | None = None,
-                    policy: PathPolicy | None = None) -> SearchResponse:
+                    policy: PathPolicy | None = None, detail: Detail = "compact") -> SearchResponse:
     try:
         shaper = Shaper(budget=in_range("budget", budget, MIN_BUDGET, MAX_BUDGET, DEFAULT_BUDGET))
         size = in_range("page_size", page_size, 1, MAX_PAGE, DEFAULT_PAGE)
         rid = resolve_run(conn, run_id, path, policy)
         shaper.redactor = shaper.redactor.for_run(known_values(conn, [rid]))
         flt = make_filter(query, level, min_level)
+        if detail not in ("compact", "full"):
+            raise ResultError(INVALID_ARGUMENT, f"detail must be compact or full, not {detail!r}.")
         binding = {"run": rid, "tool": "search_messages", "query": query, "selector": selector,
-                   "scope": scope, "levels": sorted(flt.levels) if flt.levels else None}
+                   "scope": scope, "levels": sorted(flt.levels) if flt.levels else None,
+                   "detail": detail}
         position = read_cursor(cursor, binding)
-        data, after = search(conn, rid, flt, selector, scope, shaper, position, size)
+        data, after = search(conn, rid, flt, selector, scope, shaper, position, size, detail)
     except ResultError as err:
         return failed(SearchResponse, err, run_id)
     return _finish(SearchResponse(run_id=rid, **data), shaper, binding, after)

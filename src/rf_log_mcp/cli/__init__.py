@@ -180,6 +180,8 @@ def _parser() -> argparse.ArgumentParser:
     levels.add_argument("--level", choices=level_names, type=str.upper, help="exactly this level")
     levels.add_argument("--min-level", choices=level_names, type=str.upper,
                         help="this level or worse (TRACE < DEBUG < INFO < WARN = SKIP < ERROR < FAIL)")
+    cmd.add_argument("--detail", choices=("compact", "full"), default="compact",
+                     help="full: hits with time, position, iteration, branch and their nodes")
     paging(cmd)
 
     cmd = command("attachment", cmd_attachment, "Open a screenshot or file an HTML message "

@@ -72,7 +72,7 @@ def cmd_search(args: argparse.Namespace) -> int:
     response = service.search_messages(
         conn, args.query, run_id=resolve(conn, args.run), selector=args.selector,
         scope=args.scope, level=args.level, min_level=args.min_level, cursor=args.cursor,
-        page_size=args.page_size, budget=MAX_BUDGET)
+        page_size=args.page_size, budget=MAX_BUDGET, detail=args.detail)
     return show(args, response, render.search)
 
 

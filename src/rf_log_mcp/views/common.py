@@ -173,14 +173,15 @@ def own_messages(conn: sqlite3.Connection, run_id: int, node: NodeRow,
             if LEVELS.get(level, 3) >= min_level]
 
 
-def run_errors(conn: sqlite3.Connection, run_id: int, shaper: Shaper,
-               limit: int) -> tuple[list[dict[str, Any]], int]:
-    """The run's errors and warnings, each distinct one once (the first's id, and ``count``
-    when it repeats: 14 identical deprecation warnings are one item), in order; and how many
-    distinct ones there are (the rest: search_messages with a level)."""
+def run_errors(conn: sqlite3.Connection, run_id: int, shaper: Shaper, limit: int,
+               after_seq: int | None = None) -> tuple[list[dict[str, Any]], int]:
+    """The run's errors and warnings (those after ``after_seq``), each distinct one once (the
+    first's id, and ``count`` when it repeats: 14 identical deprecation warnings are one
+    item), in order; and how many distinct ones there are (the rest: search_messages with a
+    level)."""
     rows = conn.execute(
-        "SELECT min(seq), level, text, count(*) FROM errors WHERE run_id = ?"
-        " GROUP BY level, text ORDER BY min(seq)", (run_id,)).fetchall()
+        "SELECT min(seq), level, text, count(*) FROM errors WHERE run_id = ? AND seq > ?"
+        " GROUP BY level, text ORDER BY min(seq)", (run_id, after_seq or 0)).fetchall()
     shown = []
     for seq, level, text, count in rows[:limit]:
         item = {"id": f"errors-m{seq}", "level": level, "text": shaper.message(text, None, 300)}

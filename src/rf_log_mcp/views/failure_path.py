@@ -1,4 +1,6 @@
-"""failure_path view: from a failed test down its most severe failing branch to the messages."""
+"""failure_path view: from a failed test down its most telling failing branch to the
+messages; what made it fail from outside (views.failing); repeated recursion levels folded;
+within the budget, the deepest step always kept."""
 
 from __future__ import annotations
 
@@ -9,21 +11,25 @@ from rf_log_listener.events import LEVELS
 from rf_log_listener.store import FAILED_STARTS, run_base
 
 from ..attachments import parse as parse_html
-from ..shaping import Shaper
+from ..shaping import Shaper, estimate_tokens
 from .common import (
     NodeContext,
     NodeRow,
     node_by_id,
     node_by_key,
     node_item,
-    notable_children,
     own_messages,
     run_row,
+    shown_args,
+    shown_assign,
     shown_attachments,
     shown_message,
 )
+from .failing import Level, failing_branch, shown_cause
 
 _ATTACHMENTS = 10  # HTML messages a failure path lists the attachments of
+_FOLD_CYCLES = 3  # a cycle of calls repeated this often (recursion) is folded, first and last kept
+_CYCLE_LENGTHS = (1, 2, 3)  # A > A > A ..., A > B > A > B ..., A > B > C > A ...
 
 
 def failed_starts(conn: sqlite3.Connection, run_id: int) -> list[tuple[int, str]]:
@@ -36,61 +42,129 @@ def failed_starts(conn: sqlite3.Connection, run_id: int) -> list[tuple[int, str]
 
 
 def failure_path(conn: sqlite3.Connection, run_id: int, selector: str | None, shaper: Shaper,
-                 after_key: int | None) -> tuple[dict[str, Any] | None, int | None]:
-    """The path of the selected node's test (or the next failed start) and the next start."""
+                 position: int | list[int] | None) -> tuple[dict[str, Any] | None, Any]:
+    """The path of the selected node's test (or the next failed start) and the position to
+    continue from: the rest of this path when the budget cut it, else the next start."""
     run_row(conn, run_id)
     found = failed_starts(conn, run_id)
     starts = [key for key, _ in found]
-    if selector:
+    resume = 0
+    if isinstance(position, list):  # [start key, first step not shown yet]
+        node, resume = node_by_key(conn, position[0]), position[1]
+        following = [k for k in starts if k > node.key]
+    elif selector:
         node = node_by_id(conn, run_id, selector)
         if node.type != "TEST" and node.owner_test is not None:
             node = node_by_key(conn, run_base(run_id) + node.owner_test)
         following = [k for k in starts if k > node.key]
     else:
-        pending = [k for k in starts if after_key is None or k > after_key]
+        pending = [k for k in starts if position is None or k > position]
         if not pending:
             return None, None
         node = node_by_key(conn, pending[0])
         following = pending[1:]
     ids = NodeContext(conn, run_id)
-    nodes = [node]
-    while True:
-        failing = list(notable_children(conn, run_id, node, "status = 'FAIL'"))
-        if not failing:
-            break
-        if len(failing) > 1 and failing[0].name and len({(c.name, c.args) for c in failing}) == 1:
-            node = failing[-1]  # attempts of one call (a retry): the last one decided
-        elif len(failing) > 1:
-            # The shortest failing branch first; between equally short ones the one whose
-            # messages are more severe; then execution order.
-            node = min(failing, key=lambda c: (_failing_depth(conn, run_id, c),
-                                               -c.max_descendant_level, c.pre))
-        else:
-            node = failing[0]
-        nodes.append(node)
-    attachments = _attachments(conn, run_id, nodes, shaper, ids)
-    # Steps are shaped as the budget takes them: a path thousands of levels deep (recursion)
-    # costs the steps shown, not the path.
-    # A parent's status message repeating its failing child's is said once, by the child.
-    repeated = {number for number in range(len(nodes) - 1)
-                if nodes[number].message and nodes[number].message == nodes[number + 1].message}
-    steps = (_step(conn, run_id, ids.seen(n), shaper, ids, attachments.get(number),
-                   number in repeated) for number, n in enumerate(nodes))
+    levels = failing_branch(conn, run_id, node)
     tests = sum(1 for _, kind in found if kind == "TEST")
-    view: dict[str, Any] = {"start_id": nodes[0].node_id, "failed_tests_total": tests,
+    view: dict[str, Any] = {"start_id": node.node_id, "failed_tests_total": tests,
                             "failed_suite_fixtures_total": len(found) - tests}
-    shaper.fit(view, steps, "path")
+    if not resume:
+        cause = shown_cause(conn, run_id, node, shaper)
+        if cause:
+            view["cause"] = cause
+    items = _items(conn, run_id, levels, shaper, ids)
+    shown = _fit_keeping_last(shaper, view, items[resume:])
+    if resume + shown < len(items):
+        return view, [node.key, resume + shown]
     return view, (following[0] - 1 if following and not selector else None)
 
 
-def _failing_depth(conn: sqlite3.Connection, run_id: int, node: NodeRow) -> int:
-    """How many levels below ``node`` its deepest failed descendant is."""
-    base = run_base(run_id)
-    deepest = conn.execute(
-        "SELECT max(depth) FROM nodes WHERE key > ? AND key <= ? AND status = 'FAIL'",
-        (node.key, base + node.last),
-    ).fetchone()[0]
-    return (deepest - node.depth) if deepest is not None else 0
+def _items(conn: sqlite3.Connection, run_id: int, levels: list[Level], shaper: Shaper,
+           ids: NodeContext) -> list[dict[str, Any]]:
+    """The path's items: a step per level, repeated cycles of calls folded into one item."""
+    nodes = [level.node for level in levels]
+    attachments = _attachments(conn, run_id, nodes, shaper, ids)
+    # A parent's status message repeating its failing child's is said once, by the child.
+    repeated = {number for number in range(len(nodes) - 1)
+                if nodes[number].message and nodes[number].message == nodes[number + 1].message}
+    folded = _folds(nodes)
+    items: list[dict[str, Any]] = []
+    number = 0
+    while number < len(nodes):
+        if number in folded:
+            end, cycle = folded[number]
+            items.append(_fold_item(nodes, number, end, cycle))
+            number = end
+            continue
+        step = _step(conn, run_id, ids.seen(nodes[number]), shaper, ids, attachments.get(number),
+                     number in repeated)
+        if number + 1 < len(levels) and levels[number + 1].others:
+            following = levels[number + 1]
+            step["other_failures"] = [_other(n, shaper) for n in following.others]
+            step["other_failures_total"] = following.others_total
+        items.append(step)
+        number += 1
+    return items
+
+
+def _folds(nodes: list[NodeRow]) -> dict[int, tuple[int, int]]:
+    """Where a cycle of calls repeats (recursion): {first folded level: (level after the
+    fold, cycle length)}. The first and the last cycle stay shown, the ones between fold."""
+    signature = [(n.type, n.name, n.owner) for n in nodes]
+    folds: dict[int, tuple[int, int]] = {}
+    start = 1  # the test (or suite fixture) itself never folds
+    while start < len(nodes):
+        for cycle in _CYCLE_LENGTHS:
+            pattern = signature[start:start + cycle]
+            if len(pattern) < cycle or not any(s[0] == "KEYWORD" and s[1] for s in pattern):
+                continue
+            repeats = 1
+            while signature[start + repeats * cycle:start + (repeats + 1) * cycle] == pattern:
+                repeats += 1
+            if repeats >= _FOLD_CYCLES:
+                folds[start + cycle] = (start + (repeats - 1) * cycle, cycle)
+                start += repeats * cycle
+                break
+        else:
+            start += 1
+    return folds
+
+
+def _fold_item(nodes: list[NodeRow], first: int, end: int, cycle: int) -> dict[str, Any]:
+    return {"kind": "REPEATED_CALLS", "names": [n.name for n in nodes[first:first + cycle]],
+            "count": end - first, "cycles": (end - first) // cycle,
+            "first_node_id": nodes[first].node_id, "last_node_id": nodes[end - 1].node_id}
+
+
+def _other(node: NodeRow, shaper: Shaper) -> dict[str, Any]:
+    """A failing child the path does not follow, named with what tells it apart."""
+    item: dict[str, Any] = {"node_id": node.node_id, "type": node.type, "name": node.name or ""}
+    if node.type == "ITERATION" and node.assign:
+        item["assign"] = shown_assign(node, shaper)
+    elif node.args:
+        item["args"] = shown_args(node, shaper, 100)
+    if node.message:
+        item["message"] = shaper.text(node.message, 300)
+    return item
+
+
+def _fit_keeping_last(shaper: Shaper, view: dict[str, Any], items: list[dict[str, Any]]) -> int:
+    """Fit ``items`` under ``view["path"]``; the last one (the deepest failing step, where
+    the failure is said) always stays, the budget taking steps from above it. Returns how
+    many of the items before the last were shown."""
+    if not items:
+        view["path"] = []
+        return 0
+    reserve = estimate_tokens(items[-1]) + 1
+    shaper.budget -= reserve
+    try:
+        kept = shaper.fit(view, items[:-1], "path") if len(items) > 1 else 0
+    finally:
+        shaper.budget += reserve
+    if len(items) == 1:
+        view["path"] = []
+    view["path"].append(items[-1])
+    return kept + 1 if kept == len(items) - 1 else kept
 
 
 def _step(conn: sqlite3.Connection, run_id: int, node: NodeRow, shaper: Shaper,

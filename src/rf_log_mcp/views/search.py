@@ -48,6 +48,10 @@ from .tree import group_span
 
 INVALID_QUERY = "INVALID_QUERY"
 Scope = Literal["node", "subtree", "test"]
+Detail = Literal["compact", "full"]
+# What a compact hit keeps: what an agent acts on. The message id names its node
+# (<node id>-mN), the call path its test, iteration values and branch conditions.
+_COMPACT = ("id", "kind", "level", "text", "html", "attachments", "call_path")
 SEVERITY = ("TRACE", "DEBUG", "INFO", "WARN", "ERROR", "FAIL")  # SKIP ranks with WARN
 _FETCH = 500  # candidates read per round while a page fills up
 _HIT_CHARS = 400
@@ -105,9 +109,11 @@ def make_filter(query: str | None, level: str | None, min_level: str | None) -> 
 
 def search(conn: sqlite3.Connection, run_id: int, flt: Filter, selector: str | None,
            scope: Scope | None, shaper: Shaper, position: list[Any] | None,
-           page_size: int) -> tuple[dict[str, Any], list[Any] | None]:
+           page_size: int, detail: Detail = "compact") -> tuple[dict[str, Any], list[Any] | None]:
     """One page of hits; the position is [phase, last key] (phase 0: messages, 1: status
-    messages of tests, keywords and control structures, 2: run errors)."""
+    messages of tests, keywords and control structures, 2: run errors). ``detail``: compact
+    hits (``_COMPACT``), or full ones with time, position, iteration, branch and the nodes
+    that logged them."""
     run = run_row(conn, run_id)
     span = _span(conn, run_id, selector, scope)
     context = _Context(conn, run_id, shaper)
@@ -138,7 +144,7 @@ def search(conn: sqlite3.Connection, run_id: int, flt: Filter, selector: str | N
                 shaper.masked += masked
                 hit["text"] = _excerpt(shown, flt, shaper, offset, total)
             hits.append(hit)
-            owners.append(context.owner(node))
+            owners.append(context.owner(node) if detail == "full" else [])
             positions.append([0, key])
             last_key = key
         if not more:
@@ -157,7 +163,7 @@ def search(conn: sqlite3.Connection, run_id: int, flt: Filter, selector: str | N
             hits.append({"id": node.node_id, "kind": "status", "level": _STATUS_LEVEL.get(
                 node.status, "INFO"), "text": _excerpt(shown, flt, shaper, offset, total),
                 **context.of(light)})
-            owners.append(context.owner(light, node))
+            owners.append(context.owner(light, node) if detail == "full" else [])
             positions.append([1, node.key])
             last_key = node.key
         if not more:
@@ -179,7 +185,11 @@ def search(conn: sqlite3.Connection, run_id: int, flt: Filter, selector: str | N
     view: dict[str, Any] = {"query": flt.query, "selector": selector,
                             "scope": (scope or "subtree") if selector else None,
                             "levels": sorted(flt.levels, key=_rank) if flt.levels else None}
+    if detail == "compact":
+        hits = [{key: hit[key] for key in _COMPACT if key in hit} for hit in hits]
     kept = shaper.fit(view, hits, "hits", ("nodes", owners))
+    if not view["nodes"]:
+        del view["nodes"]  # compact hits, or hits with no node (run errors)
     if kept < len(hits):
         return view, positions[kept - 1]
     return view, [phase, last_key] if more else None

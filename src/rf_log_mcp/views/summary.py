@@ -9,16 +9,25 @@ from rf_log_listener.store import FAILED_STARTS, run_base
 
 from ..shaping import Shaper
 from ..sources import Locator
-from .common import run_errors, run_row
+from .common import node_by_key, run_errors, run_row
+from .failing import shown_cause
 
 ERRORS_SHOWN = 20
+GROUPS_SHOWN = 5  # failure messages shared by several tests, most common first
 
 
-def summary(conn: sqlite3.Connection, run_id: int, shaper: Shaper, after_key: int | None,
-            page_size: int) -> tuple[dict[str, Any], int | None]:
-    """The summary and the key to continue the failed-test list from (None: no more)."""
+def summary(conn: sqlite3.Connection, run_id: int, shaper: Shaper,
+            position: int | list[int] | None, page_size: int) -> tuple[dict[str, Any], Any]:
+    """The summary and where to continue the failed-test list (None: no more).
+
+    A running run's summary also gives ``follow_position``: past every failed test and run
+    error it shows. Passed back (as a cursor) it answers only what is new since: failed
+    tests (tests end in key order, so none is missed) and run errors, with the current
+    totals and what runs now."""
     run = run_row(conn, run_id)
     base = run_base(run_id)
+    follow = isinstance(position, list)
+    after_key, errors_after = position if isinstance(position, list) else (position, None)
     rows = conn.execute(
         f"SELECT key, node_id, name, message FROM nodes INDEXED BY nodes_failed"
         f" WHERE key > ? AND key < ? AND {FAILED_STARTS} AND type = 'TEST' ORDER BY key LIMIT ?",
@@ -34,14 +43,28 @@ def summary(conn: sqlite3.Connection, run_id: int, shaper: Shaper, after_key: in
     }
     if after_key is None:  # the first page only: later pages continue the failed tests
         view["errors"], view["error_kinds"] = run_errors(conn, run_id, shaper, ERRORS_SHOWN)
+        groups = _failure_groups(conn, run_id, shaper)
+        if groups:
+            view["failure_groups"] = groups
+    elif follow:
+        errors, kinds = run_errors(conn, run_id, shaper, ERRORS_SHOWN, errors_after)
+        if errors:
+            view["errors"], view["error_kinds"] = errors, kinds
     if run["status"] in ("running", "interrupted"):
         view["unfinished"] = _unfinished(conn, run_id)
     page = rows[:page_size]
     tests = [{"node_id": i, "name": n, "message": shaper.text(m or "", 500)} for _, i, n, m in page]
     kept = shaper.fit(view, tests, "failed_tests")
-    if kept < len(page):
-        return view, page[kept - 1][0]
-    return view, page[-1][0] if len(rows) > page_size else None
+    last_shown = page[kept - 1][0] if kept else after_key
+    if run["status"] == "running":
+        errors_seen = conn.execute("SELECT max(seq) FROM errors WHERE run_id = ?",
+                                   (run_id,)).fetchone()[0]
+        view["follow_position"] = [base - 1 if last_shown is None else last_shown,
+                                   errors_seen or 0]
+    more = kept < len(page) or len(rows) > page_size
+    if not more:
+        return view, None
+    return view, [last_shown, errors_after or 0] if follow else last_shown
 
 
 def _unfinished(conn: sqlite3.Connection, run_id: int) -> list[dict[str, Any]]:
@@ -53,3 +76,25 @@ def _unfinished(conn: sqlite3.Connection, run_id: int) -> list[dict[str, Any]]:
         (run_base(run_id), run_base(run_id + 1)),
     ).fetchall()
     return [{"node_id": i, "type": t, "name": n or ""} for i, t, n in rows]
+
+
+def _failure_groups(conn: sqlite3.Connection, run_id: int, shaper: Shaper) -> list[dict[str, Any]]:
+    """Failure messages several failed tests share, most common first, each with its first
+    test and, when the tests failed for something outside them (a fatal stop, a parent
+    suite's setup), that cause and its root message."""
+    base = run_base(run_id)
+    rows = conn.execute(
+        f"SELECT message, count(*), min(key) FROM nodes INDEXED BY nodes_failed"
+        f" WHERE key >= ? AND key < ? AND {FAILED_STARTS} AND type = 'TEST'"
+        f" GROUP BY message HAVING count(*) > 1 ORDER BY count(*) DESC, min(key) LIMIT ?",
+        (base, run_base(run_id + 1), GROUPS_SHOWN)).fetchall()
+    groups = []
+    for message, count, first in rows:
+        first_test = node_by_key(conn, first)
+        group = {"message": shaper.text(message or "", 300), "count": count,
+                 "first_test_id": first_test.node_id}
+        cause = shown_cause(conn, run_id, first_test, shaper)
+        if cause:
+            group["cause"] = cause
+        groups.append(group)
+    return groups

@@ -1,0 +1,138 @@
+"""Which way a failure went (read side, shared by failure_path and summary): the failing
+branch below a node, the failures beside it, and what made a test fail from outside its own
+steps (a parent suite's setup or teardown, a fatal error or exit-on-failure stop earlier in
+the run)."""
+
+from __future__ import annotations
+
+import sqlite3
+from dataclasses import dataclass, field
+from typing import Any
+
+from rf_log_listener.store import FAILED_STARTS, run_base
+
+from ..shaping import Shaper
+from .common import NodeRow, node_by_key, notable_children
+
+SIBLINGS_COMPARED = 50  # failing children weighed to choose the branch a path follows
+OTHERS_SHOWN = 10  # failures beside a step named on it; the rest: tree with projection failures
+
+# RF's own texts (robot/running/status.py) for tests it failed without running them.
+STOP_MESSAGES = {
+    "Test execution stopped due to a fatal error.": "fatal_error",
+    "Failure occurred and exit-on-failure mode is in use.": "exit_on_failure",
+    "Error occurred and exit-on-error mode is in use.": "exit_on_error",
+}
+PARENT_SETUP = "Parent suite setup failed:\n"
+PARENT_TEARDOWN = "arent suite teardown failed:\n"  # "Parent ..." or "Also parent ..."
+
+
+@dataclass
+class Level:
+    """One step of a failing branch, and the other failing children of the step above it
+    that the branch did not follow (continuable failures, failing iterations)."""
+
+    node: NodeRow
+    others: list[NodeRow] = field(default_factory=list)
+    others_total: int = 0
+
+
+def failing_branch(conn: sqlite3.Connection, run_id: int, start: NodeRow) -> list[Level]:
+    """From ``start`` down its most telling failing branch: at each level the last attempt of
+    a retry (failing children that are the same call), else the shortest failing branch,
+    between equally short ones the one with the more severe messages, then the first."""
+    levels = [Level(start)]
+    node = start
+    while True:
+        failing = []
+        total = 0
+        for child in notable_children(conn, run_id, node, "status = 'FAIL'"):
+            total += 1
+            if len(failing) < SIBLINGS_COMPARED:
+                failing.append(child)
+        if not failing:
+            return levels
+        if len(failing) > 1 and failing[0].name and len({(c.name, c.args) for c in failing}) == 1:
+            node, others = failing[-1], []  # attempts of one call (a retry): the last decided
+        elif len(failing) > 1:
+            node = min(failing, key=lambda c: (_failing_depth(conn, run_id, c),
+                                               -c.max_descendant_level, c.pre))
+            others = [c for c in failing if c is not node]
+        else:
+            node, others = failing[0], []
+        levels.append(Level(node, others[:OTHERS_SHOWN], len(others) + total - len(failing)))
+
+
+def _failing_depth(conn: sqlite3.Connection, run_id: int, node: NodeRow) -> int:
+    """How many levels below ``node`` its deepest failed descendant is."""
+    deepest = conn.execute(
+        "SELECT max(depth) FROM nodes WHERE key > ? AND key <= ? AND status = 'FAIL'",
+        (node.key, run_base(run_id) + node.last),
+    ).fetchone()[0]
+    return (deepest - node.depth) if deepest is not None else 0
+
+
+def outside_cause(conn: sqlite3.Connection, run_id: int, test: NodeRow) -> tuple[str, NodeRow] | None:
+    """Why ``test`` failed from outside its own steps, and the node it failed for: the
+    outermost failed parent suite setup (RF names the outermost), the nearest failed parent
+    suite teardown, or for a test stopped by a fatal error or exit-on-failure the failure
+    before it that stopped the run."""
+    message = test.message or ""
+    if test.type != "TEST" or not message:
+        return None
+    if message in STOP_MESSAGES:
+        origin = _stop_origin(conn, run_id, test)
+        return (STOP_MESSAGES[message], origin) if origin else None
+    if message.startswith(PARENT_SETUP):
+        found = _failed_suite_fixtures(conn, run_id, test, "SETUP")
+        return ("parent_suite_setup", found[-1]) if found else None
+    if PARENT_TEARDOWN in message:
+        found = _failed_suite_fixtures(conn, run_id, test, "TEARDOWN")
+        return ("parent_suite_teardown", found[0]) if found else None
+    return None
+
+
+def _failed_suite_fixtures(conn: sqlite3.Connection, run_id: int, test: NodeRow,
+                           kind: str) -> list[NodeRow]:
+    """The failed setups (or teardowns) of the suites around ``test``, innermost first."""
+    base, found = run_base(run_id), []
+    pre = test.parent_pre
+    while pre is not None:
+        suite = node_by_key(conn, base + pre)
+        fixture = next(notable_children(conn, run_id, suite,
+                                        f"type = '{kind}' AND status = 'FAIL'"), None)
+        if fixture is not None:
+            found.append(fixture)
+        pre = suite.parent_pre
+    return found
+
+
+def _stop_origin(conn: sqlite3.Connection, run_id: int, test: NodeRow) -> NodeRow | None:
+    """The last failed test or suite setup/teardown before ``test`` that failed on its own
+    (not stopped, not for a parent's setup): the failure that stopped the run."""
+    cursor = conn.execute(
+        f"SELECT key, message FROM nodes INDEXED BY nodes_failed WHERE key >= ? AND key < ?"
+        f" AND {FAILED_STARTS} ORDER BY key DESC", (run_base(run_id), test.key))
+    for key, message in cursor:
+        text = message or ""
+        if text not in STOP_MESSAGES and not text.startswith(PARENT_SETUP):
+            return node_by_key(conn, key)
+    return None
+
+
+def shown_cause(conn: sqlite3.Connection, run_id: int, test: NodeRow,
+                shaper: Shaper) -> dict[str, Any] | None:
+    """``outside_cause`` as answers show it (models.FailureCause): the node it failed for and
+    that node's deepest failing step with its message, so the root cause is in this answer."""
+    found = outside_cause(conn, run_id, test)
+    if found is None:
+        return None
+    reason, origin = found
+    deepest = failing_branch(conn, run_id, origin)[-1].node
+    cause = {"reason": reason, "node_id": origin.node_id, "type": origin.type,
+             "name": origin.name or "", "failing_step_id": deepest.node_id,
+             "failing_step_name": deepest.name or "",
+             "message": shaper.text(deepest.message or origin.message or "", 500)}
+    if deepest is origin:
+        del cause["failing_step_id"], cause["failing_step_name"]
+    return cause
