@@ -327,8 +327,11 @@ def wide(iterations: int) -> None:
         print(f"{iterations:,} iterations imported in {time.perf_counter() - started:.1f} s")
         loop = "s1-t1-k1"
         page = service.get_view(conn, "tree", run_id=run_id, selector=loop)
-        groups = [c["expand_selector"] for c in page.tree.children if "expand_selector" in c]  # type: ignore[union-attr]
-        print(f"  tree of the loop: {[c.get('kind', c.get('type')) for c in page.tree.children]}")  # type: ignore[union-attr]
+        groups = [c.expand_selector for c in page.tree.children  # type: ignore[union-attr]
+                  if getattr(c, "expand_selector", None)]
+        kinds = [getattr(c, "kind", None) or getattr(c, "type", None)
+                 for c in page.tree.children]  # type: ignore[union-attr]
+        print(f"  tree of the loop: {kinds}")
         inside = service.get_view(conn, "tree", run_id=run_id, selector=groups[-1], page_size=3)
 
         def tree(**arguments: Any) -> Any:

@@ -80,6 +80,7 @@ class Locator:
     def __init__(self, conn: sqlite3.Connection, run_id: int) -> None:
         self.conn, self.base = conn, run_base(run_id)
         self.rows: dict[int, Any] = {}  # pre -> the stored node (views.common.NodeRow)
+        self._children: list[str] | None = None  # the root's child suites' files, when read
         root = self._row(0)
         self.root_source = _field(root, "source") if root else None
         self.root_dir = _root_dir(self.root_source, self._child_sources)
@@ -319,10 +320,25 @@ class Locator:
         return self.rows[pre]
 
     def _child_sources(self) -> list[str]:
-        rows = self.conn.execute(
-            "SELECT fields FROM nodes WHERE parent_pre = 0 AND key > ? AND key < ? AND"
-            " type = 'SUITE' LIMIT 1000", (self.base, self.base + (1 << 32))).fetchall()
-        return [s for s in (json.loads(f or "{}").get("source") for (f,) in rows) if s]
+        """The files of the root suite's child suites (a run of several paths has no root
+        file), read once: the root's children by hopping from one to the next (primary-key
+        seeks; no index on parent_pre covers every node), the first 1000."""
+        if self._children is None:
+            root, self._children = self._row(0), []
+            key, hops = self.base + 1, 0
+            while root is not None and key <= self.base + root.last and hops < _CHILDREN_READ:
+                row = self.conn.execute("SELECT type, fields, last FROM nodes WHERE key = ?",
+                                        (key,)).fetchone()
+                if row is None:
+                    break
+                source = json.loads(row[1] or "{}").get("source") if row[0] == "SUITE" else None
+                if source:
+                    self._children.append(source)
+                key, hops = self.base + row[2] + 1, hops + 1
+        return self._children
+
+
+_CHILDREN_READ = 1000
 
 
 def _sha256(path: str) -> str:
