@@ -161,8 +161,10 @@ def _outline(schema: dict[str, Any], defs: dict[str, Any], depth: int = 0) -> di
         kinds = sorted({o.get("type", "object") for o in options})
         return {"type": kinds + (["null"] if nullable else []) if len(kinds) > 1 or nullable
                 else kinds[0]}
-    kind = schema.get("type")
-    outline: dict[str, Any] = {"type": [kind, "null"] if nullable and kind else kind or "object"}
+    kind = schema.get("type") or ("object" if "properties" in schema else None)
+    outline: dict[str, Any] = {}  # no type known (Any): no constraint
+    if kind:
+        outline["type"] = [kind, "null"] if nullable else kind
     if depth == 1 and schema.get("description"):
         outline["description"] = schema["description"]
     if kind == "array" and depth < OUTLINE_DEPTH:
