@@ -66,6 +66,7 @@ class SqliteRowSink:
                  replace_nodes: bool = False) -> None:
         self.conn = conn
         self.background_index = background_index
+        self.nodes_written = 0  # for progress reports
         # A live run writes open nodes early and replaces them with their final rows.
         self._insert_node = _INSERT_NODE.replace("INSERT", "INSERT OR REPLACE", 1) if replace_nodes \
             else _INSERT_NODE
@@ -105,6 +106,7 @@ class SqliteRowSink:
                 conn.executemany(_INSERT_DEFINITION, [(self.run_id, *d) for d in definitions])
             if nodes:
                 conn.executemany(self._insert_node, nodes)
+                self.nodes_written += len(nodes)
             if messages:
                 conn.executemany(_INSERT_MESSAGE, messages)
             if errors:

@@ -12,9 +12,11 @@ import sqlite3
 import threading
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Annotated, Any, Literal, TypeVar
 
+import anyio
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
 from mcp.types import CallToolResult, ImageContent, TextContent, ToolAnnotations
@@ -22,6 +24,7 @@ from pydantic import Field, ValidationError
 
 from rf_log_listener import __version__
 from rf_log_listener.errors import ResultError
+from rf_log_listener.importers import ImportCancelled
 from rf_log_listener.store import open_store
 
 from . import field_guide, service
@@ -64,40 +67,91 @@ Every field of every answer is explained in the resource rf://docs/fields.
 
 @dataclass
 class AppState:
+    """What every request of one server shares. Each worker thread reads through its own
+    connection (SQLite in WAL mode: readers never wait for a writer), and each import
+    writes through its own, so no request waits for another's."""
+
     conn: sqlite3.Connection | None  # None: the store cannot be opened at all (store_error says why)
-    lock: threading.Lock
     policy: PathPolicy  # the files tools may read (paths.py)
     store_error: ResultError | None = None
+    readonly: bool = False
+    imports: dict[str, ImportJob] = field(default_factory=dict)  # running, by file
+    imports_lock: threading.Lock = field(default_factory=threading.Lock)
+    _local: threading.local = field(default_factory=threading.local)
+    _opened: list[sqlite3.Connection] = field(default_factory=list)
+
+    @property
+    def db_path(self) -> str | None:
+        if self.conn is None:
+            return None
+        return str(self.conn.execute("PRAGMA database_list").fetchone()[2])
+
+    def connection(self) -> sqlite3.Connection:
+        """This thread's connection to the store, opened on first use."""
+        conn = getattr(self._local, "conn", None)
+        if conn is None:
+            conn = self._local.conn = open_store(self.db_path, readonly=self.readonly)
+            with self.imports_lock:
+                self._opened.append(conn)
+        return conn  # type: ignore[no-any-return]
+
+    def close(self) -> None:
+        for conn in [*self._opened, self.conn]:
+            if conn is not None:
+                conn.close()
+
+
+@dataclass
+class ImportJob:
+    """One running import: how far it is (for progress notifications, its own and those of
+    calls that joined it), whether it was cancelled, and when it ends."""
+
+    done: int = 0
+    total: int = 0
+    nodes: int = 0
+    cancelled: bool = False
+    finished: threading.Event = field(default_factory=threading.Event)
+
+    def report(self, done: int, total: int, nodes: int) -> None:
+        """importers.Progress: called from the importing thread."""
+        if self.cancelled:
+            raise ImportCancelled("the file")
+        self.done, self.total, self.nodes = done, total, nodes
+
+    def message(self) -> str:
+        if not self.total:
+            return "checking the file"
+        return f"{self.done / 1e6:,.0f} of {self.total / 1e6:,.0f} MB read, {self.nodes:,} nodes"
 
 
 @asynccontextmanager
 async def lifespan(_server: MCPServer) -> AsyncIterator[AppState]:
-    conn, problem = _open_store()
+    conn, problem, readonly = _open_store()
+    state = AppState(conn=conn, policy=PathPolicy.from_environment(), store_error=problem,
+                     readonly=readonly)
     try:
-        yield AppState(conn=conn, lock=threading.Lock(), policy=PathPolicy.from_environment(),
-                       store_error=problem)
+        yield state
     finally:
-        if conn is not None:
-            conn.close()
+        state.close()
 
 
-def _open_store() -> tuple[sqlite3.Connection | None, ResultError | None]:
+def _open_store() -> tuple[sqlite3.Connection | None, ResultError | None, bool]:
     """The store, read-write; else read-only (a store on a read-only disk or owned by another
     user still answers every reading tool); else nothing, and every tool answers why. The
     server starts in every case: a host that sees it die sees only "Connection closed"."""
     try:
         return open_store(on_corrupt=lambda moved: log.warning(
             "the store was damaged and was moved to %s; a new store was started "
-            "(rf-log-mcp doctor --repair imports its result files again)", moved)), None
+            "(rf-log-mcp doctor --repair imports its result files again)", moved)), None, False
     except ResultError as err:
         problem = err
     try:
         conn = open_store(readonly=True)
     except ResultError:
         log.warning("%s", problem.message)
-        return None, problem
+        return None, problem, False
     log.warning("serving the store read-only: %s", problem.message)
-    return conn, None
+    return conn, None, True
 
 
 class _Server(MCPServer):
@@ -213,7 +267,7 @@ def _respond(response: Envelope) -> CallToolResult:
     annotations=ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=True,
                                 open_world_hint=False),
 )
-def parse_result(
+async def parse_result(
     ctx: Context,
     path: Annotated[str, Field(description="Path of an output.xml (RF 4.0+) or output.json (RF 7.2+).")],
     allow_incomplete: Annotated[bool, Field(
@@ -222,10 +276,72 @@ def parse_result(
     """Import a result file into the store (streamed, any size) and return its run_id.
 
     The same bytes give the same run_id without parsing again. A file still being written or
-    cut gives INCOMPLETE_RESULT unless allow_incomplete is true.
+    cut gives INCOMPLETE_RESULT unless allow_incomplete is true. Progress is reported while
+    it runs (bytes read, nodes); cancelling stops it and keeps nothing.
     """
-    return _respond(_answer(ctx, ParseResultResponse, lambda conn, policy: service.parse_result(
-        conn, path, allow_incomplete, policy)))
+    state = _state(ctx)
+    if state.conn is None:
+        assert state.store_error is not None
+        return _respond(service.failed(ParseResultResponse, state.store_error))
+    key = _import_key(path)
+    while True:  # a second import of a file being imported joins the first
+        with state.imports_lock:
+            running = state.imports.get(key)
+            if running is None:
+                job = state.imports[key] = ImportJob()
+                break
+        await _progress_until(ctx, running, lambda done=running: done.finished.is_set())
+    try:
+        response = await _with_progress(ctx, job, lambda: service.parse_result(
+            state.connection(), path, allow_incomplete, state.policy, job.report))
+    finally:
+        with state.imports_lock:
+            del state.imports[key]
+        job.finished.set()
+    return _respond(response)
+
+
+PROGRESS_EVERY_S = 0.5  # hosts cancel a call after ~60 s without progress
+
+
+def _import_key(path: str) -> str:
+    """The file an import reads, as imports of it are matched."""
+    try:
+        return str(Path(path).expanduser().resolve())
+    except (OSError, RuntimeError, ValueError):
+        return path
+
+
+async def _with_progress(ctx: Context, job: ImportJob,
+                         work: Callable[[], ParseResultResponse]) -> ParseResultResponse:
+    """Run ``work`` (an import) in a worker thread, reporting ``job``'s progress every
+    PROGRESS_EVERY_S. When the client cancels the call, the import is told (its next
+    progress report raises ImportCancelled, and the importer removes what it wrote) and
+    the call ends at once."""
+    outcome: list[ParseResultResponse] = []
+
+    async def run() -> None:
+        try:
+            outcome.append(await anyio.to_thread.run_sync(work, abandon_on_cancel=True))
+        except anyio.get_cancelled_exc_class():
+            job.cancelled = True
+            raise
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(run)
+        await _progress_until(ctx, job, lambda: bool(outcome))
+        group.cancel_scope.cancel()
+    return outcome[0]
+
+
+async def _progress_until(ctx: Context, job: ImportJob, finished: Callable[[], bool]) -> None:
+    """Send ``job``'s progress every PROGRESS_EVERY_S until ``finished()`` (a no-op for a
+    client that gave no progress token)."""
+    while not finished():
+        await ctx.report_progress(job.done, job.total or None, job.message())
+        with anyio.move_on_after(PROGRESS_EVERY_S):
+            while not finished():
+                await anyio.sleep(0.02)
 
 
 @mcp.tool(title="View a run", annotations=_READ_ONLY)
@@ -363,14 +479,17 @@ def _resource(ctx: Context, run_id: str, view: service.ViewName, selector: str |
 
 
 def _answer(ctx: Context, model: type[E], operation: Callable[[sqlite3.Connection, PathPolicy], E]) -> E:
-    """Run one operation on the store, one at a time (one SQLite connection); without a store,
-    ``model``'s error saying why."""
+    """Run one operation on the store through this worker thread's connection (requests run
+    side by side: an import blocks no read); without a store, ``model``'s error saying why."""
     state = _state(ctx)
     if state.conn is None:
         assert state.store_error is not None
         return service.failed(model, state.store_error)
-    with state.lock:
-        return operation(state.conn, state.policy)
+    try:
+        conn = state.connection()
+    except ResultError as err:
+        return service.failed(model, err)
+    return operation(conn, state.policy)
 
 
 # Each tool's output model: its errors are answered in it.

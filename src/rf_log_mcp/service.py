@@ -19,7 +19,7 @@ from rf_log_listener.errors import (
     STORE_UNAVAILABLE,
     ResultError,
 )
-from rf_log_listener.importers import file_sha256, import_result
+from rf_log_listener.importers import Progress, file_sha256, import_result
 from rf_log_listener.masking import KnownValues, mask_strings
 from rf_log_listener.store import (
     ENV_DB,
@@ -104,12 +104,15 @@ def store_error(exc: sqlite3.DatabaseError) -> ResultError:
 
 @_store_errors(ParseResultResponse)
 def parse_result(conn: sqlite3.Connection, path: str, allow_incomplete: bool = False,
-                 policy: PathPolicy | None = None) -> ParseResultResponse:
-    """Import ``path``; with a ``policy`` (the MCP server) only a file it allows."""
+                 policy: PathPolicy | None = None,
+                 progress: Progress | None = None) -> ParseResultResponse:
+    """Import ``path``; with a ``policy`` (the MCP server) only a file it allows.
+    ``progress``: told as the import goes (importers.Progress); raising ImportCancelled
+    from it stops the import, which leaves nothing behind."""
     try:
         if policy is not None:
             policy.check(conn, path)
-        outcome = import_result(conn, path, allow_incomplete=allow_incomplete)
+        outcome = import_result(conn, path, allow_incomplete=allow_incomplete, progress=progress)
     except ResultError as err:
         return failed(ParseResultResponse, err)
     shaper = Shaper()

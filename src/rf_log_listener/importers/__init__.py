@@ -36,9 +36,24 @@ from .json_source import JsonSource
 from .parallel import PARALLEL_MIN_BYTES, import_in_child
 from .xml_source import XmlSource
 
-# A file modified this recently is watched this long to see whether it is still growing.
-STABLE_WINDOW_S = 1.0
+# No fixed wait to see whether a file is still growing: the file's identity (size, mtime,
+# inode) before and after the parse must match, and a cut file fails the parse itself.
+# ``stable_window`` > 0 (tests, callers who want it) still watches a just-written file.
+STABLE_WINDOW_S = 0.0
 _HASH_CHUNK = 1 << 20
+IMPORT_CANCELLED = "IMPORT_CANCELLED"
+
+# progress(bytes read, bytes in all, nodes written so far); it may raise to stop the import
+# (ImportCancelled), which then leaves nothing behind.
+Progress = Callable[[int, int, int], None]
+
+
+class ImportCancelled(ResultError):
+    """Raised by a progress callback to stop an import (an MCP client cancelled it)."""
+
+    def __init__(self, source: object) -> None:
+        super().__init__(IMPORT_CANCELLED, f"Importing {source} was cancelled; nothing was kept.",
+                         "Import it again when you need it.")
 
 
 @dataclass
@@ -73,7 +88,7 @@ def import_result(
     *,
     allow_incomplete: bool = False,
     stable_window: float = STABLE_WINDOW_S,
-    progress: Callable[[int, int], None] | None = None,
+    progress: Progress | None = None,
     label: str | None = None,
     parallel_min_bytes: int = PARALLEL_MIN_BYTES,
 ) -> ImportOutcome:
@@ -167,6 +182,11 @@ def _stable_stat(source: Path, window: float, allow_incomplete: bool) -> os.stat
     return again
 
 
+def _identity(stat: os.stat_result) -> tuple[int, int, int]:
+    """What tells that a file changed: size, modification time, inode (replaced)."""
+    return stat.st_size, stat.st_mtime_ns, stat.st_ino
+
+
 def file_sha256(source: Path) -> str:
     digest = hashlib.sha256()
     with source.open("rb") as fh:
@@ -177,7 +197,7 @@ def file_sha256(source: Path) -> str:
 
 def _parse_into_store(
     conn: sqlite3.Connection, source: Path, fmt: str, stat: os.stat_result, digest: str,
-    allow_incomplete: bool, progress: Callable[[int, int], None] | None, label: str | None,
+    allow_incomplete: bool, progress: Progress | None, label: str | None,
     parallel_min_bytes: int,
 ) -> int:
     info = RunInfo(
@@ -186,7 +206,7 @@ def _parse_into_store(
         output_dir=str(source.parent),
     )
     sink = SqliteRowSink(conn, background_index=True)
-    report = (lambda done: progress(done, stat.st_size)) if progress else None
+    report = (lambda done: progress(done, stat.st_size, sink.nodes_written)) if progress else None
     try:
         if stat.st_size >= parallel_min_bytes:
             import_in_child(sink, source, fmt, info, allow_incomplete, report)
@@ -194,8 +214,9 @@ def _parse_into_store(
             parser_cls = XmlSource if fmt == "xml" else JsonSource
             with source.open("rb") as fh:
                 parser_cls(RunWriter(sink), info).feed_file(fh, report, allow_incomplete)
-        after = source.stat()
-        if (after.st_size, after.st_mtime_ns) != (stat.st_size, stat.st_mtime_ns) and not allow_incomplete:
+        if progress:
+            progress(stat.st_size, stat.st_size, sink.nodes_written)  # a last look: cancelled?
+        if _identity(source.stat()) != _identity(stat) and not allow_incomplete:
             raise ResultError(
                 INCOMPLETE_RESULT, f"{source} changed while it was being imported.",
                 "Wait for the run to finish, then import again.",

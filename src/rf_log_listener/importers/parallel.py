@@ -11,6 +11,7 @@ than it saves).
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import json
 import marshal
@@ -61,13 +62,14 @@ def child_main(argv: list[str]) -> None:
         pipe.send_bytes(marshal.dumps(("done",)))
     except ResultError as err:
         pipe.send_bytes(marshal.dumps(("error", err.code, err.message, err.hint)))
-    except KeyboardInterrupt:
-        pass
+    except (KeyboardInterrupt, BrokenPipeError):
+        pass  # stopped, or the parent is gone (it stopped the import): nobody to tell
     except BaseException as exc:  # reported to the parent, which owns the outcome
         pipe.send_bytes(marshal.dumps(("crash", f"{type(exc).__name__}: {exc}",
                                        traceback.format_exc())))
     finally:
-        pipe.close()
+        with contextlib.suppress(BrokenPipeError):
+            pipe.close()
 
 
 def import_in_child(sink: SqliteRowSink, source: Path, fmt: str, info: RunInfo,

@@ -64,7 +64,7 @@ class _ProgressBar:
         self.shown = False
         self.last = 0.0
 
-    def __call__(self, done: int, total: int) -> None:
+    def __call__(self, done: int, total: int, nodes: int = 0) -> None:
         now = time.monotonic()
         if now - self.started < 0.5 or now - self.last < 0.1:
             return
