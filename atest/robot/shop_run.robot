@@ -64,7 +64,7 @@ Tree Folds The Passing Iterations Of A Loop
 
 Scoped Search Inside The Failing Iteration
     ${id} =    Test Id    Nightly Stock Check
-    ${found} =    Search    query=shelf    min_level=WARN    selector=${id}    scope=test
+    ${found} =    Search    query=shelf    min_level=WARN    selector=${id}    scope=test    detail=full
     ${texts} =    Evaluate    [h['text'] for h in $found['hits']]
     Should Be Equal    ${texts}    ${{['shelf south/31 reads 0 items', 'south shelf 31 is empty']}}
     ${hit} =    Set Variable    ${found}[hits][0]
