@@ -466,6 +466,14 @@ def test_a_strict_typescript_client_accepts_results_and_errors(tmp_path: Path) -
     assert error["structuredContent"]["error"]["code"] == "RUN_NOT_FOUND"
     resource = _inspector(tmp_path, "--method", "resources/read", "--uri", "rf://runs/1/summary")
     assert json.loads(resource["contents"][0]["text"])["summary"]["totals"]["failed"] == 11
+    # prompts, as hosts list and fetch them (completions: its CLI has no method for them;
+    # test_mcp_prompts.py completes with the Python client)
+    prompts = _inspector(tmp_path, "--method", "prompts/list")["prompts"]
+    assert {p["name"] for p in prompts} == {"triage", "explain_test", "view_run"}
+    explained = _inspector(tmp_path, "--method", "prompts/get", "--prompt-name", "explain_test",
+                           "--prompt-args", "run_id=1", "test_id=s1-s1-t2")
+    text = explained["messages"][0]["content"]["text"]
+    assert "values differ: expected-value != actual-value" in text and "step_window" in text
     # an image result (content: the JSON text, then the image) and an error of get_attachment
     from test_listener import robot
 

@@ -19,7 +19,17 @@ from typing import Annotated, Any, Literal, TypeVar
 import anyio
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
-from mcp.types import CallToolResult, ImageContent, TextContent, ToolAnnotations
+from mcp.types import (
+    CallToolResult,
+    Completion,
+    CompletionArgument,
+    CompletionContext,
+    ImageContent,
+    PromptReference,
+    ResourceTemplateReference,
+    TextContent,
+    ToolAnnotations,
+)
 from pydantic import Field, ValidationError
 
 from rf_log_listener import __version__
@@ -27,7 +37,7 @@ from rf_log_listener.errors import ResultError
 from rf_log_listener.importers import ImportCancelled
 from rf_log_listener.store import open_store
 
-from . import field_guide, service
+from . import field_guide, prompts, service
 from .models import (
     AttachmentResponse,
     Envelope,
@@ -129,9 +139,11 @@ async def lifespan(_server: MCPServer) -> AsyncIterator[AppState]:
     conn, problem, readonly = _open_store()
     state = AppState(conn=conn, policy=PathPolicy.from_environment(), store_error=problem,
                      readonly=readonly)
+    _STATES.append(state)
     try:
         yield state
     finally:
+        _STATES.remove(state)
         state.close()
 
 
@@ -490,6 +502,56 @@ def _answer(ctx: Context, model: type[E], operation: Callable[[sqlite3.Connectio
     except ResultError as err:
         return service.failed(model, err)
     return operation(conn, state.policy)
+
+
+@mcp.prompt(title="Triage the latest failed run")
+def triage(ctx: Context, run_id: Annotated[str | None, Field(
+        description="A run id (default: the newest failed run).")] = None) -> str:
+    """The newest failed run's summary and first failure path, and the calls that go on."""
+    return _prompt(ctx, lambda conn: prompts.triage(conn, run_id))
+
+
+@mcp.prompt(title="Explain a failed test")
+def explain_test(ctx: Context, run_id: Annotated[str, Field(description="The run.")],
+                 test_id: Annotated[str, Field(description="The failed test (s1-s2-t3).")]) -> str:
+    """One test's failure path and the steps around its deepest failing step."""
+    return _prompt(ctx, lambda conn: prompts.explain_test(conn, run_id, test_id))
+
+
+@mcp.prompt(title="Show a view of a run")
+def view_run(ctx: Context, run_id: Annotated[str, Field(description="The run.")],
+             view: Annotated[str, Field(description="summary, failure_path, step_window, tree.")],
+             selector: Annotated[str | None, Field(description="A node id.")] = None,
+             projection: Annotated[str | None, Field(
+                 description="tree: all, failures, warnings.")] = None) -> str:
+    """get_view's answer, as a message to start from."""
+    return _prompt(ctx, lambda conn: prompts.view_run(conn, run_id, view, selector, projection))
+
+
+def _prompt(ctx: Context, assemble: Callable[[sqlite3.Connection], str]) -> str:
+    state = _state(ctx)
+    if state.conn is None:
+        assert state.store_error is not None
+        return f"{state.store_error.message} {state.store_error.hint or ''}".strip()
+    return assemble(state.connection())
+
+
+_STATES: list[AppState] = []  # the running server's state, for handlers the SDK gives no context
+
+
+@mcp.completion()
+async def complete(ref: PromptReference | ResourceTemplateReference, argument: CompletionArgument,
+                   context: CompletionContext | None) -> Completion | None:
+    """Run ids (with label, status and name in prompts), test and node ids of the run
+    already chosen, views and projections."""
+    if not _STATES or _STATES[-1].conn is None:
+        return None
+    state = _STATES[-1]
+    labelled = isinstance(ref, PromptReference)
+    values, more = await anyio.to_thread.run_sync(lambda: prompts.complete(
+        state.connection(), argument.name, argument.value,
+        context.arguments if context else None, labelled))
+    return Completion(values=values, has_more=more)
 
 
 # Each tool's output model: its errors are answered in it.
