@@ -68,7 +68,7 @@ async def test_tools_schemas_and_instructions(tmp_path: Path) -> None:
         assert tools["get_view"].input_schema["properties"]["view"]["enum"] == [
             "summary", "failure_path", "step_window", "tree"]
         assert "parse_result" in (client.instructions or "")
-        # output schemas are outlines (server._outline): typed fields two levels deep, no
+        # output schemas are outlines (schema_outline.outline): typed fields two levels deep, no
         # titles or references; the listing with the instructions within 4,000 tokens
         listed = json.dumps([t.model_dump(mode="json", exclude_none=True, by_alias=True)
                              for t in tools.values()], separators=(",", ":"))

@@ -5,18 +5,17 @@ Never print to stdout here: stdout is the protocol channel.
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import json
 import logging
 import sqlite3
-import threading
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
-from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Annotated, Any, Literal, TypeVar
 
 import anyio
+from mcp.server.context import ServerRequestContext
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
 from mcp.types import (
@@ -24,17 +23,19 @@ from mcp.types import (
     Completion,
     CompletionArgument,
     CompletionContext,
+    EmptyResult,
     ImageContent,
     PromptReference,
     ResourceTemplateReference,
+    SubscribeRequestParams,
     TextContent,
     ToolAnnotations,
+    UnsubscribeRequestParams,
 )
 from pydantic import Field, ValidationError
 
 from rf_log_listener import __version__
 from rf_log_listener.errors import ResultError
-from rf_log_listener.importers import ImportCancelled
 from rf_log_listener.store import open_store
 
 from . import field_guide, prompts, service
@@ -47,8 +48,11 @@ from .models import (
     SearchResponse,
 )
 from .paths import PathPolicy
+from .schema_outline import outline
+from .server_state import AppState, ImportJob, import_key, progress_until, with_progress
 from .service import INTERNAL_ERROR
 from .shaping import DEFAULT_BUDGET, MAX_BUDGET, MIN_BUDGET
+from .subscriptions import RunEventsBus, RunWatcher
 from .views.common import RUN_NOT_FOUND
 
 E = TypeVar("E", bound=Envelope)
@@ -75,75 +79,21 @@ Every field of every answer is explained in the resource rf://docs/fields.
 """
 
 
-@dataclass
-class AppState:
-    """What every request of one server shares. Each worker thread reads through its own
-    connection (SQLite in WAL mode: readers never wait for a writer), and each import
-    writes through its own, so no request waits for another's."""
-
-    conn: sqlite3.Connection | None  # None: the store cannot be opened at all (store_error says why)
-    policy: PathPolicy  # the files tools may read (paths.py)
-    store_error: ResultError | None = None
-    readonly: bool = False
-    imports: dict[str, ImportJob] = field(default_factory=dict)  # running, by file
-    imports_lock: threading.Lock = field(default_factory=threading.Lock)
-    _local: threading.local = field(default_factory=threading.local)
-    _opened: list[sqlite3.Connection] = field(default_factory=list)
-
-    @property
-    def db_path(self) -> str | None:
-        if self.conn is None:
-            return None
-        return str(self.conn.execute("PRAGMA database_list").fetchone()[2])
-
-    def connection(self) -> sqlite3.Connection:
-        """This thread's connection to the store, opened on first use."""
-        conn = getattr(self._local, "conn", None)
-        if conn is None:
-            conn = self._local.conn = open_store(self.db_path, readonly=self.readonly)
-            with self.imports_lock:
-                self._opened.append(conn)
-        return conn  # type: ignore[no-any-return]
-
-    def close(self) -> None:
-        for conn in [*self._opened, self.conn]:
-            if conn is not None:
-                conn.close()
-
-
-@dataclass
-class ImportJob:
-    """One running import: how far it is (for progress notifications, its own and those of
-    calls that joined it), whether it was cancelled, and when it ends."""
-
-    done: int = 0
-    total: int = 0
-    nodes: int = 0
-    cancelled: bool = False
-    finished: threading.Event = field(default_factory=threading.Event)
-
-    def report(self, done: int, total: int, nodes: int) -> None:
-        """importers.Progress: called from the importing thread."""
-        if self.cancelled:
-            raise ImportCancelled("the file")
-        self.done, self.total, self.nodes = done, total, nodes
-
-    def message(self) -> str:
-        if not self.total:
-            return "checking the file"
-        return f"{self.done / 1e6:,.0f} of {self.total / 1e6:,.0f} MB read, {self.nodes:,} nodes"
-
-
 @asynccontextmanager
 async def lifespan(_server: MCPServer) -> AsyncIterator[AppState]:
     conn, problem, readonly = _open_store()
     state = AppState(conn=conn, policy=PathPolicy.from_environment(), store_error=problem,
                      readonly=readonly)
+    if conn is not None:
+        state.watcher = RunWatcher(str(state.db_path), readonly, EVENTS, asyncio.get_running_loop())
+        state.watcher.start()
     _STATES.append(state)
     try:
         yield state
     finally:
         _STATES.remove(state)
+        if state.watcher is not None:
+            state.watcher.stop()
         state.close()
 
 
@@ -206,50 +156,34 @@ class _Server(MCPServer):
         tools = await super().list_tools()
         for tool in tools:
             if tool.output_schema:
-                tool.output_schema = _outline(tool.output_schema, tool.output_schema.get("$defs", {}))
+                tool.output_schema = outline(tool.output_schema, tool.output_schema.get("$defs", {}))
         return tools
 
 
-OUTLINE_DEPTH = 2  # levels of an output schema spelled out; deeper objects are "object"
+EVENTS = RunEventsBus()  # subscriptions/listen streams (2026-07-28)
+mcp = _Server(name="rf-log-mcp", version=__version__, instructions=INSTRUCTIONS, lifespan=lifespan,
+              subscriptions=EVENTS)
 
 
-def _outline(schema: dict[str, Any], defs: dict[str, Any], depth: int = 0) -> dict[str, Any]:
-    """``schema`` (pydantic's) as an outline every response still conforms to: the
-    envelope and each payload's fields with their types, two levels deep, references
-    resolved, no titles, defaults or required lists; descriptions on the payload's own
-    fields only (the envelope's are in the instructions, the rest in the field guide)."""
-    schema = _resolved(schema, defs)
-    options = [_resolved(o, defs) for o in schema.get("anyOf", ()) if o != {"type": "null"}]
-    nullable = len(options) < len(schema.get("anyOf", ()))
-    if len(options) == 1:
-        schema = {**options[0], **{k: v for k, v in schema.items() if k == "description"}}
-    elif options:
-        kinds = sorted({o.get("type", "object") for o in options})
-        return {"type": kinds + (["null"] if nullable else []) if len(kinds) > 1 or nullable
-                else kinds[0]}
-    kind = schema.get("type") or ("object" if "properties" in schema else None)
-    outline: dict[str, Any] = {}  # no type known (Any): no constraint
-    if kind:
-        outline["type"] = [kind, "null"] if nullable else kind
-    if depth == 1 and schema.get("description"):
-        outline["description"] = schema["description"]
-    if kind == "array" and depth < OUTLINE_DEPTH:
-        outline["items"] = _outline(schema.get("items", {}), defs, depth + 1)
-    elif "properties" in schema and depth < OUTLINE_DEPTH:
-        outline["properties"] = {name: _outline(value, defs, depth + 1)
-                                 for name, value in schema["properties"].items()}
-        if depth == 0:  # the envelope: its fields are explained once, in the instructions
-            for name in _ENVELOPE_FIELDS:
-                outline["properties"].get(name, {}).pop("description", None)
-    return outline
+async def _subscribe(ctx: ServerRequestContext, params: SubscribeRequestParams) -> EmptyResult:
+    """resources/subscribe (2025-11-25): a run's summary, or the run list."""
+    watcher = ctx.lifespan_context.watcher
+    if watcher is not None:
+        watcher.subscribe(str(params.uri), ctx.session)
+    return EmptyResult()
 
 
-def _resolved(schema: dict[str, Any], defs: dict[str, Any]) -> dict[str, Any]:
-    reference = schema.get("$ref")
-    return defs[reference.rsplit("/", 1)[-1]] if isinstance(reference, str) else schema
+async def _unsubscribe(ctx: ServerRequestContext, params: UnsubscribeRequestParams) -> EmptyResult:
+    watcher = ctx.lifespan_context.watcher
+    if watcher is not None:
+        watcher.unsubscribe(str(params.uri), ctx.session)
+    return EmptyResult()
 
 
-mcp = _Server(name="rf-log-mcp", version=__version__, instructions=INSTRUCTIONS, lifespan=lifespan)
+# The SDK's own decorators register handlers the same way (MCPServer.completion).
+mcp._lowlevel_server.add_request_handler("resources/subscribe", SubscribeRequestParams, _subscribe)
+mcp._lowlevel_server.add_request_handler("resources/unsubscribe", UnsubscribeRequestParams,
+                                         _unsubscribe)
 
 _READ_ONLY = ToolAnnotations(read_only_hint=True, idempotent_hint=True, open_world_hint=False)
 
@@ -295,65 +229,22 @@ async def parse_result(
     if state.conn is None:
         assert state.store_error is not None
         return _respond(service.failed(ParseResultResponse, state.store_error))
-    key = _import_key(path)
+    key = import_key(path)
     while True:  # a second import of a file being imported joins the first
         with state.imports_lock:
             running = state.imports.get(key)
             if running is None:
                 job = state.imports[key] = ImportJob()
                 break
-        await _progress_until(ctx, running, lambda done=running: done.finished.is_set())
+        await progress_until(ctx, running, lambda done=running: done.finished.is_set())
     try:
-        response = await _with_progress(ctx, job, lambda: service.parse_result(
+        response = await with_progress(ctx, job, lambda: service.parse_result(
             state.connection(), path, allow_incomplete, state.policy, job.report))
     finally:
         with state.imports_lock:
             del state.imports[key]
         job.finished.set()
     return _respond(response)
-
-
-PROGRESS_EVERY_S = 0.5  # hosts cancel a call after ~60 s without progress
-
-
-def _import_key(path: str) -> str:
-    """The file an import reads, as imports of it are matched."""
-    try:
-        return str(Path(path).expanduser().resolve())
-    except (OSError, RuntimeError, ValueError):
-        return path
-
-
-async def _with_progress(ctx: Context, job: ImportJob,
-                         work: Callable[[], ParseResultResponse]) -> ParseResultResponse:
-    """Run ``work`` (an import) in a worker thread, reporting ``job``'s progress every
-    PROGRESS_EVERY_S. When the client cancels the call, the import is told (its next
-    progress report raises ImportCancelled, and the importer removes what it wrote) and
-    the call ends at once."""
-    outcome: list[ParseResultResponse] = []
-
-    async def run() -> None:
-        try:
-            outcome.append(await anyio.to_thread.run_sync(work, abandon_on_cancel=True))
-        except anyio.get_cancelled_exc_class():
-            job.cancelled = True
-            raise
-
-    async with anyio.create_task_group() as group:
-        group.start_soon(run)
-        await _progress_until(ctx, job, lambda: bool(outcome))
-        group.cancel_scope.cancel()
-    return outcome[0]
-
-
-async def _progress_until(ctx: Context, job: ImportJob, finished: Callable[[], bool]) -> None:
-    """Send ``job``'s progress every PROGRESS_EVERY_S until ``finished()`` (a no-op for a
-    client that gave no progress token)."""
-    while not finished():
-        await ctx.report_progress(job.done, job.total or None, job.message())
-        with anyio.move_on_after(PROGRESS_EVERY_S):
-            while not finished():
-                await anyio.sleep(0.02)
 
 
 @mcp.tool(title="View a run", annotations=_READ_ONLY)
@@ -462,6 +353,13 @@ def get_attachment(
 def fields() -> str:
     """Every field of every answer: type and meaning (generated from the response models)."""
     return field_guide.guide()
+
+
+@mcp.resource("rf://runs{?limit}", mime_type="application/json")
+def runs_index(ctx: Context, limit: int = 20) -> str:
+    """The runs in the store, newest first (list_runs); subscribe to hear of new runs."""
+    response = _answer(ctx, RunListResponse, lambda conn, _: service.list_runs(conn, limit=limit))
+    return json.dumps(response.model_dump(mode="json", exclude_none=True), ensure_ascii=False)
 
 
 @mcp.resource("rf://runs/{run_id}/summary", mime_type="application/json")
