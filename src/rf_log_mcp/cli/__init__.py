@@ -215,8 +215,17 @@ def _parser() -> argparse.ArgumentParser:
                      help="then compact the whole file (VACUUM: blocks writers while it runs; "
                           "needed once for stores made before incremental space release)")
 
-    cmd = sub.add_parser("serve", help="Serve MCP over stdio (the default when stdin is not a TTY).",
-                         description="Serve MCP over stdio; the store is $RF_LOG_MCP_DB or the default.")
+    cmd = sub.add_parser("serve", help="Serve MCP over stdio (the default when stdin is not a "
+                                       "TTY), or over HTTP.",
+                         description="Serve MCP over stdio, or with --http over Streamable HTTP at "
+                                     "http://HOST:PORT/mcp; the store is $RF_LOG_MCP_DB or the "
+                                     "default. Another address than loopback needs a bearer token "
+                                     "($RF_LOG_MCP_HTTP_TOKEN or --token-file).")
+    cmd.add_argument("--http", action="store_true", help="serve Streamable HTTP instead of stdio")
+    cmd.add_argument("--host", default="127.0.0.1", help="address to bind (127.0.0.1)")
+    cmd.add_argument("--port", type=int, default=8765, help="port (8765)")
+    cmd.add_argument("--token-file", help="file whose first line is the bearer token clients "
+                                          "must send (never the token itself on the command line)")
     cmd.set_defaults(handler=cmd_serve)
 
     cmd = command("demo", cmd_demo,

@@ -255,7 +255,11 @@ def _version_of(distribution: str) -> str | None:
         return None
 
 
-def cmd_serve(_args: argparse.Namespace) -> int:
+def cmd_serve(args: argparse.Namespace) -> int:
+    if getattr(args, "http", False):
+        from ..http import serve_http
+
+        return serve_http(args.host, args.port, args.token_file)
     from ..server import serve
 
     return serve()
