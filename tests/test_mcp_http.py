@@ -19,6 +19,7 @@ import pytest
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
+from mcp.types import PromptReference
 from test_mcp_server import XML
 
 if sys.version_info < (3, 11):
@@ -87,6 +88,12 @@ async def test_the_official_client_over_http_with_a_token(tmp_path: Path) -> Non
             view = (await client.call_tool("get_view", {"run_id": imported["run_id"],
                                                         "view": "summary"})).structured_content
             assert view and view["summary"]["totals"]["failed"] == 11
+            # prompts and completions over HTTP too
+            triage = (await client.get_prompt("triage", {})).messages[0].content.text  # type: ignore[union-attr]
+            assert f"get_view(run_id={imported['run_id']}" in triage
+            runs = (await client.complete(PromptReference(name="triage"),
+                                          {"name": "run_id", "value": ""})).completion
+            assert runs.values == [f"{imported['run_id']} · FAIL · Fixture"]
         # DNS rebinding: a page elsewhere naming this server is refused (the SDK's check)
         assert _status(port, TOKEN, host="rebound.example:80")[0] in (400, 403, 421)
         for token in (None, "wrong-token"):
@@ -96,6 +103,25 @@ async def test_the_official_client_over_http_with_a_token(tmp_path: Path) -> Non
                 async with _client(port, token) as client:
                     await client.list_tools()
             assert "Server returned an error response" in repr(refused.value)
+
+
+@pytest.mark.anyio
+async def test_an_import_over_http_reports_progress(tmp_path: Path) -> None:
+    from gen_output import generate
+
+    source = generate(tmp_path / "big" / "output.xml", size_mb=30, seed=11)
+    seen: list[tuple[float, float | None]] = []
+
+    async def on_progress(progress: float, total: float | None, _message: str | None) -> None:
+        seen.append((progress, total))
+
+    with http_server(tmp_path, env={"RF_LOG_MCP_HTTP_TOKEN": TOKEN,
+                                    "RF_LOG_MCP_ALLOWED_ROOTS": str(source.parent)}) as (port, _):
+        async with _client(port, TOKEN) as client:
+            result = await client.call_tool("parse_result", {"path": str(source)},
+                                            progress_callback=on_progress)
+            assert result.structured_content and result.structured_content["ok"]
+    assert any(total == source.stat().st_size and done > 0 for done, total in seen), seen
 
 
 def test_another_address_than_loopback_needs_a_token(tmp_path: Path) -> None:

@@ -6,7 +6,8 @@ subscriptions/listen (2026-07-28), and nothing of a run it did not subscribe to.
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
@@ -107,11 +108,26 @@ async def test_resources_subscribe_pushes_a_live_run(tmp_path: Path) -> None:
         assert '"status":"complete"' in summary.contents[0].text.replace(" ", "")  # type: ignore[union-attr]
 
 
+@asynccontextmanager
+async def _connected(kind: str, tmp_path: Path, db: Path) -> AsyncIterator[Client]:
+    """The official client over stdio, or over HTTP to `rf-log-mcp serve --http`."""
+    if kind == "stdio":
+        async with Client(_params(db)) as client:
+            yield client
+        return
+    from test_mcp_http import TOKEN, _client, http_server
+
+    with http_server(tmp_path, env={"RF_LOG_MCP_HTTP_TOKEN": TOKEN}) as (port, _):
+        async with _client(port, TOKEN) as client:
+            yield client
+
+
 @pytest.mark.anyio
-async def test_subscriptions_listen_pushes_a_live_run(tmp_path: Path) -> None:
+@pytest.mark.parametrize("kind", ["stdio", "http"])
+async def test_subscriptions_listen_pushes_a_live_run(tmp_path: Path, kind: str) -> None:
     db = tmp_path / "store.sqlite3"
     heard: list[str] = []
-    async with Client(_params(db)) as client, anyio.create_task_group() as group:
+    async with _connected(kind, tmp_path, db) as client, anyio.create_task_group() as group:
         uris: list[str] = []
         changed = anyio.Event()
 
