@@ -172,7 +172,7 @@ def test_same_bytes_give_same_run_without_parsing_again(
 def test_interrupted_import_leaves_nothing(conn: sqlite3.Connection) -> None:
     calls = []
 
-    def ctrl_c(done: int, total: int) -> None:
+    def ctrl_c(done: int, total: int, nodes: int) -> None:
         calls.append(done)
         if done > 0:
             raise KeyboardInterrupt
