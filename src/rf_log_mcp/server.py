@@ -238,8 +238,8 @@ async def parse_result(
                 break
         await progress_until(ctx, running, lambda done=running: done.finished.is_set())
     try:
-        response = await with_progress(ctx, job, lambda: service.parse_result(
-            state.connection(), path, allow_incomplete, state.policy, job.report))
+        response = await with_progress(ctx, job, lambda: state.import_file(
+            path, allow_incomplete, job))
     finally:
         with state.imports_lock:
             del state.imports[key]

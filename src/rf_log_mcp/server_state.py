@@ -4,22 +4,33 @@ imports running now, with their progress for the calls that started or joined th
 
 from __future__ import annotations
 
+import contextlib
+import json
+import logging
+import os
+import signal
 import sqlite3
+import subprocess
+import sys
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import anyio
 from mcp.server.mcpserver import Context
 
 from rf_log_listener.errors import ResultError
 from rf_log_listener.importers import ImportCancelled
-from rf_log_listener.store import open_store
+from rf_log_listener.store import ENV_DB, open_store
 
+from . import service
 from .models import ParseResultResponse
 from .paths import PathPolicy
 from .subscriptions import RunWatcher
+
+log = logging.getLogger("rf_log_mcp")
 
 
 @dataclass
@@ -53,6 +64,21 @@ class AppState:
                 self._opened.append(conn)
         return conn  # type: ignore[no-any-return]
 
+    def import_file(self, path: str, allow_incomplete: bool, job: ImportJob) -> ParseResultResponse:
+        """parse_result's work: a file the policy allows, imported in this thread when it is
+        small, else in a process of its own (CHILD_MIN_BYTES)."""
+        conn = self.connection()
+        try:
+            self.policy.check(conn, path)
+            size = Path(path).expanduser().stat().st_size
+        except ResultError as err:
+            return service.failed(ParseResultResponse, err)
+        except (OSError, ValueError):
+            size = 0  # the import says what is wrong with it
+        if size < CHILD_MIN_BYTES or self.db_path is None:
+            return service.parse_result(conn, path, allow_incomplete, None, job.report)
+        return service.imported(conn, import_in_child(self.db_path, path, allow_incomplete, job))
+
     def close(self) -> None:
         for conn in [*self._opened, self.conn]:
             if conn is not None:
@@ -69,12 +95,20 @@ class ImportJob:
     nodes: int = 0
     cancelled: bool = False
     finished: threading.Event = field(default_factory=threading.Event)
+    child: subprocess.Popen[bytes] | None = None  # the import's process, when it has one
 
     def report(self, done: int, total: int, nodes: int) -> None:
         """importers.Progress: called from the importing thread."""
         if self.cancelled:
             raise ImportCancelled("the file")
         self.done, self.total, self.nodes = done, total, nodes
+
+    def cancel(self) -> None:
+        """Stop the import: an import process is interrupted now (it removes what it wrote,
+        as after Ctrl-C); one in a thread stops at its next progress report."""
+        self.cancelled = True
+        if self.child is not None and self.child.poll() is None:
+            _interrupt(self.child)
 
     def message(self) -> str:
         if not self.total:
@@ -83,6 +117,55 @@ class ImportJob:
 
 
 PROGRESS_EVERY_S = 0.5  # hosts cancel a call after ~60 s without progress
+# Files this big are imported by a process of its own (`rf-log-mcp import --json`): the
+# import's Python work then shares no interpreter lock with the server's answers.
+CHILD_MIN_BYTES = 16 * 1024 * 1024
+
+
+def import_in_child(db_path: str, path: str, allow_incomplete: bool,
+                    job: ImportJob) -> ParseResultResponse:
+    """``rf-log-mcp import --json --progress-json PATH`` on the server's store: its progress
+    lines (stderr) feed ``job``, its answer (stdout) is the response; cancelled, it is
+    interrupted and removes what it wrote."""
+    command = [sys.executable, "-m", "rf_log_mcp", "import", "--json", "--progress-json", path]
+    if allow_incomplete:
+        command.append("--allow-incomplete")
+    job.child = child = subprocess.Popen(
+        command, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        env={**os.environ, ENV_DB: db_path}, **_NEW_GROUP)
+    assert child.stdout is not None and child.stderr is not None
+    try:
+        for line in child.stderr:
+            try:
+                done, total, nodes = json.loads(line)["progress"]
+            except (ValueError, KeyError, TypeError):
+                log.warning("import: %s", line.decode(errors="replace").rstrip())
+                continue
+            job.report(done, total, nodes)
+        answer = child.stdout.read()
+    except ImportCancelled as err:
+        _interrupt(child)
+        child.wait()
+        return service.failed(ParseResultResponse, err)
+    finally:
+        child.wait()
+    try:
+        return ParseResultResponse.model_validate_json(answer)
+    except ValueError:
+        return service.failed(ParseResultResponse, ResultError(
+            service.INTERNAL_ERROR, f"The import process ended with code {child.returncode} "
+            "and no answer.", "The server's log (stderr) has what it said."))
+
+
+# Windows has no SIGINT for a child: a new process group receives CTRL_BREAK instead.
+_NEW_GROUP: dict[str, Any] = (
+    {"creationflags": subprocess.CREATE_NEW_PROCESS_GROUP} if os.name == "nt" else {})
+
+
+def _interrupt(child: subprocess.Popen[bytes]) -> None:
+    """Ctrl-C for the import process: it removes the rows it wrote, then exits."""
+    with contextlib.suppress(OSError):
+        child.send_signal(signal.CTRL_BREAK_EVENT if os.name == "nt" else signal.SIGINT)  # type: ignore[attr-defined]
 
 
 def import_key(path: str) -> str:
@@ -105,7 +188,7 @@ async def with_progress(ctx: Context, job: ImportJob,
         try:
             outcome.append(await anyio.to_thread.run_sync(work, abandon_on_cancel=True))
         except anyio.get_cancelled_exc_class():
-            job.cancelled = True
+            job.cancel()
             raise
 
     async with anyio.create_task_group() as group:

@@ -120,6 +120,15 @@ def parse_result(conn: sqlite3.Connection, path: str, allow_incomplete: bool = F
     return _finish(ParseResultResponse(**outcome.to_dict()), shaper)
 
 
+def imported(conn: sqlite3.Connection, response: ParseResultResponse) -> ParseResultResponse:
+    """An import process's answer (``rf-log-mcp import --json``) as parse_result gives it:
+    the run's known secret values masked, the envelope's flags and token estimate set."""
+    shaper = Shaper()
+    if response.run_id is not None:
+        shaper.redactor = shaper.redactor.for_run(known_values(conn, [response.run_id]))
+    return _finish(response, shaper)
+
+
 @_store_errors(RunListResponse)
 def list_runs(conn: sqlite3.Connection, status: str | None = None, limit: int = 20,
               cursor: str | None = None) -> RunListResponse:

@@ -140,6 +140,7 @@ def _parser() -> argparse.ArgumentParser:
     cmd.add_argument("--allow-incomplete", action="store_true",
                      help="import the readable part of a cut file as an 'interrupted' run")
     cmd.add_argument("--label", help="a label to find the run by later")
+    cmd.add_argument("--progress-json", action="store_true", help=argparse.SUPPRESS)
 
     cmd = command("runs", cmd_runs, "List the runs in the store, newest first.")
     cmd.add_argument("--status", choices=("complete", "running", "interrupted"))

@@ -4,6 +4,7 @@ serve, demo."""
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import sqlite3
 import subprocess
@@ -37,12 +38,14 @@ from .common import connect, failure_paths, print_json, summary
 
 def cmd_import(args: argparse.Namespace) -> int:
     conn = connect(args, create=True)
-    progress = _ProgressBar() if sys.stderr.isatty() and not args.json else None
+    progress: Any = _ProgressBar() if sys.stderr.isatty() and not args.json else None
+    if getattr(args, "progress_json", False):
+        progress = _progress_lines
     try:
         outcome = import_result(conn, args.path, allow_incomplete=args.allow_incomplete,
                                 progress=progress, label=args.label)
     finally:
-        if progress:
+        if isinstance(progress, _ProgressBar):
             progress.close()
     payload = ParseResultResponse(**outcome.to_dict())
     if args.json:
@@ -54,6 +57,19 @@ def cmd_import(args: argparse.Namespace) -> int:
               f" {outcome.skipped} skipped [{outcome.status}, {outcome.source_format},"
               f" {outcome.seconds:.2f} s]")
     return 0
+
+
+_last_line = [0.0]
+
+
+def _progress_lines(done: int, total: int, nodes: int) -> None:
+    """--progress-json (the MCP server's import process): a JSON line on stderr at most every
+    0.2 s, read by ``server_state.import_in_child``."""
+    now = time.monotonic()
+    if now - _last_line[0] >= 0.2 or done >= total:
+        _last_line[0] = now
+        sys.stderr.write(json.dumps({"progress": [done, total, nodes]}) + "\n")
+        sys.stderr.flush()
 
 
 class _ProgressBar:
