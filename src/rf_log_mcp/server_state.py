@@ -157,7 +157,9 @@ def import_in_child(db_path: str, path: str, allow_incomplete: bool,
             "and no answer.", "The server's log (stderr) has what it said."))
 
 
-# Windows has no SIGINT for a child: a new process group receives CTRL_BREAK instead.
+# Windows has no SIGINT for a child: a new process group receives CTRL_BREAK, which ends it
+# at once; what it wrote is then a stale import that the next import reaps
+# (store.reap_stale_runs), never a run readers take for complete.
 _NEW_GROUP: dict[str, Any] = (
     {"creationflags": subprocess.CREATE_NEW_PROCESS_GROUP} if os.name == "nt" else {})
 
