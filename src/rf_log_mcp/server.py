@@ -84,7 +84,7 @@ async def lifespan(_server: MCPServer) -> AsyncIterator[AppState]:
     conn, problem, readonly = _open_store()
     state = AppState(conn=conn, policy=PathPolicy.from_environment(), store_error=problem,
                      readonly=readonly)
-    if conn is not None:
+    if conn is not None:  # (state.db_path is read here first, in the lifespan's thread)
         state.watcher = RunWatcher(str(state.db_path), readonly, EVENTS, asyncio.get_running_loop())
         state.watcher.start()
     _STATES.append(state)

@@ -5,6 +5,7 @@ imports running now, with their progress for the calls that started or joined th
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import logging
 import os
@@ -49,8 +50,10 @@ class AppState:
     _local: threading.local = field(default_factory=threading.local)
     _opened: list[sqlite3.Connection] = field(default_factory=list)
 
-    @property
+    @functools.cached_property
     def db_path(self) -> str | None:
+        """The store's file, asked once (lifespan): the first connection is then never
+        used from two threads at once."""
         if self.conn is None:
             return None
         return str(self.conn.execute("PRAGMA database_list").fetchone()[2])
