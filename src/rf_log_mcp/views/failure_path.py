@@ -72,39 +72,56 @@ def failure_path(conn: sqlite3.Connection, run_id: int, selector: str | None, sh
         cause = shown_cause(conn, run_id, node, shaper)
         if cause:
             view["cause"] = cause
-    items = _items(conn, run_id, levels, shaper, ids)
-    shown = _fit_keeping_last(shaper, view, items[resume:])
-    if resume + shown < len(items):
+    entries = _entries([level.node for level in levels])
+    make = _ItemMaker(conn, run_id, levels, shaper, ids)
+    shown = _fit_keeping_last(shaper, view, entries[resume:], make)
+    if resume + shown < len(entries):
         return view, [node.key, resume + shown]
     return view, (following[0] - 1 if following and not selector else None)
 
 
-def _items(conn: sqlite3.Connection, run_id: int, levels: list[Level], shaper: Shaper,
-           ids: NodeContext) -> list[dict[str, Any]]:
-    """The path's items: a step per level, repeated cycles of calls folded into one item."""
-    nodes = [level.node for level in levels]
-    attachments = _attachments(conn, run_id, nodes, shaper, ids)
-    # A parent's status message repeating its failing child's is said once, by the child.
-    repeated = {number for number in range(len(nodes) - 1)
-                if nodes[number].message and nodes[number].message == nodes[number + 1].message}
-    folded = _folds(nodes)
-    items: list[dict[str, Any]] = []
+# An entry of the path: (first level, level after it, cycle length); cycle 0 is one step,
+# else repeated cycles of calls folded into one REPEATED_CALLS item.
+Entry = tuple[int, int, int]
+
+
+def _entries(nodes: list[NodeRow]) -> list[Entry]:
+    """The path's items as entries, in order: a step per level, folds where a cycle of
+    calls repeats. Only the entries the budget takes are made into items (_ItemMaker)."""
+    folds = _folds(nodes)
+    entries: list[Entry] = []
     number = 0
     while number < len(nodes):
-        if number in folded:
-            end, cycle = folded[number]
-            items.append(_fold_item(nodes, number, end, cycle))
-            number = end
-            continue
-        step = _step(conn, run_id, ids.seen(nodes[number]), shaper, ids, attachments.get(number),
-                     number in repeated)
-        if number + 1 < len(levels) and levels[number + 1].others:
-            following = levels[number + 1]
-            step["other_failures"] = [_other(n, shaper) for n in following.others]
+        end, cycle = folds.get(number, (number + 1, 0))
+        entries.append((number, end, cycle))
+        number = end
+    return entries
+
+
+class _ItemMaker:
+    """Makes a path entry into the item answers show: a step (the node, its messages and
+    attachments, the failures beside the branch) or a fold."""
+
+    def __init__(self, conn: sqlite3.Connection, run_id: int, levels: list[Level],
+                 shaper: Shaper, ids: NodeContext) -> None:
+        self.conn, self.run_id, self.levels, self.shaper, self.ids = conn, run_id, levels, shaper, ids
+        self.nodes = nodes = [level.node for level in levels]
+        self.attachments = _attachments(conn, run_id, nodes, shaper, ids)
+        # A parent's status message repeating its failing child's is said once, by the child.
+        self.repeated = {number for number in range(len(nodes) - 1)
+                         if nodes[number].message and nodes[number].message == nodes[number + 1].message}
+
+    def __call__(self, entry: Entry) -> dict[str, Any]:
+        number, end, cycle = entry
+        if cycle:
+            return _fold_item(self.nodes, number, end, cycle)
+        step = _step(self.conn, self.run_id, self.ids.seen(self.nodes[number]), self.shaper,
+                     self.ids, self.attachments.get(number), number in self.repeated)
+        following = self.levels[number + 1] if number + 1 < len(self.levels) else None
+        if following is not None and following.others:
+            step["other_failures"] = [_other(n, self.shaper) for n in following.others]
             step["other_failures_total"] = following.others_total
-        items.append(step)
-        number += 1
-    return items
+        return step
 
 
 def _folds(nodes: list[NodeRow]) -> dict[int, tuple[int, int]]:
@@ -148,23 +165,24 @@ def _other(node: NodeRow, shaper: Shaper) -> dict[str, Any]:
     return item
 
 
-def _fit_keeping_last(shaper: Shaper, view: dict[str, Any], items: list[dict[str, Any]]) -> int:
-    """Fit ``items`` under ``view["path"]``; the last one (the deepest failing step, where
-    the failure is said) always stays, the budget taking steps from above it. Returns how
-    many of the items before the last were shown."""
-    if not items:
+def _fit_keeping_last(shaper: Shaper, view: dict[str, Any], entries: list[Entry],
+                      make: _ItemMaker) -> int:
+    """Fit the items of ``entries`` under ``view["path"]``, made as the budget takes them;
+    the last one (the deepest failing step, where the failure is said) always stays, the
+    budget taking steps from above it. Returns how many entries are shown from the start
+    (all of them, or those before the first one left out)."""
+    if not entries:
         view["path"] = []
         return 0
-    reserve = estimate_tokens(items[-1]) + 1
+    last = make(entries[-1])
+    reserve = estimate_tokens(last) + 1
     shaper.budget -= reserve
     try:
-        kept = shaper.fit(view, items[:-1], "path") if len(items) > 1 else 0
+        kept = shaper.fit(view, (make(entry) for entry in entries[:-1]), "path")
     finally:
         shaper.budget += reserve
-    if len(items) == 1:
-        view["path"] = []
-    view["path"].append(items[-1])
-    return kept + 1 if kept == len(items) - 1 else kept
+    view["path"].append(last)
+    return len(entries) if kept == len(entries) - 1 else kept
 
 
 def _step(conn: sqlite3.Connection, run_id: int, node: NodeRow, shaper: Shaper,
