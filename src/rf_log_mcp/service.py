@@ -115,14 +115,13 @@ def parse_result(conn: sqlite3.Connection, path: str, allow_incomplete: bool = F
         outcome = import_result(conn, path, allow_incomplete=allow_incomplete, progress=progress)
     except ResultError as err:
         return failed(ParseResultResponse, err)
-    shaper = Shaper()
-    shaper.redactor = shaper.redactor.for_run(known_values(conn, [outcome.run_id]))
-    return _finish(ParseResultResponse(**outcome.to_dict()), shaper)
+    return imported(conn, ParseResultResponse(**outcome.to_dict()))
 
 
 def imported(conn: sqlite3.Connection, response: ParseResultResponse) -> ParseResultResponse:
-    """An import process's answer (``rf-log-mcp import --json``) as parse_result gives it:
-    the run's known secret values masked, the envelope's flags and token estimate set."""
+    """An import's answer (this process's, or an import process's ``rf-log-mcp import
+    --json``) as parse_result gives it: the run's known secret values masked, the
+    envelope's flags and token estimate set."""
     shaper = Shaper()
     if response.run_id is not None:
         shaper.redactor = shaper.redactor.for_run(known_values(conn, [response.run_id]))
