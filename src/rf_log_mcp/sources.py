@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import functools
 import hashlib
-import json
 import os
 import re
 import sqlite3
@@ -78,7 +77,7 @@ class Locator:
     """Locations of one run's nodes, for one answer (rows and parsed items cached)."""
 
     def __init__(self, conn: sqlite3.Connection, run_id: int) -> None:
-        self.conn, self.base = conn, run_base(run_id)
+        self.conn, self.run_id, self.base = conn, run_id, run_base(run_id)
         self.rows: dict[int, Any] = {}  # pre -> the stored node (views.common.NodeRow)
         self._children: list[str] | None = None  # the root's child suites' files, when read
         root = self._row(0)
@@ -253,7 +252,7 @@ class Locator:
             row = self.conn.execute(
                 f"SELECT source, lineno FROM definitions WHERE run_id = ? AND owner = ? AND"
                 f" name_key IN ({','.join('?' * len(names))}) LIMIT 1",
-                (self.base >> 32, node.owner, *names)).fetchone()
+                (self.run_id, node.owner, *names)).fetchone()
         except sqlite3.OperationalError:  # a read-only store of an older schema
             return None
         if row is None or not row[0] or _INSTALLED.search(row[0]) or self._fresh(row[0], None):
@@ -321,20 +320,20 @@ class Locator:
 
     def _child_sources(self) -> list[str]:
         """The files of the root suite's child suites (a run of several paths has no root
-        file), read once: the root's children by hopping from one to the next (primary-key
-        seeks; no index on parent_pre covers every node), the first 1000."""
+        file), read once: the root's children by hopping from one to the next (a child at
+        pre + 1, its next sibling at its last + 1: primary-key seeks, as views.common's
+        first_child/next_sibling do), the first 1000."""
         if self._children is None:
             root, self._children = self._row(0), []
-            key, hops = self.base + 1, 0
-            while root is not None and key <= self.base + root.last and hops < _CHILDREN_READ:
-                row = self.conn.execute("SELECT type, fields, last FROM nodes WHERE key = ?",
-                                        (key,)).fetchone()
-                if row is None:
+            pre, hops = 1, 0
+            while root is not None and pre <= root.last and hops < _CHILDREN_READ:
+                child = self._row(pre)
+                if child is None:
                     break
-                source = json.loads(row[1] or "{}").get("source") if row[0] == "SUITE" else None
+                source = child.field_values.get("source") if child.type == "SUITE" else None
                 if source:
                     self._children.append(source)
-                key, hops = self.base + row[2] + 1, hops + 1
+                pre, hops = child.last + 1, hops + 1
         return self._children
 
 
