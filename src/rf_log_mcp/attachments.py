@@ -95,8 +95,7 @@ def describe(found: Reference, base: Path | None) -> dict[str, Any]:
     its header and decoded size, a file by its path, size and whether it exists below the
     run's output folder ``base``."""
     if found.reference.startswith("data:"):
-        header, _, payload = found.reference.partition(",")
-        media = header[5:].split(";")[0] or "text/plain"
+        header, media, payload = _data_uri(found.reference)
         size = (len(payload) * 3) // 4 - payload[-2:].count("=") if header.endswith(";base64") \
             else len(unquote(payload).encode())
         return {"kind": found.kind, "reference": f"{header},…", "embedded": True,
@@ -114,12 +113,28 @@ def describe(found: Reference, base: Path | None) -> dict[str, Any]:
 def local_path(reference: str, base: Path | None) -> Path | None:
     """The file a reference names, when it is a file below ``base`` (URLs, and paths that
     lead out of the output folder, are not looked at)."""
-    parts = urlsplit(reference)
-    if parts.scheme not in ("", "file") or parts.netloc or base is None:
+    if _is_url(reference) or base is None:
         return None
-    path = Path(unquote(parts.path))
-    path = (path if path.is_absolute() else base / path).resolve()
+    path = _file(reference, base)
     return path if path.is_relative_to(base.resolve()) else None
+
+
+def _is_url(reference: str) -> bool:
+    parts = urlsplit(reference)
+    return parts.scheme not in ("", "file") or bool(parts.netloc)
+
+
+def _file(reference: str, base: Path) -> Path:
+    """The file a local reference (a path, a file: URL) names, resolved; a relative one is
+    relative to the run's output folder ``base``."""
+    path = Path(unquote(urlsplit(reference).path))
+    return (path if path.is_absolute() else base / path).resolve()
+
+
+def _data_uri(reference: str) -> tuple[str, str, str]:
+    """A data URI's header, media type and payload."""
+    header, _, payload = reference.partition(",")
+    return header, header[5:].split(";")[0] or "text/plain", payload
 
 
 def _media_type(reference: str) -> str | None:
@@ -143,23 +158,20 @@ def open_attachment(found: Reference, base: Path | None, allowed: Any) -> Opened
     """The content of one reference. ``allowed(path)`` raises PATH_NOT_ALLOWED for a file
     outside the folders the server may read."""
     if found.reference.startswith("data:"):
-        header, _, payload = found.reference.partition(",")
-        media = header[5:].split(";")[0] or "text/plain"
+        header, media, payload = _data_uri(found.reference)
         try:
             raw = base64.b64decode(payload, validate=False) if header.endswith(";base64") \
                 else unquote(payload).encode()
         except (binascii.Error, ValueError):
             raise ResultError(UNSUPPORTED_ATTACHMENT, "The embedded data is not valid base64.") from None
     else:
-        parts = urlsplit(found.reference)
-        if parts.scheme not in ("", "file") or parts.netloc:
+        if _is_url(found.reference):
             raise ResultError(UNSUPPORTED_ATTACHMENT, f"{found.reference!r} is not a local file.",
                               "This server never fetches URLs; open it in a browser.")
         if base is None:
             raise ResultError(ATTACHMENT_NOT_FOUND, "The run has no output folder to read "
                               f"{found.reference!r} from (robot ran with --output NONE?).")
-        target = Path(unquote(parts.path))
-        target = (target if target.is_absolute() else base / target).resolve()
+        target = _file(found.reference, base)
         if not target.is_relative_to(base.resolve()):
             allowed(str(target))  # a reference that leads out of the output folder
         if not target.is_file():
