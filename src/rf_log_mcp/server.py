@@ -358,8 +358,8 @@ def fields() -> str:
 @mcp.resource("rf://runs{?limit}", mime_type="application/json")
 def runs_index(ctx: Context, limit: int = 20) -> str:
     """The runs in the store, newest first (list_runs); subscribe to hear of new runs."""
-    response = _answer(ctx, RunListResponse, lambda conn, _: service.list_runs(conn, limit=limit))
-    return json.dumps(response.model_dump(mode="json", exclude_none=True), ensure_ascii=False)
+    return _resource_text(_answer(ctx, RunListResponse,
+                                  lambda conn, _: service.list_runs(conn, limit=limit)))
 
 
 @mcp.resource("rf://runs/{run_id}/summary", mime_type="application/json")
@@ -385,6 +385,11 @@ def _resource(ctx: Context, run_id: str, view: service.ViewName, selector: str |
     else:
         response = _answer(ctx, GetViewResponse, lambda conn, _: service.get_view(
             conn, view, run_id=number, selector=selector))
+    return _resource_text(response)
+
+
+def _resource_text(response: Envelope) -> str:
+    """A resource's JSON text: the response without its empty fields."""
     return json.dumps(response.model_dump(mode="json", exclude_none=True), ensure_ascii=False)
 
 
