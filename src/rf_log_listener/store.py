@@ -1,20 +1,6 @@
-"""The SQLite store: where it lives, its schema, and opening it safely from many processes.
-
-Layout (see DESIGN.md "Store"):
-
-* ``runs``: one row per run, whatever its origin (``listener`` or ``import``).
-* ``nodes``: one flat row per suite/test/keyword/control item. ``key`` is
-  ``run_id << 32 | pre``, so a subtree is the key range ``[key, base + last]`` and every
-  lookup by position is a primary-key seek. Type-specific fields live in ``fields`` (a JSON
-  object holding only non-empty values), never a nested body.
-* ``messages``: one row per log message, ``key = run_id << 32 | seq`` in execution order,
-  so the messages of any subtree are the contiguous range ``[msg_lo, msg_hi)`` stored on
-  its root node. ``messages_fts`` indexes the text (trigram: substrings and CJK match).
-* ``errors``: the run-level ``<errors>`` messages.
-
-Rows of a run whose status is ``importing`` are invisible to readers; an import flips the
-status in its final transaction, so a failed or killed import never looks complete.
-"""
+"""The SQLite store: where it lives, opening it safely from many processes, and each run's
+lifecycle in it (publishing, marking dead live runs, pruning, compaction). The schema and its
+migrations are in ``schema.py``."""
 
 from __future__ import annotations
 
@@ -29,180 +15,15 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from .errors import STORE_CORRUPT, STORE_NOT_FOUND, STORE_UNAVAILABLE, ResultError
+from .schema import FAILED_STARTS as FAILED_STARTS  # re-exported: where readers look
+from .schema import NOTABLE_MESSAGES as NOTABLE_MESSAGES
+from .schema import NOTABLE_NODES as NOTABLE_NODES
+from .schema import SCHEMA_VERSION, migrate, schema_version
+from .schema import VISIBLE_RUNS as VISIBLE_RUNS
 
-SCHEMA_VERSION = 7
 ENV_DB = "RF_LOG_MCP_DB"
 RUN_SHIFT = 32  # node/message keys are run_id << RUN_SHIFT | position
 BUSY_TIMEOUT_MS = 30_000
-
-# Runs readers see: not an import in progress, not a run being deleted by prune.
-VISIBLE_RUNS = "status NOT IN ('importing', 'deleting')"
-
-# The failures a reader starts from: failed tests, and failed suite setups/teardowns (no test
-# owns those). The partial index below and every query that uses it share this text: SQLite
-# uses a partial index only for a WHERE that implies the index's own.
-FAILED_STARTS = ("status = 'FAIL' AND (type = 'TEST'"
-                 " OR (type IN ('SETUP', 'TEARDOWN') AND owner_test IS NULL))")
-
-# Messages of WARN or worse: few in any run, and what level-filtered searches ask for. The
-# partial index over them and the queries that use it share this text (as FAILED_STARTS).
-NOTABLE_MESSAGES = "level IN ('WARN', 'SKIP', 'ERROR', 'FAIL')"
-
-# Nodes a tree page stops at among any number of siblings: failed, above a failure, logged
-# WARN or worse below, or an iteration that did not pass (what ends a fold of clean ones).
-# Few in any run; the partial index over them (by parent) makes a page of children cost
-# O(page) whatever the number of passing siblings in between.
-NOTABLE_NODES = ("(status = 'FAIL' OR failed_descendant_count > 0 OR max_descendant_level >= 4"
-                 " OR (type = 'ITERATION' AND status <> 'PASS'))")
-
-# Where a live run's library keywords are defined (RF's implementation: file and line), per
-# (library, normalized keyword name); output files do not say it.
-_DEFINITIONS = """
-CREATE TABLE IF NOT EXISTS definitions (
-    run_id   INTEGER NOT NULL,
-    owner    TEXT NOT NULL,                        -- the library's name, as nodes' owner
-    name_key TEXT NOT NULL,                        -- keyword name, lower case, no spaces or _
-    source   TEXT,
-    lineno   INTEGER,
-    PRIMARY KEY (run_id, owner, name_key)
-) WITHOUT ROWID;
-"""
-
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS meta (
-    key   TEXT PRIMARY KEY,
-    value TEXT
-);
-CREATE TABLE IF NOT EXISTS runs (
-    run_id          INTEGER PRIMARY KEY,
-    origin          TEXT NOT NULL,            -- 'import' | 'listener'
-    status          TEXT NOT NULL,            -- importing | running | complete | interrupted | failed
-    source_path     TEXT,
-    source_format   TEXT,                     -- 'xml' | 'json'
-    source_hash     TEXT,                     -- sha256 of the bytes imported
-    source_size     INTEGER,
-    source_mtime_ns INTEGER,
-    generator       TEXT,
-    rf_version      TEXT,
-    schema_version  INTEGER,
-    generated       TEXT,
-    rpa             INTEGER,
-    label           TEXT,
-    output_dir      TEXT,                     -- folder of the run's outputs: attachments' base
-    name            TEXT,                     -- root suite name
-    result_status   TEXT,                     -- root suite status (PASS/FAIL/SKIP)
-    start_time      TEXT,
-    elapsed         REAL,
-    total           INTEGER,
-    passed          INTEGER,
-    failed          INTEGER,
-    skipped         INTEGER,
-    node_count      INTEGER,
-    message_count   INTEGER,
-    error_count     INTEGER,
-    pid             INTEGER,
-    host            TEXT,
-    heartbeat       REAL,
-    fts_upto        INTEGER,                  -- message keys below this are in messages_fts
-    created_at      REAL NOT NULL,
-    finished_at     REAL
-);
-CREATE INDEX IF NOT EXISTS runs_by_hash ON runs(source_hash);
-CREATE INDEX IF NOT EXISTS runs_by_path ON runs(source_path);
-
-CREATE TABLE IF NOT EXISTS nodes (
-    key                     INTEGER PRIMARY KEY,   -- run_id << 32 | pre
-    last                    INTEGER NOT NULL,      -- pre of the last node in the subtree
-    parent_pre              INTEGER,               -- NULL for the root suite
-    seq                     INTEGER NOT NULL,      -- position among the parent's child nodes
-    depth                   INTEGER NOT NULL,
-    node_id                 TEXT NOT NULL,         -- RF's id (s1-t2-k3); IF/TRY roots: <base>-rN
-    type                    TEXT NOT NULL,         -- normalized (RF 7 result type names)
-    raw_type                TEXT,                  -- what the source called it
-    name                    TEXT,
-    owner                   TEXT,                  -- keyword library / resource
-    status                  TEXT NOT NULL,
-    start_time              TEXT,
-    elapsed                 REAL,                  -- seconds
-    message                 TEXT,                  -- status message (failure text)
-    owner_test              INTEGER,               -- pre of the enclosing test, if any
-    child_count             INTEGER NOT NULL,
-    failed_descendant_count INTEGER NOT NULL,
-    max_descendant_level    INTEGER NOT NULL,      -- highest message level in the subtree
-    message_count           INTEGER NOT NULL,      -- own messages
-    msg_lo                  INTEGER NOT NULL,      -- subtree messages: seq in [msg_lo, msg_hi)
-    msg_hi                  INTEGER NOT NULL,
-    args                    TEXT,                  -- JSON list, only when non-empty
-    assign                  TEXT,                  -- JSON, only when non-empty
-    fields                  TEXT,                  -- JSON object of non-empty type-specific fields
-    -- Derived from the key, never bound: an import binds ~20 values per node, not 22.
-    run_id                  INTEGER GENERATED ALWAYS AS (key >> 32) VIRTUAL,
-    pre                     INTEGER GENERATED ALWAYS AS (key & 4294967295) VIRTUAL
-);
-CREATE UNIQUE INDEX IF NOT EXISTS nodes_by_id ON nodes(run_id, node_id);
--- Failures are few: a partial index finds a run's failed tests and suite-level keywords
--- without scanning the run, and costs almost nothing to keep up on import.
-CREATE INDEX IF NOT EXISTS nodes_failed ON nodes(key) WHERE status = 'FAIL'
-    AND (type = 'TEST' OR (type IN ('SETUP', 'TEARDOWN') AND owner_test IS NULL));
-CREATE INDEX IF NOT EXISTS nodes_notable ON nodes(parent_pre, key) WHERE (status = 'FAIL'
-    OR failed_descendant_count > 0 OR max_descendant_level >= 4
-    OR (type = 'ITERATION' AND status <> 'PASS'));
-
-CREATE TABLE IF NOT EXISTS messages (
-    key      INTEGER PRIMARY KEY,                  -- run_id << 32 | seq
-    node_pre INTEGER NOT NULL,                     -- owning node
-    msg_no   INTEGER NOT NULL,                     -- RF's per-parent message number (-mN)
-    level    TEXT NOT NULL,
-    time     TEXT,
-    html     INTEGER NOT NULL DEFAULT 0,
-    text     TEXT NOT NULL,                        -- whole, never cut in the store
-    run_id   INTEGER GENERATED ALWAYS AS (key >> 32) VIRTUAL
-);
-CREATE INDEX IF NOT EXISTS messages_notable ON messages(key)
-    WHERE level IN ('WARN', 'SKIP', 'ERROR', 'FAIL');
--- Nodes with a status message (failures, skips: few): search finds those texts.
-CREATE INDEX IF NOT EXISTS nodes_with_message ON nodes(key) WHERE message IS NOT NULL;
--- HTML messages are few (screenshots, links): failure paths list their attachments.
-CREATE INDEX IF NOT EXISTS messages_html ON messages(key) WHERE html = 1;
--- Trigram: any substring of 3+ characters, CJK included, case-insensitive. detail=none
--- halves the build time; it answers `text LIKE '%...%'` (not MATCH phrases), which is
--- exactly plain-text search. Rows below runs.fts_upto are indexed.
-CREATE VIRTUAL TABLE IF NOT EXISTS messages_fts USING fts5(
-    text, content='messages', content_rowid='key', tokenize='trigram case_sensitive 0',
-    detail=none
-);
-
--- Values a run proved secret (capture side, registry.py): the read side masks them wherever
--- they occur. The store holds the raw logs they were found in; this adds no exposure.
-CREATE TABLE IF NOT EXISTS secrets (
-    run_id INTEGER NOT NULL,
-    value  TEXT NOT NULL,
-    PRIMARY KEY (run_id, value)
-) WITHOUT ROWID;
-
-CREATE TABLE IF NOT EXISTS errors (
-    run_id INTEGER NOT NULL REFERENCES runs(run_id) ON DELETE CASCADE,
-    seq    INTEGER NOT NULL,                       -- 1-based: id errors-m<seq>
-    level  TEXT NOT NULL,
-    time   TEXT,
-    html   INTEGER NOT NULL DEFAULT 0,
-    text   TEXT NOT NULL,
-    PRIMARY KEY (run_id, seq)
-);
-""" + _DEFINITIONS
-
-# Each entry upgrades the store from version N to N+1; applied in order on open.
-_MIGRATIONS: dict[int, str] = {
-    1: f"CREATE INDEX IF NOT EXISTS nodes_failed ON nodes(key) WHERE {FAILED_STARTS};",
-    2: f"CREATE INDEX IF NOT EXISTS messages_notable ON messages(key) WHERE {NOTABLE_MESSAGES};",
-    3: f"CREATE INDEX IF NOT EXISTS nodes_notable ON nodes(parent_pre, key) WHERE {NOTABLE_NODES};",
-    4: "CREATE TABLE IF NOT EXISTS secrets (run_id INTEGER NOT NULL, value TEXT NOT NULL,"
-       " PRIMARY KEY (run_id, value)) WITHOUT ROWID;",
-    5: "ALTER TABLE runs ADD COLUMN output_dir TEXT;"
-       "CREATE INDEX IF NOT EXISTS messages_html ON messages(key) WHERE html = 1;"
-       + _DEFINITIONS,
-    6: "CREATE INDEX IF NOT EXISTS nodes_with_message ON nodes(key) WHERE message IS NOT NULL;",
-}
 
 
 def default_store_path() -> Path:
@@ -366,45 +187,10 @@ def _prepare(conn: sqlite3.Connection) -> None:
     if conn.execute("PRAGMA journal_mode").fetchone()[0].lower() != "wal":
         conn.execute("PRAGMA journal_mode = WAL")
     conn.execute("PRAGMA synchronous = NORMAL")
-    version = _schema_version(conn)
-    if version == SCHEMA_VERSION:
+    if schema_version(conn) == SCHEMA_VERSION:
         return
     with transaction(conn, immediate=True):
-        version = _schema_version(conn)  # another process may have created it meanwhile
-        if version is None:
-            for statement in _split_sql(_SCHEMA):
-                conn.execute(statement)
-            version = SCHEMA_VERSION
-        elif version > SCHEMA_VERSION:
-            raise sqlite3.DatabaseError(
-                f"store schema version {version} is newer than this rf-log-mcp ({SCHEMA_VERSION})"
-            )
-        while version < SCHEMA_VERSION:
-            for statement in _split_sql(_MIGRATIONS[version]):
-                conn.execute(statement)
-            version += 1
-        conn.execute(
-            "INSERT OR REPLACE INTO meta(key, value) VALUES ('schema_version', ?)", (str(version),)
-        )
-
-
-def _schema_version(conn: sqlite3.Connection) -> int | None:
-    has_meta = conn.execute(
-        "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'meta'"
-    ).fetchone()
-    if not has_meta:
-        return None
-    row = conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
-    return int(row[0]) if row else None
-
-
-def _split_sql(script: str) -> list[str]:
-    """Split a DDL script into statements, so it runs inside our own transaction.
-
-    ``executescript`` would COMMIT first; our DDL has no ';' inside strings or triggers.
-    """
-    lines = [line.split("--", 1)[0] for line in script.splitlines()]
-    return [s.strip() for s in "\n".join(lines).split(";") if s.strip()]
+        migrate(conn)  # reads the version again: another process may have created it meanwhile
 
 
 # -- run lifecycle helpers shared by the importers (and later the listener) ---------------
