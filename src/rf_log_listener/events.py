@@ -122,6 +122,8 @@ class RunInfo:
     schema_version: int | None = None
     label: str | None = None
     output_dir: str | None = None  # where robot writes outputs (screenshots are relative to it)
+    ci: str | None = None  # JSON: what the CI system says of the build (run_context.py)
+    run_group: str | None = None  # the runs of one pabot execution share it
 
 
 @dataclass(slots=True)

@@ -36,6 +36,7 @@ from .registry import SecretRegistry
 from .result_events import OpenNodes, follows_the_model, message_event, open_event, rf_version
 from .row_pipe import FramedPipe
 from .rows import SqliteRowSink
+from .run_context import ci_context, pabot_group
 from .store import open_store
 from .writer import RunWriter
 from .writer_process import WRITER_WARNED
@@ -112,10 +113,16 @@ _ANOTHER_OPTION = re.compile(r"[;:,](db|label|writer)=")
 
 def _output_dir() -> str | None:
     """``${OUTPUT_DIR}``: libraries write screenshots there (attachments are read there)."""
+    value = _variable("${OUTPUT_DIR}")
+    return str(value) if value else None
+
+
+def _variable(name: str) -> object:
+    """A variable's value in robot's current scope (None: not set, or robot not running)."""
     from robot.libraries.BuiltIn import BuiltIn, RobotNotRunningError
 
     try:
-        return str(BuiltIn().get_variable_value("${OUTPUT_DIR}")) or None
+        return BuiltIn().get_variable_value(name)
     except RobotNotRunningError:
         return None
 
@@ -220,9 +227,11 @@ class rf_log_listener:
         self._conn = conn = open_store(self.db, on_corrupt=lambda moved: _warn(
             f"the store was damaged and was moved to {moved}; this run goes to a new store"))
         local = SqliteRowSink(conn, replace_nodes=True)
+        output_dir = _output_dir()
         info = RunInfo(origin="listener", generator=get_full_version("Robot"),
                        rpa=bool(getattr(result, "rpa", False)), label=self.label,
-                       output_dir=_output_dir())
+                       output_dir=output_dir, ci=ci_context(),
+                       run_group=pabot_group(_variable, output_dir))
         run_id = local.begin_run(info)
         forwarder = None if self.inline else self._writer_process(conn, run_id, info.generator or "")
         if forwarder is not None:

@@ -17,12 +17,13 @@ import time
 from typing import Any, Protocol
 
 from .events import RunInfo, rf_version, suite_status
+from .history import index_run
 from .store import BUSY_TIMEOUT_MS, transaction
 
 _INSERT_RUN = (
     "INSERT INTO runs (origin, status, source_path, source_format, source_hash, source_size,"
     " source_mtime_ns, generator, rf_version, schema_version, generated, rpa, label, output_dir,"
-    " pid, host, heartbeat, created_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"
+    " ci, run_group, pid, host, heartbeat, created_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"
 )
 _INSERT_NODE = (
     "INSERT INTO nodes (key, last, parent_pre, seq, depth, node_id, type, raw_type,"
@@ -80,7 +81,8 @@ class SqliteRowSink:
             info.origin, status, info.source_path, info.source_format, info.source_hash,
             info.source_size, info.source_mtime_ns, info.generator, rf_version(info.generator),
             info.schema_version, info.generated, None if info.rpa is None else int(info.rpa),
-            info.label, info.output_dir, os.getpid(), socket.gethostname(), now, now,
+            info.label, info.output_dir, info.ci, info.run_group, os.getpid(),
+            socket.gethostname(), now, now,
         ))
         self.run_id = run_id = int(cur.lastrowid or 0)
         self.conn.execute("UPDATE runs SET fts_upto = ? WHERE run_id = ?", (run_id << 32, run_id))
@@ -170,9 +172,11 @@ class SqliteRowSink:
                 (name, passed + failed + skipped, passed, failed, skipped, self.run_id))
 
     def finish_run(self, fields: dict[str, Any]) -> None:
-        """Wait for the index, then publish the run in one statement."""
+        """Wait for the index, write the run's tests by name (history.py), then publish the
+        run in one statement."""
         self.sync()
         self.close()
+        index_run(self.conn, self.run_id or 0)
         now = time.time()
         self.conn.execute(
             "UPDATE runs SET status = ?, generator = coalesce(generator, ?),"

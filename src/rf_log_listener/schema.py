@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import sqlite3
 
-SCHEMA_VERSION = 7
+SCHEMA_VERSION = 8
 
 # Runs readers see: not an import in progress, not a run being deleted by prune.
 VISIBLE_RUNS = "status NOT IN ('importing', 'deleting')"
@@ -56,6 +56,33 @@ CREATE TABLE IF NOT EXISTS definitions (
     lineno   INTEGER,
     PRIMARY KEY (run_id, owner, name_key)
 ) WITHOUT ROWID;
+"""
+
+# Each run's tests by full name (history.py): test_history and flaky_tests seek by name,
+# compare_runs and summaries by run, failure groups by signature.
+_HISTORY = """
+CREATE TABLE IF NOT EXISTS test_names (
+    name_id  INTEGER PRIMARY KEY,                  -- history.name_id(longname)
+    longname TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS signatures (
+    signature_id INTEGER PRIMARY KEY,              -- history.name_id(text)
+    text         TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS run_tests (
+    run_id       INTEGER NOT NULL,
+    name_id      INTEGER NOT NULL,
+    pre          INTEGER NOT NULL,                 -- the test's node: key = run_id << 32 | pre
+    status       TEXT NOT NULL,
+    elapsed      REAL,
+    signature_id INTEGER,                          -- failed tests
+    PRIMARY KEY (run_id, name_id)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS run_tests_by_name ON run_tests(name_id, run_id);
+CREATE INDEX IF NOT EXISTS run_tests_by_signature ON run_tests(signature_id, run_id)
+    WHERE signature_id IS NOT NULL;
+CREATE INDEX IF NOT EXISTS runs_by_name ON runs(name, run_id);
+CREATE INDEX IF NOT EXISTS runs_by_group ON runs(run_group) WHERE run_group IS NOT NULL;
 """
 
 _SCHEMA = """
@@ -94,6 +121,9 @@ CREATE TABLE IF NOT EXISTS runs (
     host            TEXT,
     heartbeat       REAL,
     fts_upto        INTEGER,                  -- message keys below this are in messages_fts
+    ci              TEXT,                     -- JSON: commit, branch, build, build_url, job, provider
+    run_group       TEXT,                     -- the runs of one pabot execution share it
+    tests_indexed   INTEGER,                  -- run_tests written with these signature RULES
     created_at      REAL NOT NULL,
     finished_at     REAL
 );
@@ -179,7 +209,7 @@ CREATE TABLE IF NOT EXISTS errors (
     text   TEXT NOT NULL,
     PRIMARY KEY (run_id, seq)
 );
-""" + _DEFINITIONS
+""" + _DEFINITIONS + _HISTORY
 
 # Each entry upgrades the store from version N to N+1; applied in order on open.
 _MIGRATIONS: dict[int, str] = {
@@ -192,6 +222,8 @@ _MIGRATIONS: dict[int, str] = {
        "CREATE INDEX IF NOT EXISTS messages_html ON messages(key) WHERE html = 1;"
        + _DEFINITIONS,
     6: "CREATE INDEX IF NOT EXISTS nodes_with_message ON nodes(key) WHERE message IS NOT NULL;",
+    7: "ALTER TABLE runs ADD COLUMN ci TEXT; ALTER TABLE runs ADD COLUMN run_group TEXT;"
+       "ALTER TABLE runs ADD COLUMN tests_indexed INTEGER;" + _HISTORY,
 }
 
 

@@ -228,6 +228,7 @@ def _delete_run_row(conn: sqlite3.Connection, run_id: int) -> None:
     conn.execute("DELETE FROM errors WHERE run_id = ?", (run_id,))
     conn.execute("DELETE FROM secrets WHERE run_id = ?", (run_id,))
     conn.execute("DELETE FROM definitions WHERE run_id = ?", (run_id,))
+    conn.execute("DELETE FROM run_tests WHERE run_id = ?", (run_id,))
     conn.execute("DELETE FROM runs WHERE run_id = ?", (run_id,))
 
 
@@ -370,6 +371,11 @@ def mark_dead_live_runs(conn: sqlite3.Connection) -> list[int]:
             if not is_read_only(exc):
                 raise
             return []  # a read-only reader shows the run as it stands; a writer marks it
+    if dead:
+        from .history import index_run  # history reads through this module
+
+        for run_id in dead:
+            index_run(conn, run_id)
     return dead
 
 

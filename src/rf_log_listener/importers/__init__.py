@@ -30,6 +30,7 @@ from ..errors import (
 )
 from ..events import RunInfo
 from ..rows import SqliteRowSink
+from ..run_context import ci_context
 from ..store import delete_run, find_reusable_run, reap_stale_runs, release_free_pages
 from ..writer import RunWriter
 from .json_source import JsonSource
@@ -203,7 +204,7 @@ def _parse_into_store(
     info = RunInfo(
         origin="import", source_path=str(source), source_format=fmt, source_hash=digest,
         source_size=stat.st_size, source_mtime_ns=stat.st_mtime_ns, label=label,
-        output_dir=str(source.parent),
+        output_dir=str(source.parent), ci=ci_context(),
     )
     sink = SqliteRowSink(conn, background_index=True)
     report = (lambda done: progress(done, stat.st_size, sink.nodes_written)) if progress else None

@@ -1,0 +1,71 @@
+"""Failure signatures: one text for failures that are the same failure in different runs.
+
+Shared by both sides (like ``masking.py``): the store keeps each failed test's signature
+(``history.py``, at a run's end) and the read side groups and compares by it.
+
+A signature is the failure message with its volatile parts replaced, then the keyword that
+failed (the deepest failed keyword on the test's first failing path, with its library):
+
+    Connection refused: 10.0.3.7:5432 after 3012 ms   ->   Connection refused: <ip>:<n> after <duration>
+
+The rules, applied in this order (README, "Failure signatures"):
+
+1. secrets masked (the run's known values, then names and shapes), as in every answer;
+2. ISO timestamps and times of day -> ``<time>``, dates -> ``<date>``;
+3. UUIDs -> ``<uuid>``; ``0x`` numbers and hex runs of 8+ characters with a digit -> ``<hex>``;
+4. IPv4 addresses -> ``<ip>``; temporary paths (``/tmp/...``, ``/var/folders/...``,
+   ``...\\Temp\\...``) -> ``<tmp>``;
+5. lists and dicts as RF prints them (``[...]``, ``{...}``) -> ``[…]``, ``{…}``; then quoted
+   values (``'...'``, ``"..."``, up to 200 characters, on one line) -> ``'…'``;
+6. durations (a number with ms, s, sec, seconds, min, minutes, h, hours) -> ``<duration>``;
+7. other numbers (not inside a word: ``Order17`` stays) -> ``<n>``;
+8. white space runs -> one space; the result cut at 300 characters.
+
+Changing a rule changes ``RULES``: runs indexed with older rules are indexed again when read.
+"""
+
+from __future__ import annotations
+
+import re
+
+RULES = 1  # the version of the rules below
+MAX_CHARS = 300
+
+_REPLACEMENTS: tuple[tuple[re.Pattern[str], str], ...] = tuple(
+    (re.compile(pattern, flags), replacement) for pattern, flags, replacement in (
+        (r"\b\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(?::\d{2}(?:[.,]\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?",
+         0, "<time>"),
+        (r"\b\d{8} \d{2}:\d{2}:\d{2}(?:\.\d+)?", 0, "<time>"),  # RF's own 20261201 08:11:23.123
+        (r"\b\d{4}-\d{2}-\d{2}\b", 0, "<date>"),
+        (r"\b\d{1,2}:\d{2}:\d{2}(?:[.,]\d+)?\b", 0, "<time>"),
+        (r"\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b", re.I, "<uuid>"),
+        (r"\b0x[0-9a-f]+\b", re.I, "<hex>"),
+        (r"\b(?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{8,}\b", re.I, "<hex>"),
+        (r"\b(?:\d{1,3}\.){3}\d{1,3}\b", 0, "<ip>"),
+        (r"(?:/tmp/|/var/folders/|/private/var/|[A-Za-z]:\\[^\s'\"]*\\Temp\\)[^\s'\"]*", re.I,
+         "<tmp>"),
+        (r"\[[^\[\]\n]{1,200}\]", 0, "[…]"),
+        (r"\{[^{}\n]{1,200}\}", 0, "{…}"),
+        (r"'[^'\n]{1,200}'", 0, "'…'"),
+        (r'"[^"\n]{1,200}"', 0, "'…'"),
+        (r"\b\d+(?:\.\d+)?\s?(?:ms|milliseconds?|s|secs?|seconds?|mins?|minutes?|h|hours?)\b",
+         re.I, "<duration>"),
+        (r"(?<![\w.])[-+]?\d+(?:[.,]\d+)*(?![\w])", 0, "<n>"),
+        (r"\s+", 0, " "),
+    )
+)
+
+
+def normalize(message: str) -> str:
+    """The message with its volatile parts replaced (rules 2-8; the caller masks secrets)."""
+    text = message[:4 * MAX_CHARS]  # what survives rule 8 comes from the head
+    for pattern, replacement in _REPLACEMENTS:
+        text = pattern.sub(replacement, text)
+    text = text.strip()
+    return text if len(text) <= MAX_CHARS else text[:MAX_CHARS - 1] + "…"
+
+
+def signature(message: str, keyword: str | None) -> str:
+    """A failure's signature: its normalized message, and the keyword that failed."""
+    text = normalize(message)
+    return f"{text} [in {keyword}]" if keyword else text
