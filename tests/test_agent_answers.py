@@ -134,11 +134,16 @@ def test_a_test_stopped_by_a_fatal_error_names_the_failure_that_stopped_the_run(
         "failing_step_id": "s1-s1-t32-k1-k2", "failing_step_name": "Fatal Error",
         "message": "cannot reach api.example: name or service not known"}
     first = service.get_view(conn, "summary", run_id=run_id).summary
-    assert first is not None and "Connects" not in [t.name for t in first.failed_tests]
-    [group] = first.failure_groups or []
-    assert (group.message, group.count, group.first_test_id) == (
+    # grouped by signature: the 40 stopped tests, the 30 "N != M" checks; the one failure
+    # like no other, the fatal error's origin, is the only failed test listed on its own
+    assert first is not None and [t.node_id for t in first.failed_tests] == ["s1-s1-t32"]
+    stopped_group, checks = first.failure_groups or []
+    assert (stopped_group.message, stopped_group.count, stopped_group.test_ids[0]) == (
         "Test execution stopped due to a fatal error.", 40, "s1-s2-t1")
-    assert group.cause is not None and group.cause.node_id == "s1-s1-t32"
+    assert stopped_group.cause is not None and stopped_group.cause.node_id == "s1-s1-t32"
+    assert (checks.count, checks.signature) == (
+        30, "<n> != <n> [in BuiltIn.Should Be Equal As Integers]")
+    assert checks.cause is None and first.failure_group_count == 2
     # a test that failed on its own has no outside cause
     assert "cause" not in _path(conn, run_id, "s1-s1-t2")["failure_path"]
 

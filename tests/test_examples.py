@@ -63,7 +63,7 @@ async def test_linux_macos_entries_start_a_working_server(host: str, tmp_path: P
         async with Client(params) as client:
             tools = {tool.name for tool in (await client.list_tools()).tools}
             assert tools == {"parse_result", "get_view", "search_messages", "list_runs",
-                         "get_attachment"}
+                         "get_attachment", "compare_runs", "test_history", "flaky_tests"}
             runs = (await client.call_tool("list_runs", {})).structured_content
             assert runs is not None and runs["ok"] and runs["runs"] == []
             if "RF_LOG_MCP_ALLOWED_ROOTS" in env:

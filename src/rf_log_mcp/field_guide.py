@@ -41,6 +41,18 @@ SECTIONS: tuple[tuple[str, type[BaseModel], str], ...] = (
     ("search hit", models.SearchHit, "search `hits` items (detail=compact keeps id, kind, "
                                      "level, text, html, attachments, call_path)."),
     ("list_runs", models.RunItem, "list_runs `runs` items."),
+    ("signature seen", models.SignatureSeen, "`seen_before` and `signature_seen`: a failure "
+                                             "signature in earlier runs."),
+    ("compare_runs", models.CompareRunsResponse, "compare_runs."),
+    ("run reference", models.RunRef, "compare_runs `head` and `base`."),
+    ("changed test", models.ChangedTest, "compare_runs `changes` items."),
+    ("test side", models.RunSide, "changed test `head` and `base`."),
+    ("test_history", models.HistoryResponse, "test_history."),
+    ("history run", models.HistoryEntry, "test_history `runs` items."),
+    ("streak", models.Streak, "test_history `streak`."),
+    ("flakiness", models.Flakiness, "test_history `flakiness`."),
+    ("flaky_tests", models.FlakyTestsResponse, "flaky_tests."),
+    ("flaky test", models.FlakyTest, "flaky_tests `tests` items."),
     ("parse_result", models.ParseResultResponse, "parse_result."),
     ("get_attachment", models.AttachmentResponse, "get_attachment."),
 )

@@ -60,17 +60,27 @@ def triage(conn: sqlite3.Connection, run: str | None) -> str:
         return f"Nothing to triage: {err.message} {err.hint or ''}".strip()
     summary = service.get_view(conn, "summary", run_id=run_id)
     first = service.get_view(conn, "failure_path", run_id=run_id)
+    # what is new since the previous run of the suite, when there is one
+    changed = service.compare_runs(conn, str(run_id), changes=[
+        "new_failure", "still_failing_changed", "fixed"], page_size=10)
+    history = (f"compare_runs(head=\"{run_id}\", changes=[\"new_failure\", "
+               f"\"still_failing_changed\", \"fixed\"]) returned:\n{_json(changed)}"
+               if changed.ok else "There is no earlier complete run of this suite to compare with.")
     return "\n\n".join([
         f"Triage Robot Framework run {run_id} with the rf-log-mcp tools. Find each failed "
-        "test's root cause from the evidence below; say which failures share one cause.",
+        "test's root cause from the evidence below; say which failures share one cause and "
+        "which are new since the previous run.",
         f"get_view(run_id={run_id}, view=\"summary\") returned:\n{_json(summary)}",
         f"get_view(run_id={run_id}, view=\"failure_path\") (the first failure) returned:\n"
         f"{_json(first)}",
+        history,
         "Next calls: get_view(view=\"failure_path\", cursor=<next_cursor>) or with "
         "selector=<test id> for the other failures; get_view(view=\"step_window\", "
         "selector=<step id>) for the steps around one; search_messages(run_id, query) for a "
         "text; get_attachment(run_id, message_id, index) for a screenshot listed under "
-        "attachments.",
+        "attachments; test_history(test) for one test across runs (did it fail before, since "
+        "when); get_view(view=\"summary\", selector=<tests_selector>) for one failure "
+        "group's tests.",
     ])
 
 

@@ -11,7 +11,15 @@ import os
 import sys
 from typing import Any, TextIO
 
-from .models import AttachmentResponse, GetViewResponse, RunListResponse, SearchResponse
+from .models import (
+    AttachmentResponse,
+    CompareRunsResponse,
+    FlakyTestsResponse,
+    GetViewResponse,
+    HistoryResponse,
+    RunListResponse,
+    SearchResponse,
+)
 
 _COLOURS = {"PASS": "32", "FAIL": "31", "SKIP": "33", "NOT RUN": "90", "RUNNING": "36",
             "NOT FINISHED": "35", "WARN": "33", "ERROR": "31", "complete": "32",
@@ -45,8 +53,11 @@ def runs(response: RunListResponse, style: Style) -> None:
         status = style(f"{run.status:<11}", run.status)
         result = style(f"{run.result_status or '-':<5}", run.result_status)
         where = style(f"({run.source_path or run.origin})", "dim")
-        print(f"{run.run_id:>5}  {status} {result} {run.passed or 0:>5} passed"
-              f" {run.failed or 0:>5} failed  {run.name}  {where}")
+        ref = run.run_group or str(run.run_id)
+        extra = " ".join(f"{k}={v}" for k, v in (("label", run.label), ("branch", run.branch))
+                         if v)
+        print(f"{ref:>5}  {status} {result} {run.passed or 0:>5} passed"
+              f" {run.failed or 0:>5} failed  {run.name}  {where}{' ' + extra if extra else ''}")
     if not response.runs:
         print("no runs yet: import an output.xml with `rf-log-mcp import PATH`, or run robot with"
               " --listener rf_log_listener")
@@ -68,14 +79,20 @@ def summary(response: GetViewResponse, style: Style) -> None:
     if data.failed_tests:
         print("Failed tests:")
         for test in data.failed_tests:
-            print(f"  {style(f'{test.node_id:<14}', 'FAIL')} {test.name}")
+            seen = f"  ({_seen(test.signature_seen)})" if test.signature_seen else ""
+            print(f"  {style(f'{test.node_id:<14}', 'FAIL')} {test.name}{style(seen, 'dim')}")
             for line in first_lines(test.message):
                 print(f"  {'':<14}   {line}")
         if response.next_cursor:
             print(style(f"  … more failed tests: --cursor {response.next_cursor}", "dim"))
+    if data.failure_groups:
+        print(f"Failure groups ({data.failure_group_count}, by failure signature):")
     for group in data.failure_groups or []:
-        print(f"  {group.count} tests failed with: {first_lines(group.message, 1)[0]}"
-              f" (first {group.first_test_id})")
+        more = f", … ({group.count - len(group.test_ids)} more: --group {group.tests_selector[6:]})" \
+            if group.count > len(group.test_ids) else ""
+        print(f"  {style(f'{group.count} tests', 'FAIL')}: {first_lines(group.message, 1)[0]}")
+        print(f"    {style(group.signature, 'dim')}")
+        print(f"    tests {', '.join(group.test_ids)}{more}; {_seen(group.seen_before)}")
         if group.cause:
             _cause(group.cause.model_dump(exclude_none=True), "    ", style)
     if data.errors:
@@ -84,6 +101,75 @@ def summary(response: GetViewResponse, style: Style) -> None:
             times = f" (x{error.count})" if error.count else ""
             print(f"  {style(f'{error.level:<5}', error.level)} {first_lines(error.text, 1)[0]}{times}")
     _masked(response, style)
+
+
+def _seen(seen: Any) -> str:
+    if not seen.earlier_runs:
+        return "new: in no earlier run"
+    return (f"seen in {seen.earlier_runs} earlier run(s), first in run {seen.first_run_id}"
+            f" ({seen.first_seen or 'no start time'})")
+
+
+def _ref(run: Any) -> str:
+    extra = " ".join(f"{k}={v}" for k, v in (("label", run.label), ("branch", run.branch),
+                                               ("commit", (run.commit or "")[:10] or None)) if v)
+    return f"run {run.run} {run.name or ''} {run.start_time or ''} {extra}".rstrip()
+
+
+def compare(response: CompareRunsResponse, style: Style) -> None:
+    assert response.head is not None and response.base is not None
+    print(f"{style('head', 'bold')}: {_ref(response.head)}")
+    print(f"{style('base', 'bold')}: {_ref(response.base)}  ({response.base_reason})")
+    counts = response.counts or {}
+    print("  " + ", ".join(f"{n} {kind.replace('_', ' ')}" for kind, n in counts.items() if n))
+    for item in response.changes:
+        side = item.head or item.base
+        assert side is not None
+        change = item.change.replace("_", " ")
+        print(f"  {style(f'{change:<22}', 'FAIL' if 'fail' in item.change else 'dim')}"
+              f" {item.test}  ({side.node_id})")
+        if item.change in ("slower", "faster") and item.head and item.base:
+            print(f"    {item.base.elapsed:.2f} s -> {item.head.elapsed:.2f} s")
+        if item.head and item.head.signature:
+            print(f"    {item.head.signature}")
+        if item.base and item.base.signature and item.change == "still_failing_changed":
+            print(style(f"    was: {item.base.signature}", "dim"))
+        if item.signature_seen:
+            print(style(f"    {_seen(item.signature_seen)}", "dim"))
+    _ending(response, style, "more")
+
+
+def history(response: HistoryResponse, style: Style) -> None:
+    print(f"{style(response.test, 'bold')}: {response.runs_total} finished run(s)")
+    if response.streak:
+        streak = response.streak
+        print(f"  {style(streak.status, streak.status)} in the last {streak.runs} run(s), since"
+              f" run {streak.since.run_id} ({streak.since.start_time})")
+    if response.last_pass:
+        print(f"  last pass: run {response.last_pass.run_id} ({response.last_pass.start_time})")
+    flaky = response.flakiness
+    if flaky and flaky.flip_rate is not None:
+        print(f"  flip rate {flaky.flip_rate:.2f}: {flaky.flips} flip(s) in {flaky.runs} runs")
+    for run in response.runs:
+        where = " ".join(f"{k}={v}" for k, v in (("label", run.label), ("branch", run.branch))
+                         if v)
+        elapsed = f"{run.elapsed:.2f} s" if run.elapsed is not None else "-"
+        print(f"  {run.run:>6} {style(f'{run.status:<5}', run.status)} {elapsed:>9}"
+              f"  {run.start_time or ''}  {run.node_id}  {where}")
+        if run.signature:
+            print(style(f"         {run.signature}", "dim"))
+    _ending(response, style, "older runs")
+
+
+def flaky(response: FlakyTestsResponse, style: Style) -> None:
+    print(f"{style(response.suite, 'bold')}: {response.flaky_count} of {response.tests_seen}"
+          f" tests flipped in the last {response.runs_in_window} run(s)"
+          f" ({response.oldest_run} .. {response.newest_run})")
+    for test in response.tests:
+        print(f"  {test.flip_rate:5.2f}  {test.flips:>3} flips in {test.runs:>3} runs"
+              f"  {test.passed:>3} passed {test.failed:>3} failed  last"
+              f" {style(test.last_status, test.last_status)}  {test.test}")
+    _ending(response, style, "more")
 
 
 def failures(paths: list[dict[str, Any]], style: Style) -> None:
@@ -218,6 +304,13 @@ def attachment(response: AttachmentResponse, conn: Any) -> None:
         print(f"  {response.original_width}x{response.original_height} pixels{shown}")
     if response.text is not None:
         print(response.text)
+
+
+def _ending(response: Any, style: Style, more: str) -> None:
+    """Where the next page is, and how many secrets were masked."""
+    if response.next_cursor:
+        print(style(f"  … {more}: --cursor {response.next_cursor}", "dim"))
+    _masked(response, style)
 
 
 def _masked(response: Any, style: Style) -> None:

@@ -41,14 +41,17 @@ from rf_log_listener.store import open_store
 from . import field_guide, prompts, service
 from .models import (
     AttachmentResponse,
+    CompareRunsResponse,
     Envelope,
+    FlakyTestsResponse,
     GetViewResponse,
+    HistoryResponse,
     ParseResultResponse,
     RunListResponse,
     SearchResponse,
 )
 from .paths import PathPolicy
-from .schema_outline import outline
+from .schema_outline import compact_input, outline
 from .server_state import AppState, ImportJob, import_key, progress_until, with_progress
 from .service import INTERNAL_ERROR
 from .shaping import DEFAULT_BUDGET, MAX_BUDGET, MIN_BUDGET
@@ -72,8 +75,14 @@ search_messages(run_id, query?, selector?, scope?, level?/min_level?) finds mess
    text and/or severity, run-wide or inside one test/keyword/iteration, with call paths.
 get_attachment(run_id, message_id, index) opens a screenshot or file that failure_path,
    tree or search list under attachments (images come back as images).
+Across runs: compare_runs(head) says what changed since the previous run of the suite (new
+   failures, fixed, still failing, added/removed, slower); test_history(test) shows one test
+   run by run with its streak and flip rate; flaky_tests ranks a suite's flaky tests. The
+   summary groups failed tests by failure signature, each saying how often it was seen before.
 Secret values (passwords, tokens, keys, cookies) always come back as ***.
-Responses carry ok, estimated_tokens and truncation flags; pass next_cursor to continue a page.
+Responses carry ok, estimated_tokens, masked_values (secrets replaced) and truncation flags
+(truncated: any of message_truncated, budget_truncated, page_truncated); pass next_cursor to
+continue a page.
 Errors come back as ok=false with error.code, error.message and error.hint.
 Every field of every answer is explained in the resource rf://docs/fields.
 """
@@ -155,6 +164,8 @@ class _Server(MCPServer):
         resource (``field_guide.py``), generated from the same models."""
         tools = await super().list_tools()
         for tool in tools:
+            tool.description = " ".join((tool.description or "").split())  # docstring indents
+            tool.input_schema = compact_input(tool.input_schema)
             if tool.output_schema:
                 tool.output_schema = outline(tool.output_schema, tool.output_schema.get("$defs", {}))
         return tools
@@ -184,6 +195,12 @@ async def _unsubscribe(ctx: ServerRequestContext, params: UnsubscribeRequestPara
 mcp._lowlevel_server.add_request_handler("resources/subscribe", SubscribeRequestParams, _subscribe)
 mcp._lowlevel_server.add_request_handler("resources/unsubscribe", UnsubscribeRequestParams,
                                          _unsubscribe)
+
+# Arguments several tools take, described once.
+Cursor = Annotated[str | None, Field(description="next_cursor of the previous page.")]
+PageSize = Annotated[int | None, Field(ge=1, le=200, description="Items per page (25).")]
+Budget = Annotated[int | None, Field(ge=MIN_BUDGET, le=MAX_BUDGET,
+                                     description=f"Token budget ({DEFAULT_BUDGET}).")]
 
 _READ_ONLY = ToolAnnotations(read_only_hint=True, idempotent_hint=True, open_world_hint=False)
 
@@ -259,14 +276,16 @@ def get_view(
     path: Annotated[str | None, Field(
         description="Instead of run_id: a result file already imported.")] = None,
     selector: Annotated[str | None, Field(
-        description="failure_path/step_window: a test id (s1-s2-t3) or any node inside it "
+        description="summary: group:<id> one failure group's tests, failed every failed "
+                    "test, run_group the pabot execution. "
+                    "failure_path/step_window: a test id (s1-s2-t3) or any node inside it "
                     "(step_window: required; suite setup/teardown nodes work too). tree: the "
                     "node to expand (a node id or an ITERATION_GROUP's expand_selector).")] = None,
     projection: Annotated[Literal["all", "failures", "warnings"], Field(
         description="tree: all children, only failing branches, or branches with WARN or "
                     "worse.")] = "all",
-    cursor: Annotated[str | None, Field(description="next_cursor of the previous page.")] = None,
-    page_size: Annotated[int | None, Field(ge=1, le=200, description="Items per page (25).")] = None,
+    cursor: Cursor = None,
+    page_size: PageSize = None,
     budget: Annotated[int | None, Field(
         ge=MIN_BUDGET, le=MAX_BUDGET, description=f"Token budget of the response ({DEFAULT_BUDGET}).",
     )] = None,
@@ -296,10 +315,9 @@ def search_messages(
     min_level: Annotated[Literal["TRACE", "DEBUG", "INFO", "WARN", "ERROR", "FAIL", "SKIP"] | None,
                          Field(description="Only messages of this level or worse: TRACE < DEBUG "
                                            "< INFO < WARN (= SKIP) < ERROR < FAIL.")] = None,
-    cursor: Annotated[str | None, Field(description="next_cursor of the previous page.")] = None,
+    cursor: Cursor = None,
     page_size: Annotated[int | None, Field(ge=1, le=200, description="Hits per page (25).")] = None,
-    budget: Annotated[int | None, Field(ge=MIN_BUDGET, le=MAX_BUDGET,
-                                        description=f"Token budget ({DEFAULT_BUDGET}).")] = None,
+    budget: Budget = None,
     detail: Annotated[Literal["compact", "full"], Field(
         description="compact: id, level, text, call path. full: also time, position, the "
                     "iteration and branch, and the nodes that logged the hits.")] = "compact",
@@ -318,11 +336,76 @@ def list_runs(
     status: Annotated[Literal["complete", "running", "interrupted"] | None, Field(
         description="Only runs with this status.")] = None,
     limit: Annotated[int, Field(ge=1, le=200)] = 20,
-    cursor: Annotated[str | None, Field(description="next_cursor of the previous page.")] = None,
+    cursor: Cursor = None,
+    label: Annotated[str | None, Field(description="Only runs with this label.")] = None,
+    suite: Annotated[str | None, Field(description="Only runs of this root suite.")] = None,
+    branch: Annotated[str | None, Field(description="Only runs of this CI branch.")] = None,
+    since: Annotated[str | None, Field(description="Started at or after (ISO date/time).")] = None,
+    until: Annotated[str | None, Field(description="Started before (ISO date/time).")] = None,
 ) -> Annotated[CallToolResult, RunListResponse]:
-    """Runs in the store, newest first: imported files and live captures alike."""
-    return _respond(_answer(ctx, RunListResponse,
-                            lambda conn, _: service.list_runs(conn, status, limit, cursor)))
+    """Runs in the store, newest first: imported files and live captures alike; the
+    processes of one pabot execution as one run group (g<id>)."""
+    return _respond(_answer(ctx, RunListResponse, lambda conn, _: service.list_runs(
+        conn, status, limit, cursor, label, suite, branch, since, until)))
+
+
+_RUN_REF = "A run id (17) or a pabot run group (g17)."
+
+
+@mcp.tool(title="Compare two runs", annotations=_READ_ONLY)
+def compare_runs(
+    ctx: Context,
+    head: Annotated[str, Field(description=_RUN_REF)],
+    base: Annotated[str | None, Field(description=_RUN_REF + " Default: the previous complete "
+                                      "run of the same suite (and label/branch).")] = None,
+    changes: Annotated[list[Literal[
+        "new_failure", "still_failing_changed", "still_failing", "newly_skipped", "fixed",
+        "added", "removed", "slower", "faster"]] | None, Field(
+        description="Only these kinds of change (default: all).")] = None,
+    cursor: Cursor = None,
+    page_size: PageSize = None,
+    budget: Budget = None,
+) -> Annotated[CallToolResult, CompareRunsResponse]:
+    """What changed between two runs of a suite, test by test (matched by full name): new
+    failures, still failing (same or changed failure signature), newly skipped, fixed, added,
+    removed, much slower or faster; counts of each, then one page."""
+    return _respond(_answer(ctx, CompareRunsResponse, lambda conn, _: service.compare_runs(
+        conn, head, base, changes, cursor, page_size, budget)))
+
+
+@mcp.tool(title="A test's history", annotations=_READ_ONLY)
+def test_history(
+    ctx: Context,
+    test: Annotated[str | None, Field(description="The test's full name (Suite.Test), or its "
+                                                  "name when unique.")] = None,
+    run_id: Annotated[int | None, Field(description="Instead of test: a run ...")] = None,
+    node_id: Annotated[str | None, Field(description="... and the test's id in it.")] = None,
+    limit: Annotated[int | None, Field(ge=1, le=200, description="Runs per page and the "
+                                                                 "flakiness window (20).")] = None,
+    cursor: Cursor = None,
+    budget: Budget = None,
+) -> Annotated[CallToolResult, HistoryResponse]:
+    """One test in every finished run, newest first: status, failure signature, time, CI
+    branch/commit; its current streak and when it began, its last pass, its flip rate."""
+    return _respond(_answer(ctx, HistoryResponse, lambda conn, _: service.test_history(
+        conn, test, run_id, node_id, limit, cursor, budget)))
+
+
+@mcp.tool(title="Flaky tests", annotations=_READ_ONLY)
+def flaky_tests(
+    ctx: Context,
+    suite: Annotated[str | None, Field(description="Root suite name (default: the newest "
+                                                   "run's).")] = None,
+    window: Annotated[int | None, Field(ge=2, le=1000, description="Newest runs looked at "
+                                                                   "(30).")] = None,
+    cursor: Cursor = None,
+    page_size: Annotated[int | None, Field(ge=1, le=200, description="Tests per page (25).")] = None,
+    budget: Budget = None,
+) -> Annotated[CallToolResult, FlakyTestsResponse]:
+    """A suite's tests that passed and failed by turns over its newest runs, highest flip
+    rate first (flips / (runs - 1))."""
+    return _respond(_answer(ctx, FlakyTestsResponse, lambda conn, _: service.flaky_tests(
+        conn, suite, window, cursor, page_size, budget)))
 
 
 @mcp.tool(title="Open an attachment", annotations=_READ_ONLY)

@@ -7,8 +7,10 @@ Failures never raise out of here: they become ``ok: false`` responses with a sta
 from __future__ import annotations
 
 import functools
+import itertools
+import json
 import sqlite3
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, Literal, TypeVar
 
@@ -20,7 +22,7 @@ from rf_log_listener.errors import (
     ResultError,
 )
 from rf_log_listener.importers import Progress, file_sha256, import_result
-from rf_log_listener.masking import KnownValues, mask_strings
+from rf_log_listener.masking import mask_strings
 from rf_log_listener.store import (
     ENV_DB,
     VISIBLE_RUNS,
@@ -35,10 +37,13 @@ from .attachments import ATTACHMENT_NOT_FOUND, open_attachment
 from .attachments import parse as parse_html
 from .models import (
     AttachmentResponse,
+    CompareRunsResponse,
     Envelope,
     ErrorInfo,
     FailurePathView,
+    FlakyTestsResponse,
     GetViewResponse,
+    HistoryResponse,
     ParseResultResponse,
     RunListResponse,
     SearchResponse,
@@ -56,8 +61,20 @@ from .shaping import (
     make_cursor,
     read_cursor,
 )
-from .views.common import RUN_NOT_FOUND, NodeContext, node_by_id, shown_attachments
+from .views.across import longname_of, previous_unit, unit
+from .views.common import (
+    NODE_NOT_FOUND,
+    RUN_NOT_FOUND,
+    NodeContext,
+    known_values,
+    mask_runs,
+    node_by_id,
+    shown_attachments,
+)
+from .views.compare import CHANGES, NO_BASE_RUN, compare
 from .views.failure_path import failure_path
+from .views.flaky import flaky_tests as flaky
+from .views.history import history_of
 from .views.search import Detail, Scope, make_filter, search
 from .views.step_window import step_window
 from .views.summary import summary
@@ -130,8 +147,13 @@ def imported(conn: sqlite3.Connection, response: ParseResultResponse) -> ParseRe
 
 @_store_errors(RunListResponse)
 def list_runs(conn: sqlite3.Connection, status: str | None = None, limit: int = 20,
-              cursor: str | None = None) -> RunListResponse:
-    binding = {"tool": "list_runs", "status": status}
+              cursor: str | None = None, label: str | None = None, suite: str | None = None,
+              branch: str | None = None, since: str | None = None,
+              until: str | None = None) -> RunListResponse:
+    """Runs newest first; the runs of one pabot execution as one item. ``since``/``until``:
+    start times (ISO, a date or a prefix), ``since`` included, ``until`` not."""
+    binding = {"tool": "list_runs", "status": status, "label": label, "suite": suite,
+               "branch": branch, "since": since, "until": until}
     try:
         before = read_cursor(cursor, binding)
         limit = in_range("limit", limit, 1, MAX_PAGE, 20)
@@ -139,41 +161,70 @@ def list_runs(conn: sqlite3.Connection, status: str | None = None, limit: int = 
         return failed(RunListResponse, err)
     mark_dead_live_runs(conn)
     where, params = [VISIBLE_RUNS], []
-    if status:
-        where.append("status = ?")
-        params.append(status)
-    if before is not None:
-        where.append("run_id < ?")
-        params.append(before)
-    rows = conn.execute(
-        "SELECT run_id, status, origin, label, name, result_status, total, passed, failed,"
-        f" skipped, source_path, start_time FROM runs WHERE {' AND '.join(where)}"
-        " ORDER BY run_id DESC LIMIT ?", (*params, limit + 1),
-    ).fetchall()
-    keys = ("run_id", "status", "origin", "label", "name", "result_status", "total", "passed",
-            "failed", "skipped", "source_path", "start_time")
+    for clause, value in (("status = ?", status), ("label = ?", label), ("name = ?", suite),
+                          ("json_extract(ci, '$.branch') = ?", branch),
+                          ("start_time >= ?", since), ("start_time < ?", until),
+                          ("run_id < ?", before)):
+        if value is not None:
+            where.append(clause)
+            params.append(value)
+    items = list(itertools.islice(_run_items(conn, " AND ".join(where), params, before), limit + 1))
     shaper = Shaper()
-    shaper.redactor = shaper.redactor.for_run(known_values(conn, [row[0] for row in rows[:limit]]))
+    mask_runs(conn, shaper, [rid for item in items[:limit] for rid in item.get("run_ids", [])]
+              + [item["run_id"] for item in items[:limit]])
     data: dict = {}
-    items = [dict(zip(keys, row, strict=True)) for row in rows[:limit]]
-    kept = shaper.fit(data, items, "runs")
+    kept = shaper.fit(data, items[:limit], "runs")
     response = RunListResponse(**data)
-    more = kept < len(items) or len(rows) > limit
-    return _finish(response, shaper, binding, items[kept - 1]["run_id"] if more else None)
+    more = kept < min(len(items), limit) or len(items) > limit
+    return _finish(response, shaper, binding, items[kept - 1]["newest"] if more else None)
 
 
-def known_values(conn: sqlite3.Connection, run_ids: list[int]) -> KnownValues:
-    """The values these runs proved secret (registry.py), masked in everything they return."""
-    if not run_ids:
-        return KnownValues(())
-    marks = ",".join("?" * len(run_ids))
-    try:
-        rows = conn.execute(f"SELECT value FROM secrets WHERE run_id IN ({marks})", run_ids)
-        return KnownValues(value for (value,) in rows)
-    except sqlite3.OperationalError as exc:  # a read-only store of an older schema
-        if "no such table" not in str(exc):
-            raise
-        return KnownValues(())
+_RUN_KEYS = ("run_id", "status", "origin", "label", "name", "result_status", "total", "passed",
+             "failed", "skipped", "source_path", "start_time", "ci", "run_group")
+
+
+def _run_items(conn: sqlite3.Connection, where: str, params: list[Any],
+               before: int | None) -> Iterator[dict[str, Any]]:
+    """Run items newest first; a pabot group once, at its newest run, with its runs summed
+    (a group whose newest run is at or past ``before`` was listed on an earlier page)."""
+    listed: set[str] = set()
+    for row in conn.execute(f"SELECT {', '.join(_RUN_KEYS)} FROM runs WHERE {where}"
+                            " ORDER BY run_id DESC", params):
+        item = dict(zip(_RUN_KEYS, row, strict=True))
+        item["newest"] = item["run_id"]
+        group = item.pop("run_group")
+        ci = json.loads(item.pop("ci") or "{}")
+        item.update({key: ci[key] for key in ("branch", "commit", "build") if key in ci})
+        root = conn.execute("SELECT fields FROM nodes WHERE key = ?",
+                            (run_base(item["run_id"]),)).fetchone()
+        metadata = json.loads(root[0]).get("metadata") if root and root[0] else None
+        if metadata:
+            item["metadata"] = metadata
+        if group is not None:
+            if group in listed:
+                continue
+            listed.add(group)
+            members = conn.execute(
+                f"SELECT run_id, status, result_status, total, passed, failed, skipped,"
+                f" start_time FROM runs WHERE run_group = ? AND {VISIBLE_RUNS} ORDER BY run_id",
+                (group,)).fetchall()
+            if before is not None and members[-1][0] >= before:
+                continue
+            item.update(_group_item(members), source_path=None)
+        yield item
+
+
+def _group_item(members: list[tuple[Any, ...]]) -> dict[str, Any]:
+    statuses = {m[1] for m in members}
+    results = {m[2] for m in members}
+    totals = {key: sum(m[i] or 0 for m in members)
+              for i, key in enumerate(("total", "passed", "failed", "skipped"), start=3)}
+    return {"run_id": members[0][0], "run_group": f"g{members[0][0]}",
+            "run_ids": [m[0] for m in members],
+            "status": next((s for s in ("running", "interrupted", "failed") if s in statuses),
+                           "complete"),
+            "result_status": next((r for r in ("FAIL", "PASS", "SKIP") if r in results), None),
+            "start_time": min((m[7] for m in members if m[7]), default=None), **totals}
 
 
 def resolve_run(conn: sqlite3.Connection, run_id: int | None, path: str | None,
@@ -217,7 +268,7 @@ def get_view(conn: sqlite3.Connection, view: ViewName, run_id: int | None = None
         position = read_cursor(cursor, binding)
         response = GetViewResponse(run_id=rid, view=view)
         if view == "summary":
-            data, after = summary(conn, rid, shaper, position, size)
+            data, after = summary(conn, rid, shaper, position, size, selector)
             follow = data.pop("follow_position", None)
             response.summary = SummaryView(**data)
             if follow is not None:
@@ -332,6 +383,82 @@ def message_text(conn: sqlite3.Connection, run_id: int, message_id: str) -> str:
         raise ResultError(ATTACHMENT_NOT_FOUND, f"{message_id} is not an HTML message: it has "
                           "no attachments.")
     return row[0]  # type: ignore[no-any-return]
+
+
+@_store_errors(CompareRunsResponse)
+def compare_runs(conn: sqlite3.Connection, head: str | int, base: str | int | None = None,
+                 changes: list[str] | None = None, cursor: str | None = None,
+                 page_size: int | None = None, budget: int | None = None) -> CompareRunsResponse:
+    """What changed from ``base`` (default: the previous complete run of the same suite) to
+    ``head``, test by test (views/compare.py)."""
+    try:
+        shaper = Shaper(budget=in_range("budget", budget, MIN_BUDGET, MAX_BUDGET, DEFAULT_BUDGET))
+        size = in_range("page_size", page_size, 1, MAX_PAGE, DEFAULT_PAGE)
+        unknown = sorted(set(changes or ()) - set(CHANGES))
+        if unknown:
+            raise ResultError(INVALID_ARGUMENT, f"Unknown change kinds: {', '.join(unknown)}.",
+                              f"Use some of: {', '.join(CHANGES)}.")
+        head_unit = unit(conn, head)
+        if base is None:
+            base_unit, reason = previous_unit(conn, head_unit)
+        else:
+            base_unit, reason = unit(conn, base), "given"
+        if base_unit is None:
+            raise ResultError(NO_BASE_RUN, f"Run {head_unit.ref} has no earlier complete run of"
+                              f" the suite {head_unit.name!r} to compare with.",
+                              "Pass base explicitly (list_runs shows the runs).")
+        mask_runs(conn, shaper, [*head_unit.run_ids, *base_unit.run_ids])
+        binding = {"tool": "compare_runs", "head": head_unit.ref, "base": base_unit.ref,
+                   "changes": sorted(changes or ())}
+        position = read_cursor(cursor, binding)
+        data, after = compare(conn, base_unit, reason, head_unit, changes, shaper, position, size)
+    except ResultError as err:
+        return failed(CompareRunsResponse, err)
+    return _finish(CompareRunsResponse(run_id=head_unit.first, **data), shaper, binding, after)
+
+
+@_store_errors(HistoryResponse)
+def test_history(conn: sqlite3.Connection, test: str | None = None, run_id: int | None = None,
+                 node_id: str | None = None, limit: int | None = None,
+                 cursor: str | None = None, budget: int | None = None) -> HistoryResponse:
+    """One test across the finished runs (views/history.py): by full name, or by a run and
+    the test's node id in it."""
+    try:
+        shaper = Shaper(budget=in_range("budget", budget, MIN_BUDGET, MAX_BUDGET, DEFAULT_BUDGET))
+        size = in_range("limit", limit, 1, MAX_PAGE, 20)
+        if test is None:
+            if run_id is None or not node_id:
+                raise ResultError(INVALID_ARGUMENT, "Pass test (its full name), or run_id and "
+                                  "node_id.", "failure_path and compare_runs give both.")
+            node = node_by_id(conn, run_id, node_id)
+            if node.type != "TEST":
+                raise ResultError(INVALID_ARGUMENT, f"{node_id} is a {node.type}, not a test.")
+            test = longname_of(conn, run_id, node.pre)
+            if test is None:
+                raise ResultError(NODE_NOT_FOUND, f"Run {run_id} has no test {node_id} yet.")
+        binding = {"tool": "test_history", "test": test}
+        position = read_cursor(cursor, binding)
+        data, after = history_of(conn, test, shaper, position, size)
+    except ResultError as err:
+        return failed(HistoryResponse, err, run_id)
+    return _finish(HistoryResponse(**data), shaper, binding, after)
+
+
+@_store_errors(FlakyTestsResponse)
+def flaky_tests(conn: sqlite3.Connection, suite: str | None = None, window: int | None = None,
+                cursor: str | None = None, page_size: int | None = None,
+                budget: int | None = None) -> FlakyTestsResponse:
+    """A suite's tests ranked by flip rate over its last ``window`` runs (views/flaky.py)."""
+    try:
+        shaper = Shaper(budget=in_range("budget", budget, MIN_BUDGET, MAX_BUDGET, DEFAULT_BUDGET))
+        size = in_range("page_size", page_size, 1, MAX_PAGE, DEFAULT_PAGE)
+        runs = in_range("window", window, 2, 1000, 30)
+        binding = {"tool": "flaky_tests", "suite": suite, "window": runs}
+        position = read_cursor(cursor, binding)
+        data, after = flaky(conn, suite, runs, shaper, position, size)
+    except ResultError as err:
+        return failed(FlakyTestsResponse, err)
+    return _finish(FlakyTestsResponse(**data), shaper, binding, after)
 
 
 def in_range(name: str, value: int | None, low: int, high: int, default: int) -> int:

@@ -20,6 +20,8 @@ from rf_log_listener.store import ENV_DB, default_store_path
 
 from .. import __version__, service
 from ..models import ErrorInfo, ParseResultResponse
+from ..views.compare import CHANGES
+from .across import cmd_diff, cmd_flaky, cmd_history
 from .common import print_json
 from .reading import (
     cmd_attachment,
@@ -142,14 +144,43 @@ def _parser() -> argparse.ArgumentParser:
     cmd.add_argument("--label", help="a label to find the run by later")
     cmd.add_argument("--progress-json", action="store_true", help=argparse.SUPPRESS)
 
-    cmd = command("runs", cmd_runs, "List the runs in the store, newest first.")
+    cmd = command("runs", cmd_runs, "List the runs in the store, newest first (a pabot "
+                  "execution as one run group, g<id>).")
     cmd.add_argument("--status", choices=("complete", "running", "interrupted"))
     cmd.add_argument("--limit", type=_number(int, 1, service.MAX_PAGE), default=20,
                      help="at most this many runs (20, at most 200)")
+    cmd.add_argument("--label", help="only runs with this label")
+    cmd.add_argument("--suite", help="only runs of this root suite")
+    cmd.add_argument("--branch", help="only runs of this CI branch")
+    cmd.add_argument("--since", help="started at or after (ISO date or time)")
+    cmd.add_argument("--until", help="started before (ISO date or time)")
 
-    cmd = command("summary", cmd_summary, "Status, totals, failed tests and run errors of a run.")
+    cmd = command("summary", cmd_summary, "Status, totals, failed tests grouped by failure "
+                  "signature, and run errors of a run.")
     run_argument(cmd)
+    cmd.add_argument("--group", help="list one failure group's tests (its id, from the summary)")
     paging(cmd, 200)
+
+    cmd = command("diff", cmd_diff, "What changed between two runs of a suite, test by test: "
+                  "new failures, fixed, still failing, skipped, added, removed, slower.")
+    cmd.add_argument("runs", nargs="+", metavar="[BASE] HEAD",
+                     help="run ids or pabot groups (g17); without BASE: the previous complete "
+                          "run of the same suite")
+    cmd.add_argument("--change", action="append", choices=CHANGES,
+                     help="only this kind of change (repeatable)")
+    paging(cmd)
+
+    cmd = command("history", cmd_history, "One test across the finished runs: status, failure "
+                  "signature, streak, last pass, flip rate.")
+    cmd.add_argument("test", help="the test's full name (Suite.Test), or its name when unique")
+    cmd.add_argument("--limit", type=_number(int, 1, service.MAX_PAGE),
+                     help="runs shown, and the flip rate's window (20)")
+    cmd.add_argument("--cursor", help="next_cursor printed by the previous page")
+
+    cmd = command("flaky", cmd_flaky, "A suite's tests ranked by flip rate over its newest runs.")
+    cmd.add_argument("--suite", help="root suite name (default: the newest run's)")
+    cmd.add_argument("--window", type=_number(int, 2, 1000), help="newest runs looked at (30)")
+    paging(cmd)
 
     cmd = command("failures", cmd_failures, "The failure path of each failed test (or one).")
     run_argument(cmd)

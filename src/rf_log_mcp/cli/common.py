@@ -57,14 +57,15 @@ def checked(response: Envelope) -> Envelope:
 
 
 def summary_response(conn: sqlite3.Connection, run_id: int, cursor: str | None = None,
-                     page_size: int | None = None) -> GetViewResponse:
+                     page_size: int | None = None, selector: str | None = None) -> GetViewResponse:
     """The summary as the command line shows it: 200 failed tests a page, the largest budget."""
-    return service.get_view(conn, "summary", run_id=run_id, cursor=cursor,
+    return service.get_view(conn, "summary", run_id=run_id, cursor=cursor, selector=selector,
                             page_size=page_size or service.MAX_PAGE, budget=MAX_BUDGET)
 
 
-def summary(conn: sqlite3.Connection, run_id: int, cursor: str | None = None) -> GetViewResponse:
-    return checked(summary_response(conn, run_id, cursor))  # type: ignore[return-value]
+def summary(conn: sqlite3.Connection, run_id: int, cursor: str | None = None,
+            selector: str | None = None) -> GetViewResponse:
+    return checked(summary_response(conn, run_id, cursor, selector=selector))  # type: ignore[return-value]
 
 
 def failure_paths(conn: sqlite3.Connection, run_id: int, test: str | None, limit: int) -> list[dict]:

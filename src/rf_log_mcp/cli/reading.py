@@ -1,4 +1,5 @@
-"""Commands that read a run: runs, summary, failures, tree, window, search, attachment, watch."""
+"""Commands that read a run: runs, summary, failures, tree, window, search, attachment, watch
+(across runs: ``across.py``)."""
 
 from __future__ import annotations
 
@@ -25,14 +26,17 @@ from .common import (
 
 
 def cmd_runs(args: argparse.Namespace) -> int:
-    response = service.list_runs(connect(args), args.status, args.limit)
+    response = service.list_runs(connect(args), args.status, args.limit, label=args.label,
+                                 suite=args.suite, branch=args.branch, since=args.since,
+                                 until=args.until)
     return show(args, response, render.runs)
 
 
 def cmd_summary(args: argparse.Namespace) -> int:
     conn = connect(args)
-    return show(args, summary_response(conn, resolve(conn, args.run), args.cursor, args.page_size),
-                render.summary)
+    selector = f"group:{args.group}" if args.group else None
+    return show(args, summary_response(conn, resolve(conn, args.run), args.cursor, args.page_size,
+                                       selector), render.summary)
 
 
 def cmd_failures(args: argparse.Namespace) -> int:
@@ -96,7 +100,7 @@ def cmd_watch(args: argparse.Namespace) -> int:
     last_printed = 0.0
     while True:
         while True:  # every failure since the last look, however many
-            response = summary(conn, run_id, page)
+            response = summary(conn, run_id, page, selector="failed")
             data = response.summary
             assert data is not None
             new = [test for test in data.failed_tests if test.node_id not in seen]

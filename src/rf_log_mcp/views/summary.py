@@ -2,69 +2,211 @@
 
 from __future__ import annotations
 
+import json
 import sqlite3
+from collections import Counter
+from dataclasses import dataclass
 from typing import Any
 
-from rf_log_listener.store import FAILED_STARTS, run_base
+from rf_log_listener.errors import ResultError
+from rf_log_listener.store import FAILED_STARTS, RUN_SHIFT, VISIBLE_RUNS, run_base
 
 from ..shaping import Shaper
 from ..sources import Locator
-from .common import node_by_key, run_errors, run_row
+from .across import INVALID_ARGUMENT, run_signatures, seen_before, signature_texts
+from .common import NODE_NOT_FOUND, node_by_key, run_errors, run_row
 from .failing import shown_cause
 
 ERRORS_SHOWN = 20
-GROUPS_SHOWN = 5  # failure messages shared by several tests, most common first
+GROUPS_SHOWN = 10  # failure signatures shared by several tests, largest group first
+GROUP_TESTS_SHOWN = 5
 
 
 def summary(conn: sqlite3.Connection, run_id: int, shaper: Shaper,
-            position: int | list[int] | None, page_size: int) -> tuple[dict[str, Any], Any]:
+            position: int | list[int] | None, page_size: int,
+            selector: str | None = None) -> tuple[dict[str, Any], Any]:
     """The summary and where to continue the failed-test list (None: no more).
+
+    Failed tests are grouped by failure signature (``rf_log_listener/signatures.py``): the
+    first page lists the groups of two or more tests, largest first, and ``failed_tests``
+    the tests whose signature no other test shares. ``selector="group:<signature_id>"``
+    pages one group's tests instead, ``selector="failed"`` every failed test in run order,
+    ``selector="run_group"`` summarizes the pabot execution the run belongs to as one run.
 
     A running run's summary also gives ``follow_position``: past every failed test and run
     error it shows. Passed back (as a cursor) it answers only what is new since: failed
     tests (tests end in key order, so none is missed) and run errors, with the current
     totals and what runs now."""
     run = run_row(conn, run_id)
+    if selector == "run_group":
+        return _group_summary(conn, run, shaper, position, page_size)
     base = run_base(run_id)
     follow = isinstance(position, list)
     after_key, errors_after = position if isinstance(position, list) else (position, None)
-    rows = conn.execute(
-        f"SELECT key, node_id, name, message FROM nodes INDEXED BY nodes_failed"
-        f" WHERE key > ? AND key < ? AND {FAILED_STARTS} AND type = 'TEST' ORDER BY key LIMIT ?",
-        (after_key if after_key is not None else base - 1, run_base(run_id + 1), page_size + 1),
-    ).fetchall()
+    wanted = _wanted_tests(conn, [run_id], selector, follow)
     view: dict[str, Any] = {
         "name": run["name"], "status": run["status"], "result_status": run["result_status"],
         "origin": run["origin"], "source_path": run["source_path"], "generator": run["generator"],
         "source_root": Locator(conn, run_id).root_dir,
         "start_time": run["start_time"], "elapsed": run["elapsed"],
         "totals": {k: run[k] for k in ("total", "passed", "failed", "skipped")},
-        "error_count": run["error_count"] or 0,
+        "error_count": run["error_count"] or 0, **_context(conn, run),
     }
-    if after_key is None:  # the first page only: later pages continue the failed tests
+    if after_key is None and selector is None:  # the first page only
         view["errors"], view["error_kinds"] = run_errors(conn, run_id, shaper, ERRORS_SHOWN)
-        groups = _failure_groups(conn, run_id, shaper)
-        if groups:
-            view["failure_groups"] = groups
+        _add_groups(conn, view, wanted, shaper)
     elif follow:
         errors, kinds = run_errors(conn, run_id, shaper, ERRORS_SHOWN, errors_after)
         if errors:
             view["errors"], view["error_kinds"] = errors, kinds
     if run["status"] in ("running", "interrupted"):
         view["unfinished"] = _unfinished(conn, run_id)
-    page = rows[:page_size]
-    tests = [{"node_id": i, "name": n, "message": shaper.text(m or "", 500)} for _, i, n, m in page]
-    kept = shaper.fit(view, tests, "failed_tests")
-    last_shown = page[kept - 1][0] if kept else after_key
+    last_shown, more = _failed_page(conn, view, wanted, shaper, after_key, page_size)
     if run["status"] == "running":
         errors_seen = conn.execute("SELECT max(seq) FROM errors WHERE run_id = ?",
                                    (run_id,)).fetchone()[0]
         view["follow_position"] = [base - 1 if last_shown is None else last_shown,
                                    errors_seen or 0]
-    more = kept < len(page) or len(rows) > page_size
     if not more:
         return view, None
     return view, [last_shown, errors_after or 0] if follow else last_shown
+
+
+def _group_summary(conn: sqlite3.Connection, run: dict[str, Any], shaper: Shaper,
+                   position: Any, page_size: int) -> tuple[dict[str, Any], Any]:
+    """The processes of one pabot execution as one run: totals summed, failed tests of every
+    process (each with its run id), failure groups across them. Run errors, what runs now
+    and live following: per process (its own summary)."""
+    if not run["run_group"]:
+        raise ResultError(INVALID_ARGUMENT, f"Run {run['run_id']} is not part of a pabot "
+                          "run group.", "Leave the selector out for the run's own summary.")
+    rows = conn.execute(f"SELECT run_id, status, result_status, total, passed, failed, skipped,"
+                        f" start_time, error_count FROM runs WHERE run_group = ? AND"
+                        f" {VISIBLE_RUNS} ORDER BY run_id", (run["run_group"],)).fetchall()
+    runs = [row[0] for row in rows]
+    statuses, results = {row[1] for row in rows}, {row[2] for row in rows}
+    view: dict[str, Any] = {
+        "name": run["name"], "origin": run["origin"], "runs": runs,
+        "status": next((s for s in ("running", "interrupted") if s in statuses), "complete"),
+        "result_status": next((r for r in ("FAIL", "PASS", "SKIP") if r in results), None),
+        "start_time": min((row[7] for row in rows if row[7]), default=None),
+        "totals": {key: sum(row[i] or 0 for row in rows)
+                   for i, key in enumerate(("total", "passed", "failed", "skipped"), start=3)},
+        "error_count": sum(row[8] or 0 for row in rows), **_context(conn, run),
+    }
+    wanted = _wanted_tests(conn, runs, None, False)
+    if position is None:
+        _add_groups(conn, view, wanted, shaper)
+    last_shown, more = _failed_page(conn, view, wanted, shaper, position, page_size)
+    return view, last_shown if more else None
+
+
+def _context(conn: sqlite3.Connection, run: dict[str, Any]) -> dict[str, Any]:
+    """The run's label, CI build and pabot group, when it has them."""
+    found: dict[str, Any] = {}
+    if run["label"]:
+        found["label"] = run["label"]
+    if run["ci"]:
+        found["ci"] = json.loads(run["ci"])
+    if run["run_group"]:
+        found["run_group"] = "g" + str(conn.execute(
+            f"SELECT min(run_id) FROM runs WHERE run_group = ? AND {VISIBLE_RUNS}",
+            (run["run_group"],)).fetchone()[0])
+    return found
+
+
+def _add_groups(conn: sqlite3.Connection, view: dict[str, Any], wanted: _Wanted,
+                shaper: Shaper) -> None:
+    if wanted.groups:
+        view["failure_group_count"] = len(wanted.groups)
+        view["failure_groups"] = _failure_groups(conn, wanted, shaper)
+
+
+def _failed_page(conn: sqlite3.Connection, view: dict[str, Any], wanted: _Wanted,
+                 shaper: Shaper, after_key: int | None,
+                 page_size: int) -> tuple[int | None, bool]:
+    """One page of failed tests into ``view``: the key of the last one (the next page's
+    position), and whether more follow."""
+    page, more = wanted.page(conn, after_key, page_size)
+    grouped = len(wanted.runs) > 1
+    tests = [{**({"run_id": key >> RUN_SHIFT} if grouped else {}), "node_id": i, "name": n,
+              "message": shaper.text(m or "", 500), **wanted.seen(conn, key)}
+             for key, i, n, m in page]
+    kept = shaper.fit(view, tests, "failed_tests")
+    return page[kept - 1][0] if kept else after_key, more or kept < len(page)
+
+
+@dataclass
+class _Wanted:
+    """Which failed tests ``failed_tests`` lists, and the failure groups, of one run or of
+    a pabot group's runs. Tests are named by their node key (run id and position)."""
+
+    runs: list[int]
+    signatures: dict[int, int]  # failed test's key -> signature id
+    groups: list[tuple[int, int]]  # (signature id, tests), largest first
+    only: int | None  # a group's tests only (selector group:<id>)
+    follow: bool  # every failed test (a follow cursor, or selector "failed")
+
+    def __post_init__(self) -> None:
+        self.grouped = {sig for sig, _ in self.groups}
+
+    def listed(self, key: int) -> bool:
+        if self.follow:
+            return True
+        sig = self.signatures.get(key)
+        return sig == self.only if self.only is not None else sig not in self.grouped
+
+    def page(self, conn: sqlite3.Connection, after_key: int | None,
+             page_size: int) -> tuple[list[tuple[Any, ...]], bool]:
+        """Up to ``page_size`` listed failed tests after ``after_key``; whether more follow."""
+        page = []
+        for run_id in self.runs:
+            base = run_base(run_id)
+            rows = conn.execute(
+                f"SELECT key, node_id, name, message FROM nodes INDEXED BY nodes_failed"
+                f" WHERE key > ? AND key < ? AND {FAILED_STARTS} AND type = 'TEST' ORDER BY key",
+                (max(after_key if after_key is not None else 0, base - 1), run_base(run_id + 1)))
+            for row in rows:
+                if self.listed(row[0]):
+                    if len(page) == page_size:
+                        return page, True
+                    page.append(row)
+        return page, False
+
+    def seen(self, conn: sqlite3.Connection, key: int) -> dict[str, Any]:
+        """A listed test's signature seen in earlier runs (when it was)."""
+        sig = self.signatures.get(key)
+        if sig is None or self.follow:
+            return {}
+        earlier = seen_before(conn, sig, self.runs[0])
+        return {"signature_seen": earlier} if earlier["earlier_runs"] else {}
+
+
+def _wanted_tests(conn: sqlite3.Connection, runs: list[int], selector: str | None,
+                  follow: bool) -> _Wanted:
+    only = None
+    if selector == "failed" or follow:  # every failed test, in run order
+        return _Wanted(runs, {}, [], None, True)
+    if selector is not None:
+        kind, _, number = selector.partition(":")
+        if kind != "group" or not number.lstrip("-").isdigit():
+            raise ResultError(INVALID_ARGUMENT, f"The summary's selector is group:<id>, failed"
+                              f" or run_group, not {selector!r}.", "group:<id>: a failure "
+                              "group's tests_selector; failed: every failed test in run order; "
+                              "run_group: the pabot execution as one run.")
+        only = int(number)
+    signatures = {run_base(run_id) + pre: sig for run_id in runs
+                  for pre, sig in run_signatures(conn, run_id).items()}
+    sizes = Counter(signatures.values())
+    first: dict[int, int] = {}
+    for key, sig in sorted(signatures.items()):
+        first.setdefault(sig, key)
+    groups = sorted(((sig, n) for sig, n in sizes.items() if n > 1),
+                    key=lambda item: (-item[1], first[item[0]]))
+    if only is not None and only not in sizes:
+        raise ResultError(NODE_NOT_FOUND, f"Run {runs[0]} has no failure group {only}.",
+                          "Take tests_selector from this run's failure_groups.")
+    return _Wanted(runs, signatures, groups, only, False)
 
 
 def _unfinished(conn: sqlite3.Connection, run_id: int) -> list[dict[str, Any]]:
@@ -78,22 +220,28 @@ def _unfinished(conn: sqlite3.Connection, run_id: int) -> list[dict[str, Any]]:
     return [{"node_id": i, "type": t, "name": n or ""} for i, t, n in rows]
 
 
-def _failure_groups(conn: sqlite3.Connection, run_id: int, shaper: Shaper) -> list[dict[str, Any]]:
-    """Failure messages several failed tests share, most common first, each with its first
-    test and, when the tests failed for something outside them (a fatal stop, a parent
-    suite's setup), that cause and its root message."""
-    base = run_base(run_id)
-    rows = conn.execute(
-        f"SELECT message, count(*), min(key) FROM nodes INDEXED BY nodes_failed"
-        f" WHERE key >= ? AND key < ? AND {FAILED_STARTS} AND type = 'TEST'"
-        f" GROUP BY message HAVING count(*) > 1 ORDER BY count(*) DESC, min(key) LIMIT ?",
-        (base, run_base(run_id + 1), GROUPS_SHOWN)).fetchall()
+def _failure_groups(conn: sqlite3.Connection, wanted: _Wanted,
+                    shaper: Shaper) -> list[dict[str, Any]]:
+    """The first groups: signature, size, an example message, the first tests, when the
+    signature was seen before, and a cause outside the tests (a fatal stop, a parent suite's
+    setup) with its root message."""
+    texts = signature_texts(conn, (sig for sig, _ in wanted.groups[:GROUPS_SHOWN]))
+    members: dict[int, list[int]] = {}
+    for key, sig in sorted(wanted.signatures.items()):
+        members.setdefault(sig, []).append(key)
+    grouped = len(wanted.runs) > 1
     groups = []
-    for message, count, first in rows:
-        first_test = node_by_key(conn, first)
-        group = {"message": shaper.text(message or "", 300), "count": count,
-                 "first_test_id": first_test.node_id}
-        cause = shown_cause(conn, run_id, first_test, shaper)
+    for sig, count in wanted.groups[:GROUPS_SHOWN]:
+        tests = [node_by_key(conn, key) for key in members[sig][:GROUP_TESTS_SHOWN]]
+        first_test = tests[0]
+        group = {"signature": shaper.text(texts.get(sig, ""), 300), "count": count,
+                 "message": shaper.text(first_test.message or "", 300),
+                 "test_ids": [test.node_id for test in tests],
+                 "tests_selector": f"group:{sig}",
+                 "seen_before": seen_before(conn, sig, wanted.runs[0])}
+        if grouped:
+            group["test_runs"] = [key >> RUN_SHIFT for key in members[sig][:GROUP_TESTS_SHOWN]]
+        cause = shown_cause(conn, members[sig][0] >> RUN_SHIFT, first_test, shaper)
         if cause:
             group["cause"] = cause
         groups.append(group)

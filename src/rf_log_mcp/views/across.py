@@ -1,0 +1,288 @@
+"""What the views across runs share: runs and pabot groups as one unit, each run's tests by
+full name (``rf_log_listener/history.py``), which earlier run to compare with, and how often a
+failure signature was seen before.
+
+A *unit* is what is compared and listed as one run: a run, or the processes of one pabot
+execution (``run_group``), referred to as ``g<first run id>``.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from rf_log_listener.errors import ResultError
+from rf_log_listener.history import failed_test_signatures, index_run, name_id, test_rows
+from rf_log_listener.signatures import RULES
+from rf_log_listener.store import VISIBLE_RUNS, is_read_only, mark_dead_live_runs, run_base
+
+from .common import RUN_NOT_FOUND
+
+INVALID_ARGUMENT = "INVALID_ARGUMENT"
+TEST_NOT_FOUND = "TEST_NOT_FOUND"
+FINISHED = ("complete", "interrupted")
+
+_RUN_COLUMNS = "run_id, status, name, label, start_time, ci, run_group, tests_indexed"
+
+
+@dataclass(frozen=True)
+class Unit:
+    """A run, or a pabot group of runs, as one."""
+
+    ref: str  # "17" or "g17"
+    run_ids: tuple[int, ...]
+    name: str | None
+    status: str
+    label: str | None
+    start_time: str | None
+    ci: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def first(self) -> int:
+        return self.run_ids[0]
+
+    def described(self) -> dict[str, Any]:
+        """The unit as answers name it."""
+        return {"run": self.ref, "run_ids": list(self.run_ids), "name": self.name,
+                "status": self.status, "label": self.label, "start_time": self.start_time,
+                **{key: self.ci[key] for key in ("branch", "commit", "build") if key in self.ci}}
+
+
+@dataclass(frozen=True)
+class Outcome:
+    run_id: int
+    pre: int
+    status: str
+    elapsed: float | None
+    signature_id: int | None
+    longname: str | None = None  # read from the nodes (a running run): not in test_names yet
+
+
+def _unit_of(rows: list[tuple[Any, ...]], grouped: bool) -> Unit:
+    statuses = {row[1] for row in rows}
+    status = next((s for s in ("running", "interrupted", "failed") if s in statuses), "complete")
+    first = rows[0]
+    return Unit(ref=f"g{first[0]}" if grouped else str(first[0]),
+                run_ids=tuple(row[0] for row in rows), name=first[2], status=status,
+                label=first[3], start_time=min((r[4] for r in rows if r[4]), default=None),
+                ci=json.loads(first[5]) if first[5] else {})
+
+
+def unit(conn: sqlite3.Connection, ref: str | int) -> Unit:
+    """``17``: run 17 alone; ``g17``: the pabot group run 17 belongs to (run 17 alone when it
+    belongs to none)."""
+    text = str(ref).strip().lower()
+    grouped = text.startswith("g")
+    digits = text[1:] if grouped else text
+    if not digits.isdigit():
+        raise ResultError(INVALID_ARGUMENT, f"{ref!r} is not a run: pass a run id (17) or a run "
+                          "group (g17).", "Run ids and groups come from list_runs.")
+    mark_dead_live_runs(conn)
+    row = conn.execute(f"SELECT {_RUN_COLUMNS} FROM runs WHERE run_id = ? AND {VISIBLE_RUNS}",
+                       (int(digits),)).fetchone()
+    if row is None:
+        raise ResultError(RUN_NOT_FOUND, f"No run {digits} in the store.",
+                          "Call list_runs for the runs in the store.")
+    if not grouped or row[6] is None:
+        return _unit_of([row], False)
+    members = conn.execute(f"SELECT {_RUN_COLUMNS} FROM runs WHERE run_group = ? AND"
+                           f" {VISIBLE_RUNS} ORDER BY run_id", (row[6],)).fetchall()
+    return _unit_of(members, True)
+
+
+def units_before(conn: sqlite3.Connection, head: Unit, limit: int,
+                 where: str = "", params: Iterable[Any] = ()) -> list[Unit]:
+    """Up to ``limit`` finished units of the same suite started before ``head``, newest first."""
+    rows = conn.execute(
+        f"SELECT {_RUN_COLUMNS} FROM runs WHERE name IS ? AND run_id < ? AND {VISIBLE_RUNS}"
+        f" AND status IN ('complete', 'interrupted') {where} ORDER BY run_id DESC LIMIT ?",
+        (head.name, head.first, *params, limit * 8)).fetchall()
+    return group_rows(rows)[:limit]
+
+
+def group_rows(rows: list[tuple[Any, ...]]) -> list[Unit]:
+    """Run rows (newest first) as units: a group's runs become one, at its newest run's place."""
+    units: list[Unit] = []
+    seen: dict[str, list[tuple[Any, ...]]] = {}
+    order: list[Any] = []
+    for row in rows:
+        group = row[6]
+        if group is None:
+            order.append(row)
+        elif group not in seen:
+            seen[group] = [row]
+            order.append(group)
+        else:
+            seen[group].append(row)
+    for item in order:
+        if isinstance(item, str):
+            units.append(_unit_of(sorted(seen[item]), True))
+        else:
+            units.append(_unit_of([item], False))
+    return units
+
+
+def previous_unit(conn: sqlite3.Connection, head: Unit) -> tuple[Unit | None, str]:
+    """The unit compare_runs compares ``head`` with when no base is given, and why that one:
+    the newest complete unit of the same suite before it, with the same label and branch when
+    ``head`` has them, else with fewer of those."""
+    branch = head.ci.get("branch")
+    tries: list[tuple[str, str, list[Any]]] = []
+    if head.label is not None and branch:
+        tries.append(("same suite, label and branch", "AND label = ? AND json_extract(ci, "
+                      "'$.branch') = ?", [head.label, branch]))
+    if branch:
+        tries.append(("same suite and branch", "AND json_extract(ci, '$.branch') = ?", [branch]))
+    if head.label is not None:
+        tries.append(("same suite and label", "AND label = ?", [head.label]))
+    tries.append(("same suite", "", []))
+    for reason, where, params in tries:
+        found = [u for u in units_before(conn, head, 20, where, params) if u.status == "complete"]
+        if found:
+            return found[0], f"the newest complete run before it with the {reason}"
+    return None, "no complete run of the same suite before it"
+
+
+def ensure_indexed(conn: sqlite3.Connection, run_ids: Iterable[int]) -> None:
+    """Index the finished runs whose tests are not indexed yet with these rules (stores made
+    before history existed, rules changed). A read-only store reads them as they stand."""
+    ids = list(run_ids)
+    stale = [rid for rid, status, indexed in conn.execute(
+        f"SELECT run_id, status, tests_indexed FROM runs WHERE run_id IN"
+        f" ({','.join('?' * len(ids))})", ids) if status in FINISHED and indexed != RULES]
+    for rid in stale:
+        try:
+            index_run(conn, rid)
+        except sqlite3.OperationalError as exc:
+            if not is_read_only(exc):
+                raise
+            return
+
+
+def index_all(conn: sqlite3.Connection) -> None:
+    """Index every finished run not indexed with these rules (once, after an upgrade)."""
+    ensure_indexed(conn, [rid for (rid,) in conn.execute(
+        f"SELECT run_id FROM runs WHERE {VISIBLE_RUNS} AND status IN ('complete', 'interrupted')"
+        " AND tests_indexed IS NOT ?", (RULES,))])
+
+
+def tests_of(conn: sqlite3.Connection, unit_: Unit) -> dict[int, Outcome]:
+    """The unit's tests by name id (``history.name_id`` of the full name). A running run's
+    (or a run a read-only store could not index) are read from its nodes as they stand."""
+    ensure_indexed(conn, unit_.run_ids)
+    found: dict[int, Outcome] = {}
+    for rid in unit_.run_ids:
+        status, indexed = conn.execute("SELECT status, tests_indexed FROM runs WHERE run_id = ?",
+                                       (rid,)).fetchone()
+        if status in FINISHED and indexed == RULES:
+            for nid, pre, st, elapsed, sig in conn.execute(
+                    "SELECT name_id, pre, status, elapsed, signature_id FROM run_tests"
+                    " WHERE run_id = ?", (rid,)):
+                found.setdefault(nid, Outcome(rid, pre, st, elapsed, sig))
+            continue
+        new_signatures = []
+        for row in test_rows(conn, rid):
+            sig = name_id(row.signature) if row.signature else None
+            if sig is not None:
+                new_signatures.append((sig, row.signature))
+            found.setdefault(name_id(row.longname),
+                             Outcome(rid, row.pre, row.status, row.elapsed, sig, row.longname))
+        _remember(new_signatures)
+    return found
+
+
+def run_signatures(conn: sqlite3.Connection, run_id: int) -> dict[int, int]:
+    """The signature id of each failed test of the run, by the test's pre."""
+    ensure_indexed(conn, [run_id])
+    status, indexed = conn.execute("SELECT status, tests_indexed FROM runs WHERE run_id = ?",
+                                   (run_id,)).fetchone()
+    if status in FINISHED and indexed == RULES:
+        return dict(conn.execute("SELECT pre, signature_id FROM run_tests WHERE run_id = ?"
+                                 " AND signature_id IS NOT NULL", (run_id,)).fetchall())
+    pairs = [(pre, name_id(text), text) for pre, text in failed_test_signatures(conn, run_id)]
+    _remember([(sig, text) for _, sig, text in pairs])
+    return {pre: sig for pre, sig, _ in pairs}
+
+
+_UNSTORED: dict[int, str] = {}  # signatures of running runs, not in the store yet
+
+
+def _remember(pairs: list[tuple[int, str]]) -> None:
+    for sig, text in pairs:
+        if len(_UNSTORED) > 100_000:
+            _UNSTORED.clear()
+        _UNSTORED[sig] = text
+
+
+def signature_texts(conn: sqlite3.Connection, ids: Iterable[int | None]) -> dict[int, str]:
+    wanted = sorted({i for i in ids if i is not None})
+    texts: dict[int, str] = {}
+    for start in range(0, len(wanted), 500):
+        chunk = wanted[start:start + 500]
+        texts.update(conn.execute(f"SELECT signature_id, text FROM signatures WHERE signature_id"
+                                  f" IN ({','.join('?' * len(chunk))})", chunk).fetchall())
+    for sig in wanted:
+        if sig not in texts and sig in _UNSTORED:
+            texts[sig] = _UNSTORED[sig]
+    return texts
+
+
+def seen_before(conn: sqlite3.Connection, signature_id: int, before_run: int) -> dict[str, Any]:
+    """In how many earlier runs a signature appeared (any test), and the first of them."""
+    count, first = conn.execute(
+        "SELECT count(DISTINCT run_id), min(run_id) FROM run_tests"
+        " WHERE signature_id = ? AND run_id < ?", (signature_id, before_run)).fetchone()
+    seen: dict[str, Any] = {"earlier_runs": count}
+    if first is not None:
+        seen["first_run_id"] = first
+        seen["first_seen"] = conn.execute("SELECT start_time FROM runs WHERE run_id = ?",
+                                          (first,)).fetchone()[0]
+    return seen
+
+
+def longnames(conn: sqlite3.Connection, ids: Iterable[int]) -> dict[int, str]:
+    """Full names by name id."""
+    wanted = sorted(set(ids))
+    names: dict[int, str] = {}
+    for start in range(0, len(wanted), 500):
+        chunk = wanted[start:start + 500]
+        names.update(conn.execute(f"SELECT name_id, longname FROM test_names WHERE name_id"
+                                  f" IN ({','.join('?' * len(chunk))})", chunk).fetchall())
+    return names
+
+
+def node_ids(conn: sqlite3.Connection, results: Iterable[Outcome]) -> dict[tuple[int, int], str]:
+    """RF's node ids (s1-s2-t3) of tests, by (run id, pre)."""
+    return {(r.run_id, r.pre): conn.execute(
+        "SELECT node_id FROM nodes WHERE key = ?", (run_base(r.run_id) + r.pre,)).fetchone()[0]
+        for r in results}
+
+
+def longname_of(conn: sqlite3.Connection, run_id: int, pre: int) -> str | None:
+    row = conn.execute("SELECT longname FROM run_tests JOIN test_names USING (name_id)"
+                       " WHERE run_id = ? AND pre = ?", (run_id, pre)).fetchone()
+    if row:
+        return str(row[0])
+    return next((r.longname for r in test_rows(conn, run_id) if r.pre == pre), None)
+
+
+def resolve_test(conn: sqlite3.Connection, test: str) -> tuple[int, str]:
+    """A test's name id and full name, from its full name, or its own name when only one
+    test in the store has it."""
+    nid = name_id(test)
+    row = conn.execute("SELECT longname FROM test_names WHERE name_id = ?", (nid,)).fetchone()
+    if row:
+        return nid, str(row[0])
+    pattern = test.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+    matches = [r[0] for r in conn.execute(
+        "SELECT longname FROM test_names WHERE longname LIKE ? ESCAPE '\\' LIMIT 6",
+        (f"%{pattern}",)).fetchall() if r[0] == test or r[0].endswith("." + test)]
+    if len(matches) == 1:
+        return name_id(matches[0]), matches[0]
+    hint = ("Several tests have that name: " + "; ".join(matches[:5]) + ". Pass the full name."
+            if matches else "Pass the test's full name (Suite.Sub Suite.Test), as failure_path's "
+            "`longname` or compare_runs gives it, or run_id with node_id.")
+    raise ResultError(TEST_NOT_FOUND, f"No test named {test!r} in the store's history.", hint)

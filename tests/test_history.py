@@ -1,0 +1,284 @@
+"""Questions across runs, on a history built by real robot runs: one suite run night after
+night (tests/data/history/nightly.robot), live through the listener and by importing its
+output files; compare_runs, test_history, flaky_tests, failure groups, run context (CI
+variables, labels) and list_runs' filters, through the service, the CLI and the MCP server."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+from unittest.mock import patch
+
+import pytest
+from conftest import cli
+
+from rf_log_listener.importers import import_result
+from rf_log_listener.run_context import PROVIDERS
+from rf_log_listener.store import open_store
+from rf_log_mcp import service
+
+SUITE = Path(__file__).parent / "data" / "history" / "nightly.robot"
+PASSWORD = "N1ght-Pw-4417"
+GITHUB = {"GITHUB_ACTIONS": "true", "GITHUB_SHA": "0123abcd", "GITHUB_REF_NAME": "main",
+          "GITHUB_RUN_NUMBER": "41", "GITHUB_SERVER_URL": "https://github.example",
+          "GITHUB_REPOSITORY": "team/shop", "GITHUB_RUN_ID": "9001", "GITHUB_JOB": "nightly",
+          # never recorded: not on the whitelist
+          "AWS_SECRET_ACCESS_KEY": "decoy-aws-key-771", "GITHUB_TOKEN": "ghp_decoytoken1234567"}
+
+
+def night(db: Path, out: Path, number: int, *, listener: bool = True,
+          env: dict[str, str] | None = None, label: str | None = None) -> Path:
+    """Run the nightly suite as night ``number``; the live capture goes to ``db``."""
+    excluded = "later" if number < 3 else "early"
+    listener_args = ["--listener", f"rf_log_listener:db={db}" + (f":label={label}" if label else "")]
+    command = [sys.executable, "-m", "robot", "--log", "NONE", "--report", "NONE",
+               "--console", "none", "--variable", f"NIGHT:{number}", "--exclude", excluded,
+               "--outputdir", str(out), "--output", f"night{number}.xml",
+               *(listener_args if listener else []), str(SUITE)]
+    clean = {k: v for k, v in os.environ.items() if not k.startswith(("GITHUB_", "CI"))}
+    result = subprocess.run(command, capture_output=True, text=True, timeout=300, check=False,
+                            env={**clean, **(env or {})})
+    assert result.returncode in (0, 1, 2, 3, 4, 5, 6, 7), result.stderr
+    return out / f"night{number}.xml"
+
+
+@pytest.fixture(scope="module")
+def history(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    """Nights 1-3 live, night 4 imported from its output.xml: runs 1, 2, 3, 4."""
+    folder = tmp_path_factory.mktemp("history")
+    db = folder / "store.sqlite3"
+    for number in (1, 2):
+        night(db, folder, number, label="nightly")
+    night(db, folder, 3, env=GITHUB, label="nightly")
+    xml4 = night(db, folder, 4, listener=False)
+    conn = open_store(db)
+    with outside_ci():
+        assert import_result(conn, xml4, stable_window=0, label="nightly").run_id == 4
+    return {"db": db, "conn": conn, "folder": folder}
+
+
+@contextmanager
+def outside_ci() -> Iterator[None]:
+    """An import records the CI variables of its own process: none here, wherever the test
+    suite itself runs."""
+    markers = {marker for marker, _ in PROVIDERS.values()}
+    with patch.dict(os.environ, {k: v for k, v in os.environ.items() if k not in markers},
+                    clear=True):
+        yield
+
+
+def dumped(response: Any) -> dict[str, Any]:
+    assert response.ok, response.error
+    return response.model_dump(mode="json", exclude_none=True)
+
+
+def test_compare_runs_names_every_kind_of_change_against_the_previous_run(history: dict) -> None:
+    answer = dumped(service.compare_runs(history["conn"], "3"))
+    assert answer["base"]["run"] == "2" and answer["head"]["run"] == "3"
+    assert answer["base_reason"] == "the newest complete run before it with the same suite and label"
+    assert answer["head"]["branch"] == "main" and answer["head"]["commit"] == "0123abcd"
+    assert answer["counts"] == {
+        "new_failure": 2, "still_failing_changed": 1, "still_failing": 4, "newly_skipped": 1,
+        "fixed": 1, "added": 1, "removed": 1, "slower": 0, "faster": 0, "unchanged": 1}
+    changes = [(c["change"], c["test"]) for c in answer["changes"]]
+    assert changes == [
+        ("new_failure", "Nightly.Flipper"), ("new_failure", "Nightly.New Failure"),
+        ("still_failing_changed", "Nightly.Changed Cause"),
+        ("still_failing", "Nightly.Checkout Down 1"), ("still_failing", "Nightly.Checkout Down 2"),
+        ("still_failing", "Nightly.Checkout Down 3"), ("still_failing", "Nightly.Login Refused"),
+        ("newly_skipped", "Nightly.Skipped Later"), ("fixed", "Nightly.Fixed Tonight"),
+        ("added", "Nightly.Added Later"), ("removed", "Nightly.Removed Later")]
+    by_test = {c["test"]: c for c in answer["changes"]}
+    new = by_test["Nightly.New Failure"]
+    assert new["head"] == {"run_id": 3, "node_id": "s1-t3", "status": "FAIL",
+                           "elapsed": new["head"]["elapsed"],
+                           "signature": "Connection refused: <ip>:<n> after <duration> [in BuiltIn.Fail]"}
+    assert new["base"]["status"] == "PASS" and new["signature_seen"] == {"earlier_runs": 0}
+    flipper = by_test["Nightly.Flipper"]
+    assert flipper["signature_seen"]["earlier_runs"] == 1
+    assert flipper["signature_seen"]["first_run_id"] == 1
+    changed = by_test["Nightly.Changed Cause"]
+    assert changed["base"]["signature"] == "Timeout after <duration> waiting for '…' [in BuiltIn.Fail]"
+    assert changed["head"]["signature"] == "<n> != <n> [in BuiltIn.Should Be Equal As Integers]"
+    assert "signature" not in by_test["Nightly.Checkout Down 1"]["base"]  # the same as head's
+    assert by_test["Nightly.Removed Later"]["base"]["node_id"] == "s1-t11"
+    assert "head" not in by_test["Nightly.Removed Later"]
+
+
+def test_compare_runs_pages_filters_and_takes_any_base(history: dict) -> None:
+    conn = history["conn"]
+    whole = dumped(service.compare_runs(conn, "3", page_size=200))["changes"]
+    seen, cursor = [], None
+    while True:
+        page = dumped(service.compare_runs(conn, "3", cursor=cursor, page_size=3))
+        seen.extend(page["changes"])
+        cursor = page.get("next_cursor")
+        if cursor is None:
+            break
+        assert page["page_truncated"] is True
+    assert seen == whole
+    fixed = dumped(service.compare_runs(conn, "4", base="1", changes=["fixed", "added"]))
+    assert fixed["base_reason"] == "given"
+    assert [(c["change"], c["test"]) for c in fixed["changes"]] == [
+        ("fixed", "Nightly.Flipper"), ("fixed", "Nightly.Fixed Tonight"),
+        ("added", "Nightly.Added Later")]
+    stale = service.compare_runs(conn, "3", base="1", cursor=page_cursor(conn))
+    assert not stale.ok and stale.error and stale.error.code == "INVALID_CURSOR"
+    for bad, code in (("x7", "INVALID_ARGUMENT"), ("99", "RUN_NOT_FOUND")):
+        answer = service.compare_runs(conn, bad)
+        assert not answer.ok and answer.error and answer.error.code == code
+    first = service.compare_runs(conn, "1")
+    assert not first.ok and first.error and first.error.code == "NO_BASE_RUN"
+    wrong = service.compare_runs(conn, "3", changes=["broken"])
+    assert not wrong.ok and wrong.error and wrong.error.code == "INVALID_ARGUMENT"
+
+
+def page_cursor(conn: Any) -> str:
+    cursor = service.compare_runs(conn, "3", page_size=1).next_cursor
+    assert cursor
+    return cursor
+
+
+def test_test_history_gives_streak_last_pass_and_flip_rate(history: dict) -> None:
+    conn = history["conn"]
+    flipper = dumped(service.test_history(conn, "Nightly.Flipper"))
+    assert [(r["run_id"], r["status"]) for r in flipper["runs"]] == [
+        (4, "PASS"), (3, "FAIL"), (2, "PASS"), (1, "FAIL")]
+    assert flipper["streak"]["status"] == "PASS" and flipper["streak"]["runs"] == 1
+    assert flipper["last_pass"]["run_id"] == 4
+    assert flipper["flakiness"]["flips"] == 3 and flipper["flakiness"]["flip_rate"] == 1.0
+    assert flipper["runs"][1]["signature"] == "coin came up odd on night <n> [in BuiltIn.Should Not Be True]"
+    assert flipper["runs"][1]["branch"] == "main" and flipper["runs"][1]["label"] == "nightly"
+
+    failing = dumped(service.test_history(conn, "New Failure"))  # unique: its name is enough
+    assert failing["test"] == "Nightly.New Failure"
+    assert failing["streak"] == {"status": "FAIL", "runs": 2,
+                                 "since": {"run_id": 3, "start_time": failing["runs"][1]["start_time"]}}
+    assert failing["last_pass"]["run_id"] == 2
+    assert failing["flakiness"]["flip_rate"] == round(1 / 3, 3)
+
+    by_node = dumped(service.test_history(conn, run_id=3, node_id="s1-t3", limit=1))
+    assert by_node["test"] == "Nightly.New Failure" and len(by_node["runs"]) == 1
+    assert by_node["next_cursor"] and by_node["flakiness"]["window"] == 1
+    older = dumped(service.test_history(conn, run_id=3, node_id="s1-t3", limit=1,
+                                        cursor=by_node["next_cursor"]))
+    assert [r["run_id"] for r in older["runs"]] == [3]
+
+    missing = service.test_history(conn, "Nightly.No Such Test")
+    assert not missing.ok and missing.error and missing.error.code == "TEST_NOT_FOUND"
+    ambiguous = service.test_history(conn, "Down 1")
+    assert not ambiguous.ok and ambiguous.error and ambiguous.error.code == "TEST_NOT_FOUND"
+    keyword = service.test_history(conn, run_id=3, node_id="s1-t3-k1")
+    assert not keyword.ok and keyword.error and keyword.error.code == "INVALID_ARGUMENT"
+
+
+def test_flaky_tests_rank_by_flip_rate(history: dict) -> None:
+    answer = dumped(service.flaky_tests(history["conn"]))
+    assert (answer["suite"], answer["runs_in_window"]) == ("Nightly", 4)
+    top = answer["tests"][0]
+    assert (top["test"], top["flip_rate"], top["flips"], top["runs"]) == ("Nightly.Flipper", 1.0, 3, 4)
+    rates = [t["flip_rate"] for t in answer["tests"]]
+    assert rates == sorted(rates, reverse=True)
+    assert "Nightly.Stable Pass" not in [t["test"] for t in answer["tests"]]
+    assert "Nightly.Login Refused" not in [t["test"] for t in answer["tests"]]  # fails always
+    two = dumped(service.flaky_tests(history["conn"], suite="Nightly", window=2))
+    assert two["runs_in_window"] == 2 and two["oldest_run"] == "3"
+
+
+def test_summary_groups_failures_by_signature_with_their_history(history: dict) -> None:
+    conn = history["conn"]
+    summary = dumped(service.get_view(conn, "summary", run_id=3))["summary"]
+    assert summary["failure_group_count"] == 1
+    [group] = summary["failure_groups"]
+    assert group["count"] == 3 and group["test_ids"] == ["s1-t6", "s1-t7", "s1-t8"]
+    assert group["message"].startswith("HTTPError: 503 Server Error: Service Unavailable for url:")
+    assert group["seen_before"] == {"earlier_runs": 1, "first_run_id": 2,
+                                    "first_seen": group["seen_before"]["first_seen"]}
+    listed = [t["node_id"] for t in summary["failed_tests"]]
+    assert listed == ["s1-t2", "s1-t3", "s1-t4", "s1-t10"]  # no test of the group
+    assert summary["failed_tests"][3]["signature_seen"]["earlier_runs"] == 2  # Login Refused
+    assert summary["ci"]["build_url"] == "https://github.example/team/shop/actions/runs/9001"
+    members = dumped(service.get_view(conn, "summary", run_id=3, selector=group["tests_selector"]))
+    assert [t["node_id"] for t in members["summary"]["failed_tests"]] == ["s1-t6", "s1-t7", "s1-t8"]
+    wrong = service.get_view(conn, "summary", run_id=3, selector="group:12")
+    assert not wrong.ok and wrong.error and wrong.error.code == "NODE_NOT_FOUND"
+
+
+def test_run_context_is_recorded_and_list_runs_filters_by_it(history: dict) -> None:
+    conn = history["conn"]
+    ci = json.loads(conn.execute("SELECT ci FROM runs WHERE run_id = 3").fetchone()[0])
+    assert ci == {"provider": "github", "commit": "0123abcd", "branch": "main", "build": "41",
+                  "build_url": "https://github.example/team/shop/actions/runs/9001",
+                  "job": "nightly"}
+    assert conn.execute("SELECT count(*) FROM runs WHERE ci IS NOT NULL").fetchone()[0] == 1
+    runs = lambda **kw: [r.run_id for r in service.list_runs(conn, **kw).runs]  # noqa: E731
+    assert runs(branch="main") == [3]
+    assert runs(label="nightly") == [4, 3, 2, 1]
+    assert runs(suite="Nightly", status="complete") == [4, 3, 2, 1]
+    assert runs(suite="Other") == []
+    start3 = conn.execute("SELECT start_time FROM runs WHERE run_id = 3").fetchone()[0]
+    assert runs(since=start3) == [4, 3] and runs(until=start3) == [2, 1]
+    item = next(r for r in service.list_runs(conn).runs if r.run_id == 3)
+    assert (item.branch, item.commit, item.build) == ("main", "0123abcd", "41")
+
+
+def test_imported_and_live_runs_give_the_same_history(history: dict, tmp_path: Path) -> None:
+    """Night 3's live capture and the imports of its output.xml and output.json: the same
+    tests, statuses and signatures."""
+    conn = open_store(tmp_path / "copy.sqlite3")  # the other tests keep their four runs
+    history["conn"].backup(conn)
+    json_file = tmp_path / "night3.json"
+    subprocess.run([sys.executable, "-m", "robot.rebot", "--log", "NONE", "--report", "NONE",
+                    "--output", str(json_file), str(history["folder"] / "night3.xml")],
+                   capture_output=True, check=False, timeout=120)
+    with outside_ci():
+        rows = [import_result(conn, source, stable_window=0).run_id
+                for source in (history["folder"] / "night3.xml", json_file)]
+    dumps = [sorted(conn.execute(
+        "SELECT t.longname, r.pre, r.status, s.text FROM run_tests r JOIN test_names t USING"
+        " (name_id) LEFT JOIN signatures s USING (signature_id) WHERE r.run_id = ?",
+        (run_id,)).fetchall()) for run_id in (3, *rows)]
+    assert dumps[0] == dumps[1] == dumps[2] and len(dumps[0]) == 11
+
+
+def test_secrets_never_come_back_from_the_tools_across_runs(history: dict) -> None:
+    conn = history["conn"]
+    answers = [service.compare_runs(conn, "3", page_size=200),
+               service.test_history(conn, "Nightly.Login Refused"),
+               service.flaky_tests(conn), service.get_view(conn, "summary", run_id=4),
+               service.list_runs(conn)]
+    for answer in answers:
+        text = answer.model_dump_json()
+        assert PASSWORD not in text and "decoy" not in text
+    login = dumped(answers[1])
+    assert login["runs"][0]["signature"] == (
+        "login refused for admin: password=*** on attempt <n> [in BuiltIn.Fail]")
+    stored = [text for (text,) in conn.execute("SELECT text FROM signatures")]
+    assert stored and not any(PASSWORD in text for text in stored)
+
+
+def test_cli_diff_history_and_flaky(history: dict) -> None:
+    db = history["db"]
+    diff = cli("diff", "3", db=db)
+    assert diff.returncode == 0, diff.stderr
+    assert "base: run 2 Nightly" in diff.stdout and "new failure" in diff.stdout
+    assert "Nightly.Changed Cause" in diff.stdout and "was: Timeout after <duration>" in diff.stdout
+    two = json.loads(cli("diff", "1", "4", "--change", "fixed", "--json", db=db).stdout)
+    assert [c["test"] for c in two["changes"]] == ["Nightly.Flipper", "Nightly.Fixed Tonight"]
+    hist = cli("history", "Nightly.Flipper", db=db)
+    assert hist.returncode == 0 and "flip rate 1.00: 3 flip(s) in 4 runs" in hist.stdout
+    flaky = cli("flaky", "--window", "4", db=db)
+    assert flaky.returncode == 0 and "Nightly.Flipper" in flaky.stdout.splitlines()[1]
+    summary = cli("summary", "3", db=db)
+    assert "Failure groups (1, by failure signature):" in summary.stdout
+    assert "tests s1-t6, s1-t7, s1-t8; seen in 1 earlier run(s), first in run 2" in summary.stdout
+    runs = cli("runs", "--branch", "main", db=db)
+    assert runs.stdout.count("Nightly") == 1 and "branch=main" in runs.stdout
+    missing = cli("history", "Nope", "--json", db=db)
+    assert missing.returncode == 1 and json.loads(missing.stdout)["error"]["code"] == "TEST_NOT_FOUND"
