@@ -10,7 +10,7 @@ import os
 import subprocess
 import sys
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import closing, contextmanager
 from pathlib import Path
 from typing import Any
 from unittest.mock import patch
@@ -19,7 +19,7 @@ import pytest
 from conftest import cli
 
 from rf_log_listener.importers import import_result
-from rf_log_listener.run_context import PROVIDERS
+from rf_log_listener.run_context import PROVIDERS, ci_context
 from rf_log_listener.store import open_store
 from rf_log_mcp import service
 
@@ -282,3 +282,82 @@ def test_cli_diff_history_and_flaky(history: dict) -> None:
     assert runs.stdout.count("Nightly") == 1 and "branch=main" in runs.stdout
     missing = cli("history", "Nope", "--json", db=db)
     assert missing.returncode == 1 and json.loads(missing.stdout)["error"]["code"] == "TEST_NOT_FOUND"
+
+
+def test_prune_takes_a_runs_history_and_unused_names_with_it(history: dict, tmp_path: Path) -> None:
+    copy = tmp_path / "copy.sqlite3"
+    with closing(open_store(copy)) as conn:
+        history["conn"].backup(conn)
+    done = cli("prune", "--keep", "1", db=copy)
+    assert done.returncode == 0, done.stderr
+    with closing(open_store(copy)) as conn:
+        assert {r for (r,) in conn.execute("SELECT DISTINCT run_id FROM run_tests")} == {4}
+        names = {n for (n,) in conn.execute("SELECT longname FROM test_names")}
+        assert "Nightly.Removed Later" not in names and "Nightly.Added Later" in names
+        assert len(names) == 11
+        texts = [t for (t,) in conn.execute("SELECT text FROM signatures")]
+        assert not any(t.startswith("Timeout after") for t in texts)  # night 1-2 only
+
+
+def test_ci_variables_of_each_provider_and_nothing_else() -> None:
+    cases = {
+        "gitlab": {"GITLAB_CI": "true", "CI_COMMIT_SHA": "c1", "CI_COMMIT_REF_NAME": "dev",
+                   "CI_PIPELINE_IID": "7", "CI_JOB_URL": "https://gl/j/1", "CI_JOB_NAME": "e2e"},
+        "jenkins": {"JENKINS_URL": "https://ci", "GIT_COMMIT": "c2", "GIT_BRANCH": "origin/main",
+                    "BUILD_NUMBER": "12", "BUILD_URL": "https://ci/job/x/12/", "JOB_NAME": "x"},
+        "azure": {"TF_BUILD": "True", "BUILD_SOURCEVERSION": "c3", "BUILD_SOURCEBRANCHNAME": "rel",
+                  "BUILD_BUILDNUMBER": "20261201.3", "BUILD_BUILDID": "88",
+                  "SYSTEM_TEAMFOUNDATIONCOLLECTIONURI": "https://dev.azure.com/org/",
+                  "SYSTEM_TEAMPROJECT": "shop", "SYSTEM_JOBDISPLAYNAME": "Run tests"},
+        "circleci": {"CIRCLECI": "true", "CIRCLE_SHA1": "c4", "CIRCLE_BRANCH": "feat",
+                     "CIRCLE_BUILD_NUM": "5", "CIRCLE_BUILD_URL": "https://circle/5",
+                     "CIRCLE_JOB": "test"},
+    }
+    expected = {
+        "gitlab": {"commit": "c1", "branch": "dev", "build": "7", "build_url": "https://gl/j/1",
+                   "job": "e2e"},
+        "jenkins": {"commit": "c2", "branch": "origin/main", "build": "12",
+                    "build_url": "https://ci/job/x/12/", "job": "x"},
+        "azure": {"commit": "c3", "branch": "rel", "build": "20261201.3",
+                  "build_url": "https://dev.azure.com/org/shop/_build/results?buildId=88",
+                  "job": "Run tests"},
+        "circleci": {"commit": "c4", "branch": "feat", "build": "5",
+                     "build_url": "https://circle/5", "job": "test"},
+    }
+    for provider, env in cases.items():
+        found = json.loads(ci_context({**env, "DB_PASSWORD": "decoy", "HOME": "/root"}) or "{}")
+        assert found == {"provider": provider, **expected[provider]}
+    assert ci_context({"CI": "true", "DB_PASSWORD": "decoy"}) is None
+
+
+@pytest.mark.anyio
+async def test_the_tools_across_runs_over_mcp(history: dict, tmp_path: Path) -> None:
+    """Through the real server over stdio and the official client: the results are
+    structured, validated against the listed output schemas, errors in the same shape."""
+    from test_mcp_server import call, server
+
+    store = tmp_path / "store.sqlite3"
+    with closing(open_store(store)) as conn:
+        history["conn"].backup(conn)
+    async with server(tmp_path) as client:
+        changed = await call(client, "compare_runs", head="3", changes=["new_failure"])
+        assert [c["test"] for c in changed["changes"]] == ["Nightly.Flipper", "Nightly.New Failure"]
+        assert changed["counts"]["fixed"] == 1 and changed["base"]["run"] == "2"
+        flipper = await call(client, "test_history", test="Nightly.Flipper", limit=2)
+        assert [r["status"] for r in flipper["runs"]] == ["PASS", "FAIL"]
+        assert flipper["next_cursor"] and flipper["flakiness"]["flip_rate"] == 1.0
+        flaky = await call(client, "flaky_tests", window=4)
+        assert flaky["tests"][0]["test"] == "Nightly.Flipper"
+        runs = await call(client, "list_runs", branch="main")
+        assert [r["run_id"] for r in runs["runs"]] == [3] and runs["runs"][0]["commit"] == "0123abcd"
+        group = (await call(client, "get_view", run_id=3, view="summary"))["summary"]
+        one = await call(client, "get_view", run_id=3, view="summary",
+                         selector=group["failure_groups"][0]["tests_selector"])
+        assert len(one["summary"]["failed_tests"]) == 3
+        bad = await call(client, "compare_runs", head="3", changes=["bogus"])
+        assert bad["error"]["code"] == "INVALID_ARGUMENT"
+        unknown = await call(client, "test_history", test="Nightly.Nope")
+        assert unknown["error"]["code"] == "TEST_NOT_FOUND"
+        prompt = await client.get_prompt("triage", {"run_id": "3"})
+        text = prompt.messages[0].content.text  # type: ignore[union-attr]
+        assert 'compare_runs(head="3"' in text and '"change":"new_failure"' in text

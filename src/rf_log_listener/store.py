@@ -266,6 +266,18 @@ def prune_run(conn: sqlite3.Connection, run_id: int, chunk: int = PRUNE_CHUNK) -
     return True
 
 
+def forget_unused_names(conn: sqlite3.Connection) -> int:
+    """Delete the test names and failure signatures no run refers to any more (after prune);
+    returns how many."""
+    with transaction(conn, immediate=True):
+        names = conn.execute("DELETE FROM test_names WHERE NOT EXISTS (SELECT 1 FROM run_tests r"
+                             " INDEXED BY run_tests_by_name WHERE r.name_id = test_names.name_id)"
+                             ).rowcount
+        texts = conn.execute("DELETE FROM signatures WHERE NOT EXISTS (SELECT 1 FROM run_tests r"
+                             " WHERE r.signature_id = signatures.signature_id)").rowcount
+    return names + texts
+
+
 def _yield_to_writers() -> None:
     """A pause between prune's transactions. Without it the next chunk takes the write lock
     the moment the previous one commits, and a live writer, sleeping in SQLite's busy

@@ -10,6 +10,7 @@ import base64
 import json
 import logging
 import sqlite3
+import typing
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from typing import Annotated, Any, Literal, TypeVar
@@ -540,12 +541,17 @@ async def complete(ref: PromptReference | ResourceTemplateReference, argument: C
     return Completion(values=values, has_more=more)
 
 
-# Each tool's output model: its errors are answered in it.
-_RESPONSES: dict[str, type[Envelope]] = {
-    "parse_result": ParseResultResponse, "get_view": GetViewResponse,
-    "search_messages": SearchResponse, "list_runs": RunListResponse,
-    "get_attachment": AttachmentResponse,
-}
+def _response_models() -> dict[str, type[Envelope]]:
+    """Each tool's output model (``Annotated[CallToolResult, Model]``, its return type): its
+    errors are answered in it. Read from the tools, so a new tool cannot be left out."""
+    models = {}
+    for tool in mcp._tool_manager.list_tools():
+        returned = typing.get_type_hints(tool.fn, include_extras=True)["return"]
+        models[tool.name] = typing.get_args(returned)[1]
+    return models
+
+
+_RESPONSES = _response_models()
 
 
 def serve() -> int:

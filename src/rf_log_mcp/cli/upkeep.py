@@ -21,6 +21,7 @@ from rf_log_listener.store import (
     ENV_DB,
     compact,
     default_store_path,
+    forget_unused_names,
     is_corruption,
     mark_dead_live_runs,
     open_store,
@@ -222,6 +223,8 @@ def cmd_prune(args: argparse.Namespace) -> int:
     path = Path(conn.execute("PRAGMA database_list").fetchone()[2])
     before = _store_bytes(path)
     deleted = [] if args.dry_run else [run for run in chosen if prune_run(conn, run)]
+    if deleted:
+        forget_unused_names(conn)
     released = 0 if args.dry_run else release_free_pages(conn)
     if args.vacuum and not args.dry_run:
         compact(conn)
