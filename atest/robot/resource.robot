@@ -30,7 +30,7 @@ Search
 Test Id
     [Arguments]    ${name}
     [Documentation]    The id of the failed test called ${name}, from the summary.
-    ${summary} =    View    summary    page_size=${200}
+    ${summary} =    View    summary    page_size=${200}    selector=failed
     FOR    ${test}    IN    @{summary}[failed_tests]
         IF    $test['name'] == $name    RETURN    ${test}[node_id]
     END

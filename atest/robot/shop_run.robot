@@ -11,10 +11,17 @@ Summary Gives Totals And Failed Tests With Their Messages
     Should Be Equal    ${summary}[status]    complete
     Should Be Equal    ${summary}[result_status]    FAIL
     Should Be Equal    ${summary}[totals]    ${{{'total': 8, 'passed': 3, 'failed': 5, 'skipped': 0}}}
+    # the two tests stopped by their suite's setup share one failure signature: one group
     ${names} =    Evaluate    [t['name'] for t in $summary['failed_tests']]
-    Should Be Equal    ${names}    ${{['Pay With Card', 'Pay With Voucher', 'Bob Gets A Server Error', 'Mango', 'Nightly Stock Check']}}
+    Should Be Equal    ${names}    ${{['Bob Gets A Server Error', 'Mango', 'Nightly Stock Check']}}
     ${messages} =    Evaluate    {t['name']: t['message'] for t in $summary['failed_tests']}
     Should Be Equal    ${messages}[Bob Gets A Server Error]    Expected HTTP 200 but got 503
+    ${group} =    Set Variable    ${summary}[failure_groups][0]
+    Should Be Equal    ${group}[count]    ${2}
+    Should Be Equal    ${group}[cause][reason]    parent_suite_setup
+    ${all} =    View    summary    selector=failed
+    ${names} =    Evaluate    [t['name'] for t in $all['failed_tests']]
+    Should Be Equal    ${names}    ${{['Pay With Card', 'Pay With Voucher', 'Bob Gets A Server Error', 'Mango', 'Nightly Stock Check']}}
 
 Failure Path Goes Down To The Failing HTTP Check
     ${id} =    Test Id    Bob Gets A Server Error
@@ -34,7 +41,7 @@ Template Test Failure Names The Failing Row
 
 Suite Setup Failure In A Sub-Suite Is The Failure Path Of Its Tests
     ${id} =    Test Id    Pay With Card
-    ${summary} =    View    summary
+    ${summary} =    View    summary    selector=failed
     ${messages} =    Evaluate    {t['name']: t['message'] for t in $summary['failed_tests']}
     Should Be Equal    ${messages}[Pay With Card]
     ...    Parent suite setup failed:\nPayment gateway unreachable: connection refused
