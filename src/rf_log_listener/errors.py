@@ -30,3 +30,4 @@ STORE_CORRUPT = "STORE_CORRUPT"
 STORE_READ_ONLY = "STORE_READ_ONLY"  # opened for reading only: imports cannot be written
 STORE_NOT_FOUND = "STORE_NOT_FOUND"  # a reading command's store does not exist (never created)
 IMPORT_FAILED = "IMPORT_FAILED"
+INVALID_ARGUMENT = "INVALID_ARGUMENT"  # every argument a tool or command cannot take

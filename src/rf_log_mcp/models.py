@@ -7,7 +7,16 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
+from pydantic import BaseModel as _PydanticModel
+from pydantic import ConfigDict, Field, PrivateAttr
+
+
+class BaseModel(_PydanticModel):
+    """Every answer model: its validator is built when first used, not at import, so a
+    command pays only for the models it answers with (a CLI command starts in a fraction of
+    the time)."""
+
+    model_config = ConfigDict(defer_build=True)
 
 
 class ErrorInfo(BaseModel):
@@ -146,7 +155,7 @@ class Node(BaseModel):
     fields. Published names are never removed or renamed; new fields are optional. A field
     without a value (None, an empty list) is left out of the answer."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     node_id: str = Field(description="RF's id (s1-s2-t3-k4), a selector for every view; it "
                                      "starts with its parent's. IF/TRY roots (RF gives them no "
@@ -272,7 +281,7 @@ class WindowStep(Node):
 class IterationGroup(BaseModel):
     """Consecutive clean PASS iterations folded into one item."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     kind: Literal["ITERATION_GROUP"] = Field(description="What the item is.")
     group_id: str = Field(description="ig:LOOP:FIRST-LAST: the loop's node_id and the first and "
@@ -287,7 +296,7 @@ class IterationGroup(BaseModel):
 
 
 class RunErrors(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     kind: Literal["RUN_ERRORS"]
     count: int = Field(description="Run errors and warnings in all.")
@@ -297,7 +306,7 @@ class RunErrors(BaseModel):
 
 
 class RunRoot(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     kind: Literal["RUN"]
     run_id: int
@@ -309,7 +318,7 @@ class RepeatedCalls(BaseModel):
     """Levels of a path that repeat one cycle of calls (recursion), folded: the first and
     the last cycle are shown as steps around it."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     kind: Literal["REPEATED_CALLS"]
     names: list[str] = Field(description="The cycle: the keywords that call each other.")

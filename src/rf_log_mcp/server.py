@@ -40,6 +40,7 @@ from rf_log_listener.errors import ResultError
 from rf_log_listener.store import open_store
 
 from . import field_guide, prompts, service
+from .limits import DEFAULT_BUDGET, MAX_BUDGET, MIN_BUDGET
 from .models import (
     AttachmentResponse,
     CompareRunsResponse,
@@ -55,7 +56,6 @@ from .paths import PathPolicy
 from .schema_outline import compact_input, outline
 from .server_state import AppState, ImportJob, import_key, progress_until, with_progress
 from .service import INTERNAL_ERROR
-from .shaping import DEFAULT_BUDGET, MAX_BUDGET, MIN_BUDGET
 from .subscriptions import RunEventsBus, RunWatcher
 from .views.common import RUN_NOT_FOUND
 

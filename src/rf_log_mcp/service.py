@@ -12,16 +12,16 @@ import json
 import sqlite3
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from rf_log_listener.errors import (
     FILE_NOT_FOUND,
+    INVALID_ARGUMENT,
     STORE_CORRUPT,
     STORE_READ_ONLY,
     STORE_UNAVAILABLE,
     ResultError,
 )
-from rf_log_listener.importers import Progress, file_sha256, import_result
 from rf_log_listener.masking import mask_strings
 from rf_log_listener.store import (
     ENV_DB,
@@ -35,6 +35,7 @@ from rf_log_listener.store import (
 
 from .attachments import ATTACHMENT_NOT_FOUND, open_attachment
 from .attachments import parse as parse_html
+from .limits import DEFAULT_BUDGET, DEFAULT_PAGE, MAX_BUDGET, MAX_PAGE, MIN_BUDGET
 from .models import (
     AttachmentResponse,
     CompareRunsResponse,
@@ -52,15 +53,7 @@ from .models import (
     TreeView,
 )
 from .paths import PathPolicy
-from .shaping import (
-    DEFAULT_BUDGET,
-    MAX_BUDGET,
-    MIN_BUDGET,
-    Shaper,
-    estimate_tokens,
-    make_cursor,
-    read_cursor,
-)
+from .shaping import Shaper, estimate_tokens, make_cursor, read_cursor
 from .views.across import longname_of, previous_unit, unit
 from .views.common import (
     NODE_NOT_FOUND,
@@ -80,11 +73,11 @@ from .views.step_window import step_window
 from .views.summary import summary
 from .views.tree import Projection, tree
 
+if TYPE_CHECKING:
+    from rf_log_listener.importers import Progress
+
 ViewName = Literal["summary", "failure_path", "step_window", "tree"]
-INVALID_ARGUMENT = "INVALID_ARGUMENT"  # every argument a tool or command cannot take
 INTERNAL_ERROR = "INTERNAL_ERROR"  # a bug: the server's log has the traceback
-DEFAULT_PAGE = 25
-MAX_PAGE = 200
 
 E = TypeVar("E", bound=Envelope)
 F = TypeVar("F", bound=Callable[..., Envelope])
@@ -126,6 +119,8 @@ def parse_result(conn: sqlite3.Connection, path: str, allow_incomplete: bool = F
     """Import ``path``; with a ``policy`` (the MCP server) only a file it allows.
     ``progress``: told as the import goes (importers.Progress); raising ImportCancelled
     from it stops the import, which leaves nothing behind."""
+    from rf_log_listener.importers import import_result  # only imports need the parsers
+
     try:
         if policy is not None:
             policy.check(conn, path)
@@ -246,6 +241,8 @@ def resolve_run(conn: sqlite3.Connection, run_id: int | None, path: str | None,
     found = find_reusable_run(conn, str(source), stat.st_size, stat.st_mtime_ns, None,
                               allow_interrupted=True)
     if found is None and source.is_file():
+        from rf_log_listener.importers import file_sha256
+
         found = find_reusable_run(conn, str(source), stat.st_size, stat.st_mtime_ns,
                                   file_sha256(source), allow_interrupted=True)
     if found is None:

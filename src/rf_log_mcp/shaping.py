@@ -20,10 +20,9 @@ from typing import Any
 from rf_log_listener.errors import ResultError
 from rf_log_listener.masking import Redactor, redactor
 
+from .limits import DEFAULT_BUDGET
+
 INVALID_CURSOR = "INVALID_CURSOR"
-DEFAULT_BUDGET = 4000  # tokens per call unless the caller asks for another
-MIN_BUDGET = 500
-MAX_BUDGET = 50_000
 MESSAGE_CHARS = 1200  # a long message keeps its head and tail within this many characters
 MASK_MARGIN = 16_384  # masked beyond a cut: longer than a PEM private key block
 CUT_MARK = len("… [1000000 characters cut] …")  # a cut shorter than this saves nothing

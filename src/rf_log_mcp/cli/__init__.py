@@ -8,32 +8,25 @@ and ``upkeep`` (import, the store's care, the server, the demo); ``common`` hold
 from __future__ import annotations
 
 import argparse
+import importlib
 import os
 import sqlite3
 import sys
 from collections.abc import Callable
 from typing import Any, NoReturn
 
-from rf_log_listener.errors import ResultError
-from rf_log_listener.masking import redactor
+from rf_log_listener.errors import INVALID_ARGUMENT, ResultError
 from rf_log_listener.store import ENV_DB, default_store_path
 
-from .. import __version__, service
-from ..models import ErrorInfo, ParseResultResponse
-from ..views.compare import CHANGES
-from .across import cmd_diff, cmd_flaky, cmd_history
-from .common import print_json
-from .reading import (
-    cmd_attachment,
-    cmd_failures,
-    cmd_runs,
-    cmd_search,
-    cmd_summary,
-    cmd_tree,
-    cmd_watch,
-    cmd_window,
-)
-from .upkeep import cmd_demo, cmd_doctor, cmd_import, cmd_prune, cmd_serve
+from .. import __version__
+from ..limits import MAX_PAGE
+
+CHANGE_HELP = ("only this kind of change (repeatable): new_failure, still_failing_changed, "
+               "still_failing, newly_skipped, fixed, added, removed, slower, faster")
+
+# What each command runs, as "module:function" of this package, imported only when that
+# command runs: the parser, --help and --version cost no view, model or importer.
+Handler = str
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -50,12 +43,18 @@ def main(argv: list[str] | None = None) -> int:
         parser.print_help(sys.stderr)
         return 2
     try:
+        from rf_log_listener.masking import redactor
+
         redactor()  # an operator's masking setting that cannot be used stops here, loudly
-        return int(args.handler(args))
+        module, _, function = args.handler.partition(":")
+        handler = getattr(importlib.import_module(f"{__name__}.{module}"), function)
+        return int(handler(args))
     except ResultError as err:
-        return _print_error(args, err, exit_code=2 if err.code == service.INVALID_ARGUMENT else 1)
+        return _print_error(args, err, exit_code=2 if err.code == INVALID_ARGUMENT else 1)
     except sqlite3.DatabaseError as exc:  # pages damaged after the store opened
-        return _print_error(args, service.store_error(exc))
+        from ..service import store_error
+
+        return _print_error(args, store_error(exc))
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
@@ -68,6 +67,9 @@ def _print_error(args: argparse.Namespace, err: ResultError, exit_code: int = 1)
     """A failed command: its error as JSON with --json, else as text on stderr; exit 1 (2 for
     arguments the command cannot take)."""
     if getattr(args, "json", False):
+        from ..models import ErrorInfo, ParseResultResponse
+        from .common import print_json
+
         print_json(ParseResultResponse(ok=False, error=ErrorInfo(**err.to_dict())).model_dump(
             mode="json", exclude_none=True))
     else:
@@ -88,7 +90,7 @@ class _Parser(argparse.ArgumentParser):
     json_errors = False
 
     def error(self, message: str) -> NoReturn:
-        raise _UsageError(service.INVALID_ARGUMENT, message, f"`{self.prog} --help` lists the arguments.")
+        raise _UsageError(INVALID_ARGUMENT, message, f"`{self.prog} --help` lists the arguments.")
 
 
 def _number(kind: type[int] | type[float], low: float, high: float | None = None) -> Callable[[str], Any]:
@@ -118,7 +120,7 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--db", help=db_help)
     sub = parser.add_subparsers(metavar="COMMAND")
 
-    def command(name: str, handler: Callable[[argparse.Namespace], int], help_text: str,
+    def command(name: str, handler: Handler, help_text: str,
                 json_flag: bool = True) -> argparse.ArgumentParser:
         cmd = sub.add_parser(name, help=help_text, description=help_text)
         # before or after the command; given after it, it is not reset when absent
@@ -134,20 +136,20 @@ def _parser() -> argparse.ArgumentParser:
 
     def paging(cmd: argparse.ArgumentParser, default: int = 25) -> None:
         cmd.add_argument("--cursor", help="next_cursor (or prev_cursor) printed by the previous page")
-        cmd.add_argument("--page-size", type=_number(int, 1, service.MAX_PAGE),
+        cmd.add_argument("--page-size", type=_number(int, 1, MAX_PAGE),
                          help=f"items per page (default {default}, at most 200)")
 
-    cmd = command("import", cmd_import, "Import an output.xml (RF 4.0+) or output.json (RF 7.2+).")
+    cmd = command("import", "upkeep:cmd_import", "Import an output.xml (RF 4.0+) or output.json (RF 7.2+).")
     cmd.add_argument("path", help="result file")
     cmd.add_argument("--allow-incomplete", action="store_true",
                      help="import the readable part of a cut file as an 'interrupted' run")
     cmd.add_argument("--label", help="a label to find the run by later")
     cmd.add_argument("--progress-json", action="store_true", help=argparse.SUPPRESS)
 
-    cmd = command("runs", cmd_runs, "List the runs in the store, newest first (a pabot "
+    cmd = command("runs", "reading:cmd_runs", "List the runs in the store, newest first (a pabot "
                   "execution as one run group, g<id>).")
     cmd.add_argument("--status", choices=("complete", "running", "interrupted"))
-    cmd.add_argument("--limit", type=_number(int, 1, service.MAX_PAGE), default=20,
+    cmd.add_argument("--limit", type=_number(int, 1, MAX_PAGE), default=20,
                      help="at most this many runs (20, at most 200)")
     cmd.add_argument("--label", help="only runs with this label")
     cmd.add_argument("--suite", help="only runs of this root suite")
@@ -155,52 +157,51 @@ def _parser() -> argparse.ArgumentParser:
     cmd.add_argument("--since", help="started at or after (ISO date or time)")
     cmd.add_argument("--until", help="started before (ISO date or time)")
 
-    cmd = command("summary", cmd_summary, "Status, totals, failed tests grouped by failure "
+    cmd = command("summary", "reading:cmd_summary", "Status, totals, failed tests grouped by failure "
                   "signature, and run errors of a run.")
     run_argument(cmd)
     cmd.add_argument("--group", help="list one failure group's tests (its id, from the summary)")
     paging(cmd, 200)
 
-    cmd = command("diff", cmd_diff, "What changed between two runs of a suite, test by test: "
+    cmd = command("diff", "across:cmd_diff", "What changed between two runs of a suite, test by test: "
                   "new failures, fixed, still failing, skipped, added, removed, slower.")
     cmd.add_argument("runs", nargs="+", metavar="[BASE] HEAD",
                      help="run ids or pabot groups (g17); without BASE: the previous complete "
                           "run of the same suite")
-    cmd.add_argument("--change", action="append", choices=CHANGES,
-                     help="only this kind of change (repeatable)")
+    cmd.add_argument("--change", action="append", metavar="KIND", help=CHANGE_HELP)
     paging(cmd)
 
-    cmd = command("history", cmd_history, "One test across the finished runs: status, failure "
+    cmd = command("history", "across:cmd_history", "One test across the finished runs: status, failure "
                   "signature, streak, last pass, flip rate.")
     cmd.add_argument("test", help="the test's full name (Suite.Test), or its name when unique")
-    cmd.add_argument("--limit", type=_number(int, 1, service.MAX_PAGE),
+    cmd.add_argument("--limit", type=_number(int, 1, MAX_PAGE),
                      help="runs shown, and the flip rate's window (20)")
     cmd.add_argument("--cursor", help="next_cursor printed by the previous page")
 
-    cmd = command("flaky", cmd_flaky, "A suite's tests ranked by flip rate over its newest runs.")
+    cmd = command("flaky", "across:cmd_flaky", "A suite's tests ranked by flip rate over its newest runs.")
     cmd.add_argument("--suite", help="root suite name (default: the newest run's)")
     cmd.add_argument("--window", type=_number(int, 2, 1000), help="newest runs looked at (30)")
     paging(cmd)
 
-    cmd = command("failures", cmd_failures, "The failure path of each failed test (or one).")
+    cmd = command("failures", "reading:cmd_failures", "The failure path of each failed test (or one).")
     run_argument(cmd)
     cmd.add_argument("--test", help="a test id such as s1-s2-t3 (default: every failed test)")
     cmd.add_argument("--limit", type=_number(int, 1), default=10, help="at most this many tests (10)")
 
-    cmd = command("tree", cmd_tree, "The children of a node (default: the run), by projection; "
+    cmd = command("tree", "reading:cmd_tree", "The children of a node (default: the run), by projection; "
                   "long runs of passing iterations come folded.")
     run_argument(cmd)
     cmd.add_argument("selector", nargs="?", help="node id (s1-s2-t3-k1) or an expand selector")
     cmd.add_argument("--projection", choices=("all", "failures", "warnings"), default="all")
     paging(cmd)
 
-    cmd = command("window", cmd_window, "The steps around a node, in execution order, "
+    cmd = command("window", "reading:cmd_window", "The steps around a node, in execution order, "
                   "within its test (or suite setup/teardown).")
     run_argument(cmd)
     cmd.add_argument("selector", help="node id: a test or any step inside one")
     paging(cmd)
 
-    cmd = command("search", cmd_search, "Messages by text and/or level, run-wide or scoped; "
+    cmd = command("search", "reading:cmd_search", "Messages by text and/or level, run-wide or scoped; "
                   "secrets come back masked.")
     run_argument(cmd)
     cmd.add_argument("query", nargs="?", help="plain text, case-insensitive (%% _ \\ literal)")
@@ -216,25 +217,25 @@ def _parser() -> argparse.ArgumentParser:
                      help="full: hits with time, position, iteration, branch and their nodes")
     paging(cmd)
 
-    cmd = command("attachment", cmd_attachment, "Open a screenshot or file an HTML message "
+    cmd = command("attachment", "reading:cmd_attachment", "Open a screenshot or file an HTML message "
                   "refers to: its metadata, the file to open, or a text file's content.")
     run_argument(cmd)
     cmd.add_argument("message_id", help="message_id from an attachments list (s1-t1-k2-m2)")
     cmd.add_argument("index", nargs="?", type=_number(int, 0), default=0,
                      help="its index in the message (0)")
 
-    cmd = command("watch", cmd_watch, "Follow a live run: what runs now, pass/fail counts, "
+    cmd = command("watch", "reading:cmd_watch", "Follow a live run: what runs now, pass/fail counts, "
                   "failures as they happen; ends with the run.", json_flag=False)
     run_argument(cmd, optional=True)
     cmd.add_argument("--interval", type=_number(float, 0.05), default=1.0,
                      help="seconds between looks (1)")
 
-    cmd = command("doctor", cmd_doctor, "Check the installation and the store; one-line verdict.")
+    cmd = command("doctor", "upkeep:cmd_doctor", "Check the installation and the store; one-line verdict.")
     cmd.add_argument("--repair", action="store_true",
                      help="if the store is damaged: move it aside (*.corrupt-<time>), start a new "
                           "one and import again the result files the old one came from")
 
-    cmd = command("prune", cmd_prune, "Delete finished runs to free space (never running ones); "
+    cmd = command("prune", "upkeep:cmd_prune", "Delete finished runs to free space (never running ones); "
                   "live writers wait a moment at most.")
     cmd.add_argument("--run", type=_number(int, 1), action="append", default=[], metavar="RUN_ID",
                      help="delete this run (repeatable)")
@@ -258,9 +259,9 @@ def _parser() -> argparse.ArgumentParser:
     cmd.add_argument("--port", type=int, default=8765, help="port (8765)")
     cmd.add_argument("--token-file", help="file whose first line is the bearer token clients "
                                           "must send (never the token itself on the command line)")
-    cmd.set_defaults(handler=cmd_serve)
+    cmd.set_defaults(handler="upkeep:cmd_serve")
 
-    cmd = command("demo", cmd_demo,
+    cmd = command("demo", "upkeep:cmd_demo",
                   "Run robot on a suite, import its output, print the summary and failure paths.",
                   json_flag=False)
     cmd.add_argument("suite", nargs="?",

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 
 from .. import render, service
-from ..shaping import MAX_BUDGET
+from ..limits import MAX_BUDGET
 from .common import connect, show
 
 

@@ -13,9 +13,9 @@ from rf_log_listener.errors import ResultError
 from rf_log_listener.store import VISIBLE_RUNS, open_store
 
 from .. import service
+from ..limits import MAX_BUDGET, MAX_PAGE
 from ..models import Envelope, GetViewResponse
 from ..render import Style
-from ..shaping import MAX_BUDGET
 from ..views.common import RUN_NOT_FOUND
 
 
@@ -60,7 +60,7 @@ def summary_response(conn: sqlite3.Connection, run_id: int, cursor: str | None =
                      page_size: int | None = None, selector: str | None = None) -> GetViewResponse:
     """The summary as the command line shows it: 200 failed tests a page, the largest budget."""
     return service.get_view(conn, "summary", run_id=run_id, cursor=cursor, selector=selector,
-                            page_size=page_size or service.MAX_PAGE, budget=MAX_BUDGET)
+                            page_size=page_size or MAX_PAGE, budget=MAX_BUDGET)
 
 
 def summary(conn: sqlite3.Connection, run_id: int, cursor: str | None = None,

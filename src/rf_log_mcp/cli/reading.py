@@ -12,8 +12,8 @@ from rf_log_listener.errors import STORE_NOT_FOUND, ResultError
 from rf_log_listener.store import run_base
 
 from .. import render, service
+from ..limits import MAX_BUDGET
 from ..render import Style
-from ..shaping import MAX_BUDGET
 from .common import (
     connect,
     failure_paths,

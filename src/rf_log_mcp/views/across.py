@@ -14,14 +14,13 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from rf_log_listener.errors import ResultError
+from rf_log_listener.errors import INVALID_ARGUMENT, ResultError
 from rf_log_listener.history import failed_test_signatures, index_run, name_id, test_rows
 from rf_log_listener.signatures import RULES
 from rf_log_listener.store import VISIBLE_RUNS, is_read_only, mark_dead_live_runs, run_base
 
 from .common import RUN_NOT_FOUND
 
-INVALID_ARGUMENT = "INVALID_ARGUMENT"
 TEST_NOT_FOUND = "TEST_NOT_FOUND"
 FINISHED = ("complete", "interrupted")
 

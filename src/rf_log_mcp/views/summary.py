@@ -8,12 +8,12 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
-from rf_log_listener.errors import ResultError
+from rf_log_listener.errors import INVALID_ARGUMENT, ResultError
 from rf_log_listener.store import FAILED_STARTS, RUN_SHIFT, VISIBLE_RUNS, run_base
 
 from ..shaping import Shaper
 from ..sources import Locator
-from .across import INVALID_ARGUMENT, run_signatures, seen_before, signature_texts
+from .across import run_signatures, seen_before, signature_texts
 from .common import NODE_NOT_FOUND, node_by_key, run_errors, run_row
 from .failing import shown_cause
 

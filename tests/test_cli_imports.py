@@ -1,0 +1,55 @@
+"""A command imports only what it needs (issue #19): measured with ``python -X importtime``
+on real commands against a real store. Fails when a heavy module creeps back into a light
+command: the MCP SDK, the importers' parsers, Pillow or RF itself where nothing is parsed,
+and for --version, usage errors and --help anything of the read side at all."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import FIXTURE_RESULTS, cli
+
+XML = FIXTURE_RESULTS / "7.5" / "output.xml"
+NEVER_IN_READING = ("mcp", "rf_log_listener.importers", "ijson", "PIL", "uvicorn", "starlette",
+                    "anyio", "rf_log_listener.listener")
+NEVER_IN_PARSING = ("pydantic", "rf_log_mcp.service", "rf_log_mcp.models", "sqlite3.dump",
+                    *NEVER_IN_READING)
+
+
+def imported(*args: str, db: Path) -> set[str]:
+    done = subprocess.run([sys.executable, "-X", "importtime", "-m", "rf_log_mcp", *args],
+                          capture_output=True, text=True, timeout=120, check=False,
+                          env={**os.environ, "RF_LOG_MCP_DB": str(db)})
+    return {line.rsplit("|", 1)[1].strip() for line in done.stderr.splitlines()
+            if line.startswith("import time:") and "|" in line}
+
+
+@pytest.fixture(scope="module")
+def store(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    db = tmp_path_factory.mktemp("imports") / "store.sqlite3"
+    assert cli("import", str(XML), db=db).returncode == 0
+    return db
+
+
+@pytest.mark.parametrize("command", [("--version",), ("--help",), ("summary", "--bogus"),
+                                     ("diff", "--help")])
+def test_the_parser_alone_imports_no_view_and_no_model(store: Path, command: tuple[str, ...]) -> None:
+    modules = imported(*command, db=store)
+    assert "rf_log_mcp.cli" in modules
+    assert not modules & set(NEVER_IN_PARSING), sorted(modules & set(NEVER_IN_PARSING))
+
+
+@pytest.mark.parametrize("command", [("runs",), ("summary", "1"), ("tree", "1"),
+                                     ("search", "1", "setup"), ("window", "1", "s1-s1-t1"),
+                                     ("failures", "1", "--limit", "1"), ("diff", "1", "1"),
+                                     ("history", "Fixture.Missing"), ("flaky",)])
+def test_reading_commands_import_no_mcp_and_no_importer(store: Path, command: tuple[str, ...]) -> None:
+    modules = imported(*command, db=store)
+    assert "rf_log_mcp.service" in modules  # it ran
+    assert not modules & set(NEVER_IN_READING), sorted(modules & set(NEVER_IN_READING))
+    if command[0] != "failures":  # only source locations parse suite files with RF
+        assert "robot" not in modules
