@@ -2,6 +2,12 @@
 """Cost of live capture: robot wall time with the listener against the same run without it.
 
     python benchmarks/listener_bench.py --rounds 5
+    python benchmarks/listener_bench.py --fixed --rounds 20 [--one-core]
+
+--fixed: the cost a developer re-running one test pays every time: a one-test suite (one
+``Log``) with and without the listener, paired, wall and CPU (robot and every child: the
+writer process included); --one-core runs every robot under ``taskset -c 0``. Target (issue
+#19): <= 1.05x plain robot's wall.
 
 A generated suite runs >= 50,000 keyword executions at --loglevel TRACE. Each round runs
 plain robot (default output.xml), robot + listener (default output), robot + listener with
@@ -13,6 +19,7 @@ plain robot with its default output.
 from __future__ import annotations
 
 import argparse
+import resource
 import statistics
 import subprocess
 import sys
@@ -50,15 +57,56 @@ def _suite(folder: Path, tests: int, iterations: int) -> Path:
     return path
 
 
+PREFIX: list[str] = []  # taskset -c 0 with --one-core
+
+
 def _run(suite: Path, folder: Path, *extra: str) -> float:
-    command = [sys.executable, "-m", "robot", "--loglevel", "TRACE", "--log", "NONE",
-               "--report", "NONE", "--console", "none", "--outputdir", str(folder), *extra, str(suite)]
+    return _measured(suite, folder, *extra)[0]
+
+
+def _measured(suite: Path, folder: Path, *extra: str) -> tuple[float, float]:
+    """Wall and CPU seconds (user + sys of robot and its children) of one robot run."""
+    command = [*PREFIX, sys.executable, "-m", "robot", "--loglevel", "TRACE", "--log", "NONE",
+               "--report", "NONE", "--console", "none", "--outputdir", str(folder), *extra,
+               str(suite)]
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
     done = subprocess.run(command, capture_output=True, text=True, check=False)
     wall = time.perf_counter() - started
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if done.returncode != 0:
         raise SystemExit(f"robot failed ({done.returncode}): {done.stderr[-2000:]}")
-    return wall
+    return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+
+
+def _fixed_cost(rounds: int) -> int:
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp)
+        suite = folder / "one.robot"
+        suite.write_text("*** Test Cases ***\nOne\n    Log    hello\n")
+        db = folder / "store.sqlite3"
+        variants = [(), ("--listener", f"rf_log_listener:db={db}")]
+        for extra in variants:  # warm-up: bytecode, page cache, the store's schema
+            _measured(suite, folder, *extra)
+        walls: list[list[float]] = [[], []]
+        cpus: list[list[float]] = [[], []]
+        for round_no in range(rounds):
+            order = (0, 1) if round_no % 2 == 0 else (1, 0)
+            for index in order:
+                wall, cpu = _measured(suite, folder, *variants[index])
+                walls[index].append(wall)
+                cpus[index].append(cpu)
+    ratios = [b / a for a, b in zip(*walls, strict=True)]
+    cpu_ratios = [b / a for a, b in zip(*cpus, strict=True)]
+    cores = "one core (taskset -c 0)" if PREFIX else "all cores"
+    print(f"one-test suite, {rounds} paired rounds, {cores}")
+    print(f"plain robot       wall median {statistics.median(walls[0]) * 1000:6.0f} ms"
+          f"  cpu median {statistics.median(cpus[0]) * 1000:6.0f} ms")
+    print(f"robot + listener  wall median {statistics.median(walls[1]) * 1000:6.0f} ms"
+          f"  cpu median {statistics.median(cpus[1]) * 1000:6.0f} ms")
+    print(f"ratio wall {statistics.median(ratios):.3f}x (rounds {min(ratios):.3f}-"
+          f"{max(ratios):.3f}; target <= 1.05x), cpu {statistics.median(cpu_ratios):.3f}x")
+    return 0
 
 
 def main() -> int:
@@ -66,7 +114,13 @@ def main() -> int:
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--tests", type=int, default=50)
     parser.add_argument("--iterations", type=int, default=250)
+    parser.add_argument("--fixed", action="store_true", help="the one-test suite's fixed cost")
+    parser.add_argument("--one-core", action="store_true", help="every robot on core 0 only")
     args = parser.parse_args()
+    if args.one_core:
+        PREFIX[:] = ["taskset", "-c", "0"]
+    if args.fixed:
+        return _fixed_cost(args.rounds)
     keywords = args.tests * args.iterations * 4  # Process Item + its three keywords
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)

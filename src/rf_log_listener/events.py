@@ -16,6 +16,7 @@ Calls are plain methods, not event objects, because an import emits millions of 
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -61,6 +62,12 @@ RUNNING = "RUNNING"
 # it is not an error.
 LEVELS = {"TRACE": 1, "DEBUG": 2, "INFO": 3, "WARN": 4, "SKIP": 4, "ERROR": 5, "FAIL": 6}
 LEVEL_NAMES = {1: "TRACE", 2: "DEBUG", 3: "INFO", 4: "WARN", 5: "ERROR", 6: "FAIL"}
+
+
+# Code installed with pip (site-packages, dist-packages): a library keyword defined there is
+# not shown with its file and line (the lines cost tokens and rarely help), so the listener
+# does not look them up either.
+INSTALLED = re.compile(r"[/\\](site|dist)-packages[/\\]")
 
 
 def keyword_key(name: str) -> str:

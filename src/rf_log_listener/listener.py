@@ -16,6 +16,7 @@ output file robot writes at the end (nothing is captured with ``--output NONE``)
 from __future__ import annotations
 
 import hashlib
+import marshal
 import os
 import re
 import signal
@@ -30,10 +31,17 @@ from typing import Any
 
 from . import events as ev
 from .event_pipe import OPEN, EventBatcher, EventForwarder, LocalEvents
-from .events import RunEnd, RunInfo, keyword_key
+from .events import INSTALLED, RunEnd, RunInfo, keyword_key
 from .masking import registering_redactor
 from .registry import SecretRegistry
-from .result_events import OpenNodes, follows_the_model, message_event, open_event, rf_version
+from .result_events import (
+    KEYWORDS_RUN,
+    OpenNodes,
+    follows_the_model,
+    message_event,
+    open_event,
+    rf_version,
+)
 from .row_pipe import FramedPipe
 from .rows import SqliteRowSink
 from .run_context import ci_context, pabot_group
@@ -182,7 +190,7 @@ class rf_log_listener:
         self._early_errors: list[tuple[str, str, bool, str | None]] = []  # before the run starts
         self._secret_names = SecretRegistry(registering_redactor())  # its name rule, cached
         self._secrets_sent: set[str] = set()
-        self._libraries_sent: set[tuple[str, str]] = set()
+        self._definitions_sent: set[tuple[str, str]] = set()  # (library, keyword name)
         self._rf6 = rf_version() < (7, 0)
         # RF 7.2+: steps and messages are read from RF's result model (see result_events);
         # RF does not call the step and message methods at all.
@@ -191,6 +199,8 @@ class rf_log_listener:
             self.start_keyword = self.end_keyword = None  # type: ignore[assignment]
             self.start_body_item = self.end_body_item = None  # type: ignore[assignment]
             self.log_message = None  # type: ignore[assignment]
+        if not self._rf6 and not self.inline:
+            self._start_writer_process()  # it starts while robot parses the suite
         if unknown:
             _warn(f"ignoring unknown listener options {unknown}; use db=PATH, label=TEXT,"
                   " writer=inline")
@@ -414,24 +424,29 @@ class rf_log_listener:
                     self._events_out.secret(text)
 
     def _send_definitions(self) -> None:
-        """Where the keywords of the suite's libraries are defined (RF 7's library model:
-        each keyword's file and line), each library once per run: readers show the
-        definition of a library keyword, which no output file has."""
+        """Where the library keywords run so far are defined (RF 7's library model: each
+        keyword's file and line), each once per run: readers show the definition of a library
+        keyword, which no output file has. Installed libraries (site-packages) are left out,
+        as readers leave them out of answers."""
         from robot.running import EXECUTION_CONTEXTS
 
         context = EXECUTION_CONTEXTS.current
         assert self._events_out is not None
+        wanted: dict[str, set[str]] = {}
+        for owner, name in KEYWORDS_RUN - self._definitions_sent:
+            wanted.setdefault(owner, set()).add(keyword_key(name))
+        self._definitions_sent |= KEYWORDS_RUN
+        if not wanted:
+            return
         try:
-            libraries = list(getattr(getattr(context, "namespace", None), "libraries", ()))
             found = []
-            for library in libraries:
-                key = (library.name, str(getattr(library, "source", "")))
-                if key in self._libraries_sent:
+            for library in getattr(getattr(context, "namespace", None), "libraries", ()):
+                names = wanted.get(library.name)
+                if not names or INSTALLED.search(str(getattr(library, "source", "") or "")):
                     continue
-                self._libraries_sent.add(key)
-                found += [(library.name, keyword_key(keyword.name),
-                           str(keyword.source) if keyword.source else None, keyword.lineno)
-                          for keyword in getattr(library, "keywords", ())]
+                found += [(library.name, key, str(keyword.source) if keyword.source else None,
+                           keyword.lineno) for keyword in getattr(library, "keywords", ())
+                          if (key := keyword_key(keyword.name)) in names]
         except Exception:  # a library RF itself cannot describe: the run matters more
             return
         for definition in found:
@@ -442,24 +457,36 @@ class rf_log_listener:
         if len(self._events_out) >= FLUSH_ITEMS or time.monotonic() - self._last_flush >= FLUSH_EVERY_S:
             self._flush()
 
-    def _writer_process(self, conn: sqlite3.Connection, run_id: int, generator: str) -> EventForwarder | None:
-        """Start the process that turns this run's events into rows and commits them, so
-        robot waits for neither; None (all is done in-process) if it cannot start."""
-        db_path = conn.execute("PRAGMA database_list").fetchone()[2]
+    def _start_writer_process(self) -> None:
+        """Start the process that will turn this run's events into rows and commit them, so
+        robot waits for neither; it waits for the run to begin (``_writer_process``). If it
+        cannot start, rows are written in-process."""
         package_root = str(Path(__file__).resolve().parent.parent)
         env = {**os.environ, "PYTHONPATH": os.pathsep.join(
             p for p in (package_root, os.environ.get("PYTHONPATH")) if p)}
         try:
             self._process = subprocess.Popen(
-                [sys.executable, "-m", "rf_log_listener.writer_process", db_path, str(run_id),
-                 generator],
+                [sys.executable, "-m", "rf_log_listener.writer_process"],
                 stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env, bufsize=1 << 16,
             )
         except OSError as exc:
             _warn(f"writing in-process (no writer process: {exc})")
-            return None
+            return
         assert self._process.stdin is not None and self._process.stdout is not None
         self._pipe = FramedPipe(self._process.stdout, self._process.stdin)
+
+    def _writer_process(self, conn: sqlite3.Connection, run_id: int, generator: str) -> EventForwarder | None:
+        """The writer process, told which run to write; None (all is done in-process) when
+        there is none."""
+        if self._pipe is None:
+            return None
+        db_path = conn.execute("PRAGMA database_list").fetchone()[2]
+        try:
+            self._pipe.send_bytes(marshal.dumps(("run", db_path, run_id, generator)))
+        except OSError as exc:  # it died before the run began
+            _warn(f"writing in-process (the writer process ended: {exc})")
+            self._pipe = None
+            return None
         return EventForwarder(self._pipe, run_id)
 
     def _flush(self) -> None:

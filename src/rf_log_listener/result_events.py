@@ -43,10 +43,18 @@ _WITH_FIXTURES = _KEYWORD_TYPES | {ev.TEST, ev.SUITE}
 _STARTED = ("NOT SET", "NOT RUN")
 
 
+# (library or resource, keyword name) of the keywords this process has run: the listener
+# records where those are defined (listener._send_definitions), not every keyword of every
+# library (RF finds a keyword's line with inspect: BuiltIn's would cost robot 70 ms a run).
+KEYWORDS_RUN: set[tuple[str, str]] = set()
+
+
 def open_event(item: Any) -> tuple[str, tuple[Any, ...]]:
     """An item's type and its OPEN event (layout: see EventBatcher)."""
     ntype = item.type
     if ntype in _KEYWORD_TYPES:
+        if item.owner:
+            KEYWORDS_RUN.add((item.owner, item.source_name or item.name or ""))
         args, assign = item.args, item.assign
         return ntype, (OPEN, ntype, "keyword", item.name or "", item.owner or None,
                        _texts(args) if args else None, tuple(assign) if assign else None, None)

@@ -17,7 +17,6 @@ import time
 from typing import Any, Protocol
 
 from .events import RunInfo, rf_version, suite_status
-from .history import index_run
 from .store import BUSY_TIMEOUT_MS, transaction
 
 _INSERT_RUN = (
@@ -174,6 +173,8 @@ class SqliteRowSink:
     def finish_run(self, fields: dict[str, Any]) -> None:
         """Wait for the index, write the run's tests by name (history.py), then publish the
         run in one statement."""
+        from .history import index_run  # here, not at import: robot's process rarely needs it
+
         self.sync()
         self.close()
         index_run(self.conn, self.run_id or 0)

@@ -1,4 +1,9 @@
-"""``python -m rf_log_listener.writer_process DB RUN_ID GENERATOR``: a live run's writer.
+"""``python -m rf_log_listener.writer_process [DB RUN_ID GENERATOR]``: a live run's writer.
+
+Without arguments it is started early, when robot loads the listener, so that its own start
+(an interpreter and these imports, about 40 ms) overlaps robot parsing the suite instead of
+making robot wait for it at the end of a short run; the run (store, id, generator) then
+arrives as the first frame.
 
 The listener packs robot's events and sends them here (``event_pipe.py``); this process
 runs the one :class:`RunWriter` and does the SQLite work (rows, full-text index, commits) on
@@ -9,6 +14,7 @@ pid is gone).
 
 from __future__ import annotations
 
+import marshal
 import os
 import sqlite3
 import sys
@@ -23,9 +29,16 @@ WRITER_WARNED = 3  # exit code: the writer printed why it stopped; the listener 
 
 
 def main(argv: list[str]) -> int:
-    db, run_id, generator = argv[0], int(argv[1]), argv[2]
     out = os.fdopen(os.dup(sys.stdout.fileno()), "wb")
     sys.stdout = sys.stderr  # the real stdout carries frames
+    pipe = FramedPipe(sys.stdin.buffer, out)
+    if argv:
+        db, run_id, generator = argv[0], int(argv[1]), argv[2]
+    else:  # started early, while robot parses the suite: the run comes as the first frame
+        try:
+            _, db, run_id, generator = marshal.loads(pipe.recv_bytes())
+        except EOFError:
+            return 0  # robot ended before a run began (a parse error, --help)
     try:
         conn = open_store(db)
         try:
@@ -33,7 +46,7 @@ def main(argv: list[str]) -> int:
             sink.attach(run_id)
             writer = RunWriter(sink, live=True, batch_rows=10_000)
             writer.attach_run(run_id, generator)
-            if apply_events(FramedPipe(sys.stdin.buffer, out), writer):
+            if apply_events(pipe, writer):
                 _outlive_robot()
         finally:
             conn.close()

@@ -24,7 +24,6 @@ from __future__ import annotations
 import functools
 import hashlib
 import os
-import re
 import sqlite3
 import threading
 from collections import OrderedDict
@@ -35,7 +34,7 @@ from stat import S_ISREG
 from typing import Any
 
 from rf_log_listener.errors import ResultError
-from rf_log_listener.events import keyword_key
+from rf_log_listener.events import INSTALLED, keyword_key
 from rf_log_listener.store import run_base
 
 # source_origin values (README "Source locations"): how a node's source and lineno are known.
@@ -61,7 +60,6 @@ class Defined:
     lineno: int | None
 
 
-_INSTALLED = re.compile(r"[/\\](site|dist)-packages[/\\]")
 
 
 @dataclass(frozen=True)
@@ -255,7 +253,7 @@ class Locator:
                 (self.run_id, node.owner, *names)).fetchone()
         except sqlite3.OperationalError:  # a read-only store of an older schema
             return None
-        if row is None or not row[0] or _INSTALLED.search(row[0]) or self._fresh(row[0], None):
+        if row is None or not row[0] or INSTALLED.search(row[0]) or self._fresh(row[0], None):
             return None  # not recorded, installed, or changed since the run
         return Defined(row[0], row[1])
 
