@@ -9,6 +9,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from contextlib import closing, contextmanager
 from pathlib import Path
@@ -361,3 +362,43 @@ async def test_the_tools_across_runs_over_mcp(history: dict, tmp_path: Path) -> 
         prompt = await client.get_prompt("triage", {"run_id": "3"})
         text = prompt.messages[0].content.text  # type: ignore[union-attr]
         assert 'compare_runs(head="3"' in text and '"change":"new_failure"' in text
+
+
+def test_a_running_run_is_grouped_and_compared_from_its_nodes(history: dict, tmp_path: Path) -> None:
+    """While robot runs, its tests are not indexed yet: the summary's groups and compare_runs
+    read them from the nodes written so far, signature texts included."""
+    db = tmp_path / "copy.sqlite3"
+    with closing(open_store(db)) as conn:
+        history["conn"].backup(conn)
+    suite = tmp_path / "running.robot"
+    suite.write_text("*** Test Cases ***\n"
+                     "Checkout Down 1\n    Fail    HTTPError: 503 for url: http://checkout-7/1\n"
+                     "Checkout Down 2\n    Fail    HTTPError: 503 for url: http://checkout-8/2\n"
+                     "Waits\n    Sleep    30s\n")
+    robot = subprocess.Popen([sys.executable, "-m", "robot", "--name", "Nightly", "--output",
+                              "NONE", "--report", "NONE", "--log", "NONE", "--listener",
+                              f"rf_log_listener:db={db}", str(suite)], stdout=subprocess.DEVNULL,
+                             stderr=subprocess.DEVNULL)
+    try:
+        with closing(open_store(db)) as conn:
+            deadline = time.monotonic() + 60
+            while time.monotonic() < deadline:
+                running = conn.execute("SELECT run_id, failed FROM runs WHERE status = 'running'"
+                                       ).fetchone()
+                if running and running[1] == 2:
+                    break
+                time.sleep(0.2)
+            else:
+                raise AssertionError("the live run never showed its two failures")
+            run_id = running[0]
+            summary = dumped(service.get_view(conn, "summary", run_id=run_id))["summary"]
+            [group] = summary["failure_groups"]
+            assert group["count"] == 2 and group["signature"] == (
+                "HTTPError: <n> for url: http://checkout-<n>/<n> [in BuiltIn.Fail]")
+            changed = dumped(service.compare_runs(conn, str(run_id), base="3"))
+            down = next(c for c in changed["changes"] if c["test"] == "Nightly.Checkout Down 1")
+            assert down["change"] == "still_failing_changed"
+            assert down["head"]["signature"] == group["signature"]
+    finally:
+        robot.kill()
+        robot.wait()

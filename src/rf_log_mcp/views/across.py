@@ -58,6 +58,7 @@ class Outcome:
     elapsed: float | None
     signature_id: int | None
     longname: str | None = None  # read from the nodes (a running run): not in test_names yet
+    signature: str | None = None  # the same: not in signatures yet
 
 
 def _unit_of(rows: list[tuple[Any, ...]], grouped: bool) -> Unit:
@@ -182,50 +183,34 @@ def tests_of(conn: sqlite3.Connection, unit_: Unit) -> dict[int, Outcome]:
                     " WHERE run_id = ?", (rid,)):
                 found.setdefault(nid, Outcome(rid, pre, st, elapsed, sig))
             continue
-        new_signatures = []
         for row in test_rows(conn, rid):
             sig = name_id(row.signature) if row.signature else None
-            if sig is not None:
-                new_signatures.append((sig, row.signature))
-            found.setdefault(name_id(row.longname),
-                             Outcome(rid, row.pre, row.status, row.elapsed, sig, row.longname))
-        _remember(new_signatures)
+            found.setdefault(name_id(row.longname), Outcome(
+                rid, row.pre, row.status, row.elapsed, sig, row.longname, row.signature))
     return found
 
 
-def run_signatures(conn: sqlite3.Connection, run_id: int) -> dict[int, int]:
-    """The signature id of each failed test of the run, by the test's pre."""
+def run_signatures(conn: sqlite3.Connection, run_id: int) -> tuple[dict[int, int], dict[int, str]]:
+    """The signature id of each failed test of the run, by the test's pre; and the texts of
+    those not in the store yet (a running run's, computed from its nodes)."""
     ensure_indexed(conn, [run_id])
     status, indexed = conn.execute("SELECT status, tests_indexed FROM runs WHERE run_id = ?",
                                    (run_id,)).fetchone()
     if status in FINISHED and indexed == RULES:
         return dict(conn.execute("SELECT pre, signature_id FROM run_tests WHERE run_id = ?"
-                                 " AND signature_id IS NOT NULL", (run_id,)).fetchall())
+                                 " AND signature_id IS NOT NULL", (run_id,)).fetchall()), {}
     pairs = [(pre, name_id(text), text) for pre, text in failed_test_signatures(conn, run_id)]
-    _remember([(sig, text) for _, sig, text in pairs])
-    return {pre: sig for pre, sig, _ in pairs}
-
-
-_UNSTORED: dict[int, str] = {}  # signatures of running runs, not in the store yet
-
-
-def _remember(pairs: list[tuple[int, str]]) -> None:
-    for sig, text in pairs:
-        if len(_UNSTORED) > 100_000:
-            _UNSTORED.clear()
-        _UNSTORED[sig] = text
+    return {pre: sig for pre, sig, _ in pairs}, {sig: text for _, sig, text in pairs}
 
 
 def signature_texts(conn: sqlite3.Connection, ids: Iterable[int | None]) -> dict[int, str]:
+    """Signature texts by id, from the store."""
     wanted = sorted({i for i in ids if i is not None})
     texts: dict[int, str] = {}
     for start in range(0, len(wanted), 500):
         chunk = wanted[start:start + 500]
         texts.update(conn.execute(f"SELECT signature_id, text FROM signatures WHERE signature_id"
                                   f" IN ({','.join('?' * len(chunk))})", chunk).fetchall())
-    for sig in wanted:
-        if sig not in texts and sig in _UNSTORED:
-            texts[sig] = _UNSTORED[sig]
     return texts
 
 

@@ -95,7 +95,8 @@ def _items(conn: sqlite3.Connection, page: list[tuple[int, tuple[int, int], int]
                               "status": result.status, "elapsed": result.elapsed}
                 if result.signature_id is not None and not (
                         side == "base" and CHANGES[change] == "still_failing"):  # the same
-                    item[side]["signature"] = shaper.text(texts.get(result.signature_id, ""), 300)
+                    text = texts.get(result.signature_id) or result.signature or ""
+                    item[side]["signature"] = shaper.text(text, 300)
         if CHANGES[change] in ("new_failure", "still_failing_changed") and h and h.signature_id:
             item["signature_seen"] = seen_before(conn, h.signature_id, head_first)
         yield item

@@ -146,6 +146,7 @@ class _Wanted:
     groups: list[tuple[int, int]]  # (signature id, tests), largest first
     only: int | None  # a group's tests only (selector group:<id>)
     follow: bool  # every failed test (a follow cursor, or selector "failed")
+    texts: dict[int, str]  # signature texts not in the store yet (a running run's)
 
     def __post_init__(self) -> None:
         self.grouped = {sig for sig, _ in self.groups}
@@ -186,7 +187,7 @@ def _wanted_tests(conn: sqlite3.Connection, runs: list[int], selector: str | Non
                   follow: bool) -> _Wanted:
     only = None
     if selector == "failed" or follow:  # every failed test, in run order
-        return _Wanted(runs, {}, [], None, True)
+        return _Wanted(runs, {}, [], None, True, {})
     if selector is not None:
         kind, _, number = selector.partition(":")
         if kind != "group" or not number.lstrip("-").isdigit():
@@ -195,8 +196,12 @@ def _wanted_tests(conn: sqlite3.Connection, runs: list[int], selector: str | Non
                               "group's tests_selector; failed: every failed test in run order; "
                               "run_group: the pabot execution as one run.")
         only = int(number)
-    signatures = {run_base(run_id) + pre: sig for run_id in runs
-                  for pre, sig in run_signatures(conn, run_id).items()}
+    signatures: dict[int, int] = {}
+    texts: dict[int, str] = {}
+    for run_id in runs:
+        by_pre, unstored = run_signatures(conn, run_id)
+        signatures.update((run_base(run_id) + pre, sig) for pre, sig in by_pre.items())
+        texts.update(unstored)
     sizes = Counter(signatures.values())
     first: dict[int, int] = {}
     for key, sig in sorted(signatures.items()):
@@ -206,7 +211,7 @@ def _wanted_tests(conn: sqlite3.Connection, runs: list[int], selector: str | Non
     if only is not None and only not in sizes:
         raise ResultError(NODE_NOT_FOUND, f"Run {runs[0]} has no failure group {only}.",
                           "Take tests_selector from this run's failure_groups.")
-    return _Wanted(runs, signatures, groups, only, False)
+    return _Wanted(runs, signatures, groups, only, False, texts)
 
 
 def _unfinished(conn: sqlite3.Connection, run_id: int) -> list[dict[str, Any]]:
@@ -225,7 +230,7 @@ def _failure_groups(conn: sqlite3.Connection, wanted: _Wanted,
     """The first groups: signature, size, an example message, the first tests, when the
     signature was seen before, and a cause outside the tests (a fatal stop, a parent suite's
     setup) with its root message."""
-    texts = signature_texts(conn, (sig for sig, _ in wanted.groups[:GROUPS_SHOWN]))
+    texts = {**wanted.texts, **signature_texts(conn, (sig for sig, _ in wanted.groups[:GROUPS_SHOWN]))}
     members: dict[int, list[int]] = {}
     for key, sig in sorted(wanted.signatures.items()):
         members.setdefault(sig, []).append(key)
