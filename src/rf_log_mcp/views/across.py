@@ -205,13 +205,7 @@ def run_signatures(conn: sqlite3.Connection, run_id: int) -> tuple[dict[int, int
 
 def signature_texts(conn: sqlite3.Connection, ids: Iterable[int | None]) -> dict[int, str]:
     """Signature texts by id, from the store."""
-    wanted = sorted({i for i in ids if i is not None})
-    texts: dict[int, str] = {}
-    for start in range(0, len(wanted), 500):
-        chunk = wanted[start:start + 500]
-        texts.update(conn.execute(f"SELECT signature_id, text FROM signatures WHERE signature_id"
-                                  f" IN ({','.join('?' * len(chunk))})", chunk).fetchall())
-    return texts
+    return _by_id(conn, "signatures", "signature_id", "text", ids)
 
 
 def seen_before(conn: sqlite3.Connection, signature_id: int, before_run: int) -> dict[str, Any]:
@@ -229,13 +223,19 @@ def seen_before(conn: sqlite3.Connection, signature_id: int, before_run: int) ->
 
 def longnames(conn: sqlite3.Connection, ids: Iterable[int]) -> dict[int, str]:
     """Full names by name id."""
-    wanted = sorted(set(ids))
-    names: dict[int, str] = {}
+    return _by_id(conn, "test_names", "name_id", "longname", ids)
+
+
+def _by_id(conn: sqlite3.Connection, table: str, key: str, column: str,
+           ids: Iterable[int | None]) -> dict[int, str]:
+    """``column`` of ``table`` by ``key``, for the given ids (500 a query)."""
+    wanted = sorted({i for i in ids if i is not None})
+    found: dict[int, str] = {}
     for start in range(0, len(wanted), 500):
         chunk = wanted[start:start + 500]
-        names.update(conn.execute(f"SELECT name_id, longname FROM test_names WHERE name_id"
+        found.update(conn.execute(f"SELECT {key}, {column} FROM {table} WHERE {key}"
                                   f" IN ({','.join('?' * len(chunk))})", chunk).fetchall())
-    return names
+    return found
 
 
 def node_ids(conn: sqlite3.Connection, results: Iterable[Outcome]) -> dict[tuple[int, int], str]:
