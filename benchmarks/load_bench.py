@@ -163,7 +163,7 @@ def main() -> int:
         print(f"import: {'ok' if importer.returncode == 0 else 'FAILED'} ({imported[0].strip()})")
         if latencies:
             print(f"queries: {len(latencies)}, p50 {statistics.median(latencies):.1f} ms,"
-                  f" p99 {p99:.1f} ms, max {latencies[-1]:.1f} ms "
+                  f" p99 {p99:.1f} ms, max {latencies[-1]:.1f} ms"
                   " (target p99 <= 50 ms with 4 servers, issue #19; <= 200 ms, issue #6)")
         print("problems: " + ("; ".join(problems) if problems else "none"))
         return 1 if problems else 0
