@@ -22,6 +22,7 @@ pattern has one, else the whole match). No tool argument turns masking off.
 from __future__ import annotations
 
 import copy
+import functools
 import json
 import os
 import re
@@ -160,16 +161,10 @@ class Redactor:
 
     def __init__(self, extra_words: Iterable[str] = (), extra_patterns: Iterable[str] = ()) -> None:
         extra = [re.escape(w.strip().lower()) for w in extra_words if w.strip()]
-        words = _names([*SECRET_WORDS, *extra])
+        self._words = _names([*SECRET_WORDS, *extra])
         # On lower-cased text, longest first (``authorization`` before ``auth``): several
         # times faster than a case-insensitive search, which the writer runs on every message.
-        longest_first = _names(sorted([*SECRET_WORDS, *extra], key=len, reverse=True))
-        self._mentions = re.compile(longest_first)
-        # A secret's name followed by a separator: where a value may follow (lower-cased).
-        self._named_value = re.compile(rf"""(?P<name>{longest_first})["'}}]?[ \t]*[:=]""")
-        self._names_secret = re.compile(rf"(?i)(?:{words})[\W_]*$")
-        self._key_value = _key_value(rf"[\w.-]*?(?:{words})")
-        self._whole_line = _whole_line(words)
+        self._longest_first = _names(sorted([*SECRET_WORDS, *extra], key=len, reverse=True))
         self._extra = []
         for pattern in extra_patterns:
             try:
@@ -177,6 +172,30 @@ class Redactor:
             except re.error as exc:
                 raise ResultError(INVALID_SETTING, f"{ENV_PATTERNS} has an invalid pattern "
                                   f"{pattern!r}: {exc}.", "Fix or remove it; masking stays on.") from None
+
+    # The patterns are compiled when first used, each once (about 11 ms for all of them): a
+    # process that only asks whether a name is secret (the listener in robot) compiles one.
+
+    @functools.cached_property
+    def _mentions(self) -> re.Pattern[str]:
+        return re.compile(self._longest_first)
+
+    @functools.cached_property
+    def _named_value(self) -> re.Pattern[str]:
+        """A secret's name followed by a separator: where a value may follow (lower-cased)."""
+        return re.compile(rf"""(?P<name>{self._longest_first})["'}}]?[ \t]*[:=]""")
+
+    @functools.cached_property
+    def _names_secret(self) -> re.Pattern[str]:
+        return re.compile(rf"(?i)(?:{self._words})[\W_]*$")
+
+    @functools.cached_property
+    def _key_value(self) -> re.Pattern[str]:
+        return _key_value(rf"[\w.-]*?(?:{self._words})")
+
+    @functools.cached_property
+    def _whole_line(self) -> re.Pattern[str]:
+        return _whole_line(self._words)
 
     # -- texts -------------------------------------------------------------------------
 
