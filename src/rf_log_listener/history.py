@@ -20,7 +20,8 @@ from collections.abc import Iterator
 from typing import NamedTuple
 
 from . import events as ev
-from .masking import KnownValues, redactor
+from .masking import Redactor, redactor
+from .registry import known_values
 from .schema import FAILED_STARTS, NOTABLE_NODES
 from .signatures import RULES, signature
 from .store import run_base, transaction
@@ -43,7 +44,7 @@ def test_rows(conn: sqlite3.Connection, run_id: int) -> Iterator[StoredTest]:
     root = conn.execute(_NODE, (base,)).fetchone()
     if root is None or root[1] != ev.SUITE:
         return
-    mask = redactor().for_run(_known(conn, run_id))
+    mask = redactor().for_run(known_values(conn, [run_id]))
     suites = [(root[0], root[2] or "")]  # (last, full name) of the open suites
     pre = 1
     while suites:
@@ -59,10 +60,7 @@ def test_rows(conn: sqlite3.Connection, run_id: int) -> Iterator[StoredTest]:
             pre += 1
             continue
         if ntype == ev.TEST:
-            failure = None
-            if status == "FAIL":
-                text, _ = mask.text(message or "")
-                failure = signature(text, _failing_keyword(conn, base, pre, last))
+            failure = _signature(conn, mask, base, pre, last, message) if status == "FAIL" else None
             yield StoredTest(f"{suites[-1][1]}.{name or ''}", pre, status, elapsed, failure)
         pre = last + 1
 
@@ -71,12 +69,18 @@ def failed_test_signatures(conn: sqlite3.Connection, run_id: int) -> Iterator[tu
     """(pre, signature) of the run's failed tests as stored now, through the index of failed
     nodes: O(failures), for a running run's summary."""
     base = run_base(run_id)
-    mask = redactor().for_run(_known(conn, run_id))
+    mask = redactor().for_run(known_values(conn, [run_id]))
     for key, last, message in conn.execute(
             f"SELECT key, last, message FROM nodes INDEXED BY nodes_failed WHERE key >= ?"
             f" AND key < ? AND {FAILED_STARTS} AND type = 'TEST'", (base, run_base(run_id + 1))):
         pre = key - base
-        yield pre, signature(mask.text(message or "")[0], _failing_keyword(conn, base, pre, last))
+        yield pre, _signature(conn, mask, base, pre, last, message)
+
+
+def _signature(conn: sqlite3.Connection, mask: Redactor, base: int, pre: int, last: int,
+               message: str | None) -> str:
+    """A failed test's signature: its masked message and the keyword that failed."""
+    return signature(mask.text(message or "")[0], _failing_keyword(conn, base, pre, last))
 
 
 def _failing_keyword(conn: sqlite3.Connection, base: int, pre: int, last: int) -> str | None:
@@ -95,11 +99,6 @@ def _failing_keyword(conn: sqlite3.Connection, base: int, pre: int, last: int) -
         if ntype in ev.KEYWORD_TYPES and name:
             found = f"{owner}.{name}" if owner else name
         parent = key - base
-
-
-def _known(conn: sqlite3.Connection, run_id: int) -> KnownValues:
-    return KnownValues(value for (value,) in conn.execute(
-        "SELECT value FROM secrets WHERE run_id = ?", (run_id,)))
 
 
 def name_id(longname: str) -> int:

@@ -32,11 +32,12 @@ from __future__ import annotations
 
 import ast
 import re
+import sqlite3
 from typing import Any
 
 from . import events as ev
 from .events import Node
-from .masking import Redactor, registrable
+from .masking import KnownValues, Redactor, registrable
 
 # One item of RF's TRACE ``Arguments: [ a | b ]`` line: an optional name (``${pass}=`` of a
 # user keyword's argument, ``password=`` of a named one) and a value as RF's ``prepr``
@@ -217,3 +218,18 @@ def _literal(text: str) -> str:
             return text[1:-1]
         return value if isinstance(value, str) else text
     return text
+
+
+def known_values(conn: sqlite3.Connection, run_ids: list[int]) -> KnownValues:
+    """The values these runs proved secret (stored by the writer in ``secrets``): what every
+    text drawn from them is masked with."""
+    if not run_ids:
+        return KnownValues(())
+    marks = ",".join("?" * len(run_ids))
+    try:
+        rows = conn.execute(f"SELECT value FROM secrets WHERE run_id IN ({marks})", run_ids)
+        return KnownValues(value for (value,) in rows)
+    except sqlite3.OperationalError as exc:  # a read-only store of an older schema
+        if "no such table" not in str(exc):
+            raise
+        return KnownValues(())

@@ -1,6 +1,6 @@
-"""``python -m rf_log_listener.writer_process [DB RUN_ID GENERATOR]``: a live run's writer.
+"""``python -m rf_log_listener.writer_process``: a live run's writer.
 
-Without arguments it is started early, when robot loads the listener, so that its own start
+It is started early, when robot loads the listener, so that its own start
 (an interpreter and these imports, about 40 ms) overlaps robot parsing the suite instead of
 making robot wait for it at the end of a short run; the run (store, id, generator) then
 arrives as the first frame.
@@ -28,17 +28,14 @@ from .writer import RunWriter
 WRITER_WARNED = 3  # exit code: the writer printed why it stopped; the listener adds nothing
 
 
-def main(argv: list[str]) -> int:
+def main() -> int:
     out = os.fdopen(os.dup(sys.stdout.fileno()), "wb")
     sys.stdout = sys.stderr  # the real stdout carries frames
     pipe = FramedPipe(sys.stdin.buffer, out)
-    if argv:
-        db, run_id, generator = argv[0], int(argv[1]), argv[2]
-    else:  # started early, while robot parses the suite: the run comes as the first frame
-        try:
-            _, db, run_id, generator = marshal.loads(pipe.recv_bytes())
-        except EOFError:
-            return 0  # robot ended before a run began (a parse error, --help)
+    try:  # started while robot parses the suite: the run comes as the first frame
+        _, db, run_id, generator = marshal.loads(pipe.recv_bytes())
+    except EOFError:
+        return 0  # robot ended before a run began (a parse error, --help)
     try:
         conn = open_store(db)
         try:
@@ -81,4 +78,4 @@ def _outlive_robot() -> None:
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    sys.exit(main())

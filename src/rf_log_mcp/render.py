@@ -54,8 +54,7 @@ def runs(response: RunListResponse, style: Style) -> None:
         result = style(f"{run.result_status or '-':<5}", run.result_status)
         where = style(f"({run.source_path or run.origin})", "dim")
         ref = run.run_group or str(run.run_id)
-        extra = " ".join(f"{k}={v}" for k, v in (("label", run.label), ("branch", run.branch))
-                         if v)
+        extra = _context(run.label, run.branch)
         print(f"{ref:>5}  {status} {result} {run.passed or 0:>5} passed"
               f" {run.failed or 0:>5} failed  {run.name}  {where}{' ' + extra if extra else ''}")
     if not response.runs:
@@ -110,10 +109,15 @@ def _seen(seen: Any) -> str:
             f" ({seen.first_seen or 'no start time'})")
 
 
+def _context(label: str | None, branch: str | None, commit: str | None = None) -> str:
+    """``label=nightly branch=main commit=0123abcd45``: what a run's line says of its origin."""
+    return " ".join(f"{k}={v}" for k, v in (("label", label), ("branch", branch),
+                                            ("commit", (commit or "")[:10] or None)) if v)
+
+
 def _ref(run: Any) -> str:
-    extra = " ".join(f"{k}={v}" for k, v in (("label", run.label), ("branch", run.branch),
-                                               ("commit", (run.commit or "")[:10] or None)) if v)
-    return f"run {run.run} {run.name or ''} {run.start_time or ''} {extra}".rstrip()
+    return (f"run {run.run} {run.name or ''} {run.start_time or ''}"
+            f" {_context(run.label, run.branch, run.commit)}").rstrip()
 
 
 def compare(response: CompareRunsResponse, style: Style) -> None:
@@ -151,11 +155,9 @@ def history(response: HistoryResponse, style: Style) -> None:
     if flaky and flaky.flip_rate is not None:
         print(f"  flip rate {flaky.flip_rate:.2f}: {flaky.flips} flip(s) in {flaky.runs} runs")
     for run in response.runs:
-        where = " ".join(f"{k}={v}" for k, v in (("label", run.label), ("branch", run.branch))
-                         if v)
         elapsed = f"{run.elapsed:.2f} s" if run.elapsed is not None else "-"
         print(f"  {run.run:>6} {style(f'{run.status:<5}', run.status)} {elapsed:>9}"
-              f"  {run.start_time or ''}  {run.node_id}  {where}")
+              f"  {run.start_time or ''}  {run.node_id}  {_context(run.label, run.branch)}")
         if run.signature:
             print(style(f"         {run.signature}", "dim"))
     _ending(response, style, "older runs")

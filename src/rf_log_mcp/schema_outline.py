@@ -8,11 +8,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from .models import Envelope
+
 # Of the envelope every answer carries, the outline names what a caller acts on; the
 # instructions explain the rest.
 _ENVELOPE_LISTED = ("ok", "run_id", "next_cursor", "error")
-_ENVELOPE_UNLISTED = ("estimated_tokens", "truncated", "message_truncated", "budget_truncated",
-                      "page_truncated", "masked_values")
+_ENVELOPE_UNLISTED = tuple(name for name in Envelope.model_fields if name not in _ENVELOPE_LISTED)
 
 OUTLINE_DEPTH = 2  # levels of an output schema spelled out; deeper objects are "object"
 
@@ -29,7 +30,7 @@ def outline(schema: dict[str, Any], defs: dict[str, Any], depth: int = 0,
     options = [_resolved(o, defs) for o in schema.get("anyOf", ()) if o != {"type": "null"}]
     null = ["null"] if nullable and len(options) < len(schema.get("anyOf", ())) else []
     if len(options) == 1:
-        schema = {**options[0], **{k: v for k, v in schema.items() if k == "description"}}
+        schema = options[0]
     elif options:
         kinds = sorted({o.get("type", "object") for o in options})
         return {"type": kinds + null if len(kinds) + len(null) > 1 else kinds[0]}

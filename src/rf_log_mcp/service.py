@@ -54,7 +54,7 @@ from .models import (
 )
 from .paths import PathPolicy
 from .shaping import Shaper, estimate_tokens, make_cursor, read_cursor
-from .views.across import longname_of, previous_unit, unit
+from .views.across import group_totals, longname_of, previous_unit, unit
 from .views.common import (
     NODE_NOT_FOUND,
     RUN_NOT_FOUND,
@@ -188,6 +188,18 @@ def _run_items(conn: sqlite3.Connection, where: str, params: list[Any],
         item = dict(zip(_RUN_KEYS, row, strict=True))
         item["newest"] = item["run_id"]
         group = item.pop("run_group")
+        if group is not None:
+            if group in listed:
+                continue
+            listed.add(group)
+            members = group_totals(conn, group)
+            if before is not None and members["run_ids"][-1] >= before:
+                continue
+            first = members["run_ids"][0]
+            item.update(members["totals"], run_id=first, run_group=f"g{first}",
+                        run_ids=members["run_ids"], status=members["status"],
+                        result_status=members["result_status"],
+                        start_time=members["start_time"], source_path=None)
         ci = json.loads(item.pop("ci") or "{}")
         item.update({key: ci[key] for key in ("branch", "commit", "build") if key in ci})
         root = conn.execute("SELECT fields FROM nodes WHERE key = ?",
@@ -195,31 +207,7 @@ def _run_items(conn: sqlite3.Connection, where: str, params: list[Any],
         metadata = json.loads(root[0]).get("metadata") if root and root[0] else None
         if metadata:
             item["metadata"] = metadata
-        if group is not None:
-            if group in listed:
-                continue
-            listed.add(group)
-            members = conn.execute(
-                f"SELECT run_id, status, result_status, total, passed, failed, skipped,"
-                f" start_time FROM runs WHERE run_group = ? AND {VISIBLE_RUNS} ORDER BY run_id",
-                (group,)).fetchall()
-            if before is not None and members[-1][0] >= before:
-                continue
-            item.update(_group_item(members), source_path=None)
         yield item
-
-
-def _group_item(members: list[tuple[Any, ...]]) -> dict[str, Any]:
-    statuses = {m[1] for m in members}
-    results = {m[2] for m in members}
-    totals = {key: sum(m[i] or 0 for m in members)
-              for i, key in enumerate(("total", "passed", "failed", "skipped"), start=3)}
-    return {"run_id": members[0][0], "run_group": f"g{members[0][0]}",
-            "run_ids": [m[0] for m in members],
-            "status": next((s for s in ("running", "interrupted", "failed") if s in statuses),
-                           "complete"),
-            "result_status": next((r for r in ("FAIL", "PASS", "SKIP") if r in results), None),
-            "start_time": min((m[7] for m in members if m[7]), default=None), **totals}
 
 
 def resolve_run(conn: sqlite3.Connection, run_id: int | None, path: str | None,

@@ -23,6 +23,7 @@ from .common import RUN_NOT_FOUND
 
 TEST_NOT_FOUND = "TEST_NOT_FOUND"
 FINISHED = ("complete", "interrupted")
+FINISHED_RUNS = "status IN ('complete', 'interrupted')"  # FINISHED, in SQL
 
 _RUN_COLUMNS = "run_id, status, name, label, start_time, ci, run_group, tests_indexed"
 
@@ -61,9 +62,35 @@ class Outcome:
     signature: str | None = None  # the same: not in signatures yet
 
 
+def combined_status(statuses: Iterable[str]) -> str:
+    """A pabot group's status from its runs': running while one runs, else interrupted or
+    failed when one is, else complete."""
+    found = set(statuses)
+    return next((s for s in ("running", "interrupted", "failed") if s in found), "complete")
+
+
+# What a group's runs add up to (list_runs' item, the group summary).
+_MEMBER_COLUMNS = ("run_id, status, result_status, total, passed, failed, skipped, start_time,"
+                   " error_count")
+
+
+def group_totals(conn: sqlite3.Connection, run_group: str) -> dict[str, Any]:
+    """The runs of a pabot group as one: their ids, combined status and root status (FAIL
+    if one failed), first start time, summed test counts and run errors."""
+    rows = conn.execute(f"SELECT {_MEMBER_COLUMNS} FROM runs WHERE run_group = ? AND"
+                        f" {VISIBLE_RUNS} ORDER BY run_id", (run_group,)).fetchall()
+    results = {row[2] for row in rows}
+    return {"run_ids": [row[0] for row in rows],
+            "status": combined_status(row[1] for row in rows),
+            "result_status": next((r for r in ("FAIL", "PASS", "SKIP") if r in results), None),
+            "start_time": min((row[7] for row in rows if row[7]), default=None),
+            "totals": {key: sum(row[i] or 0 for row in rows)
+                       for i, key in enumerate(("total", "passed", "failed", "skipped"), start=3)},
+            "error_count": sum(row[8] or 0 for row in rows)}
+
+
 def _unit_of(rows: list[tuple[Any, ...]], grouped: bool) -> Unit:
-    statuses = {row[1] for row in rows}
-    status = next((s for s in ("running", "interrupted", "failed") if s in statuses), "complete")
+    status = combined_status(row[1] for row in rows)
     first = rows[0]
     return Unit(ref=f"g{first[0]}" if grouped else str(first[0]),
                 run_ids=tuple(row[0] for row in rows), name=first[2], status=status,
@@ -93,13 +120,18 @@ def unit(conn: sqlite3.Connection, ref: str | int) -> Unit:
     return _unit_of(members, True)
 
 
-def units_before(conn: sqlite3.Connection, head: Unit, limit: int,
-                 where: str = "", params: Iterable[Any] = ()) -> list[Unit]:
-    """Up to ``limit`` finished units of the same suite started before ``head``, newest first."""
+_ROWS_PER_UNIT = 16  # runs read per unit wanted: a pabot group is several runs
+
+
+def suite_units(conn: sqlite3.Connection, suite: str | None, limit: int,
+                before_run: int | None = None, where: str = "",
+                params: Iterable[Any] = ()) -> list[Unit]:
+    """Up to ``limit`` finished units of a suite (before run ``before_run``), newest first."""
     rows = conn.execute(
         f"SELECT {_RUN_COLUMNS} FROM runs WHERE name IS ? AND run_id < ? AND {VISIBLE_RUNS}"
-        f" AND status IN ('complete', 'interrupted') {where} ORDER BY run_id DESC LIMIT ?",
-        (head.name, head.first, *params, limit * 8)).fetchall()
+        f" AND {FINISHED_RUNS} {where} ORDER BY run_id DESC LIMIT ?",
+        (suite, before_run if before_run is not None else 1 << 62, *params,
+         limit * _ROWS_PER_UNIT)).fetchall()
     return group_rows(rows)[:limit]
 
 
@@ -140,7 +172,8 @@ def previous_unit(conn: sqlite3.Connection, head: Unit) -> tuple[Unit | None, st
         tries.append(("same suite and label", "AND label = ?", [head.label]))
     tries.append(("same suite", "", []))
     for reason, where, params in tries:
-        found = [u for u in units_before(conn, head, 20, where, params) if u.status == "complete"]
+        found = [u for u in suite_units(conn, head.name, 20, head.first, where, params)
+                 if u.status == "complete"]
         if found:
             return found[0], f"the newest complete run before it with the {reason}"
     return None, "no complete run of the same suite before it"
@@ -165,8 +198,15 @@ def ensure_indexed(conn: sqlite3.Connection, run_ids: Iterable[int]) -> None:
 def index_all(conn: sqlite3.Connection) -> None:
     """Index every finished run not indexed with these rules (once, after an upgrade)."""
     ensure_indexed(conn, [rid for (rid,) in conn.execute(
-        f"SELECT run_id FROM runs WHERE {VISIBLE_RUNS} AND status IN ('complete', 'interrupted')"
+        f"SELECT run_id FROM runs WHERE {VISIBLE_RUNS} AND {FINISHED_RUNS}"
         " AND tests_indexed IS NOT ?", (RULES,))])
+
+
+def _indexed(conn: sqlite3.Connection, run_id: int) -> bool:
+    """Whether ``run_tests`` holds the run's tests, made with these rules (a finished run)."""
+    status, indexed = conn.execute("SELECT status, tests_indexed FROM runs WHERE run_id = ?",
+                                   (run_id,)).fetchone()
+    return status in FINISHED and indexed == RULES
 
 
 def tests_of(conn: sqlite3.Connection, unit_: Unit) -> dict[int, Outcome]:
@@ -175,9 +215,7 @@ def tests_of(conn: sqlite3.Connection, unit_: Unit) -> dict[int, Outcome]:
     ensure_indexed(conn, unit_.run_ids)
     found: dict[int, Outcome] = {}
     for rid in unit_.run_ids:
-        status, indexed = conn.execute("SELECT status, tests_indexed FROM runs WHERE run_id = ?",
-                                       (rid,)).fetchone()
-        if status in FINISHED and indexed == RULES:
+        if _indexed(conn, rid):
             for nid, pre, st, elapsed, sig in conn.execute(
                     "SELECT name_id, pre, status, elapsed, signature_id FROM run_tests"
                     " WHERE run_id = ?", (rid,)):
@@ -194,9 +232,7 @@ def run_signatures(conn: sqlite3.Connection, run_id: int) -> tuple[dict[int, int
     """The signature id of each failed test of the run, by the test's pre; and the texts of
     those not in the store yet (a running run's, computed from its nodes)."""
     ensure_indexed(conn, [run_id])
-    status, indexed = conn.execute("SELECT status, tests_indexed FROM runs WHERE run_id = ?",
-                                   (run_id,)).fetchone()
-    if status in FINISHED and indexed == RULES:
+    if _indexed(conn, run_id):
         return dict(conn.execute("SELECT pre, signature_id FROM run_tests WHERE run_id = ?"
                                  " AND signature_id IS NOT NULL", (run_id,)).fetchall()), {}
     pairs = [(pre, name_id(text), text) for pre, text in failed_test_signatures(conn, run_id)]
@@ -267,6 +303,6 @@ def resolve_test(conn: sqlite3.Connection, test: str) -> tuple[int, str]:
     if len(matches) == 1:
         return name_id(matches[0]), matches[0]
     hint = ("Several tests have that name: " + "; ".join(matches[:5]) + ". Pass the full name."
-            if matches else "Pass the test's full name (Suite.Sub Suite.Test), as failure_path's "
-            "`longname` or compare_runs gives it, or run_id with node_id.")
+            if matches else "Pass the test's full name (Suite.Sub Suite.Test), as compare_runs "
+            "and flaky_tests give it, or run_id with node_id.")
     raise ResultError(TEST_NOT_FOUND, f"No test named {test!r} in the store's history.", hint)

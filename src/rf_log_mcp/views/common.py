@@ -12,7 +12,7 @@ from typing import Any
 
 from rf_log_listener.errors import ResultError
 from rf_log_listener.events import LEVEL_NAMES
-from rf_log_listener.masking import KnownValues
+from rf_log_listener.registry import known_values
 from rf_log_listener.store import NOTABLE_NODES, VISIBLE_RUNS, mark_dead_live_runs, run_base
 
 from ..attachments import Reference, describe
@@ -74,20 +74,6 @@ def run_row(conn: sqlite3.Connection, run_id: int) -> dict[str, Any]:
                           "Call list_runs for the runs in the store, or parse_result to import "
                           "a result file (command line: `rf-log-mcp runs`, `rf-log-mcp import`).")
     return dict(zip([d[0] for d in cur.description], row, strict=True))
-
-
-def known_values(conn: sqlite3.Connection, run_ids: list[int]) -> KnownValues:
-    """The values these runs proved secret (registry.py), masked in everything they return."""
-    if not run_ids:
-        return KnownValues(())
-    marks = ",".join("?" * len(run_ids))
-    try:
-        rows = conn.execute(f"SELECT value FROM secrets WHERE run_id IN ({marks})", run_ids)
-        return KnownValues(value for (value,) in rows)
-    except sqlite3.OperationalError as exc:  # a read-only store of an older schema
-        if "no such table" not in str(exc):
-            raise
-        return KnownValues(())
 
 
 def mask_runs(conn: sqlite3.Connection, shaper: Shaper, run_ids: list[int]) -> None:
