@@ -10,8 +10,8 @@ from rf_log_listener.errors import ResultError
 from rf_log_listener.store import VISIBLE_RUNS
 
 from ..shaping import Shaper
-from .across import group_rows, index_all, longnames
-from .common import RUN_NOT_FOUND
+from .across import FINISHED_RUNS, index_all, longnames, suite_units
+from .common import RUN_NOT_FOUND, mask_runs
 from .history import FLIP_RATE, flips
 
 
@@ -19,18 +19,15 @@ def flaky_tests(conn: sqlite3.Connection, suite: str | None, window: int, shaper
                 position: int | None, page_size: int) -> tuple[dict[str, Any], int | None]:
     index_all(conn)
     if suite is None:
-        row = conn.execute(f"SELECT name FROM runs WHERE {VISIBLE_RUNS} AND status IN"
-                           " ('complete', 'interrupted') ORDER BY run_id DESC LIMIT 1").fetchone()
+        row = conn.execute(f"SELECT name FROM runs WHERE {VISIBLE_RUNS} AND {FINISHED_RUNS}"
+                           " ORDER BY run_id DESC LIMIT 1").fetchone()
         if row is None:
             raise ResultError(RUN_NOT_FOUND, "The store has no finished run.",
                               "Import result files or run robot with the listener first.")
         suite = row[0]
-    rows = conn.execute(
-        f"SELECT run_id, status, name, label, start_time, ci, run_group, tests_indexed FROM runs"
-        f" WHERE name IS ? AND {VISIBLE_RUNS} AND status IN ('complete', 'interrupted')"
-        f" ORDER BY run_id DESC LIMIT ?", (suite, window * 16)).fetchall()
-    units = group_rows(rows)[:window][::-1]  # oldest first
+    units = suite_units(conn, suite, window)[::-1]  # oldest first
     place = {rid: number for number, u in enumerate(units) for rid in u.run_ids}
+    mask_runs(conn, shaper, list(place))
     statuses: dict[int, list[tuple[int, str, int]]] = {}
     if place:
         for nid, rid, status in conn.execute(

@@ -19,6 +19,7 @@ from rf_log_listener.store import VISIBLE_RUNS
 
 from ..shaping import Shaper
 from .across import FINISHED, Outcome, index_all, node_ids, resolve_test, signature_texts
+from .common import mask_runs
 
 FLIP_RATE = ("flips / (runs - 1) over the newest runs in the window where the test passed or "
              "failed; a flip is a status different from the run before (0: stable, 1: every run)")
@@ -47,6 +48,7 @@ def history_of(conn: sqlite3.Connection, test: str, shaper: Shaper, position: in
         f" FROM run_tests t JOIN runs r USING (run_id)"
         f" WHERE t.name_id = ? AND r.{VISIBLE_RUNS} ORDER BY t.run_id DESC", (nid,)).fetchall()
     rows = [row for row in rows if row[9] in FINISHED]
+    mask_runs(conn, shaper, [row[0] for row in rows])
     statuses = [row[2] for row in rows]
     view: dict[str, Any] = {"test": shaper.text(longname, 300), "runs_total": len(rows),
                             "flakiness": flakiness(statuses[:limit][::-1], limit)}

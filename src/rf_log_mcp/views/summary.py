@@ -13,8 +13,8 @@ from rf_log_listener.store import FAILED_STARTS, RUN_SHIFT, VISIBLE_RUNS, run_ba
 
 from ..shaping import Shaper
 from ..sources import Locator
-from .across import run_signatures, seen_before, signature_texts
-from .common import NODE_NOT_FOUND, node_by_key, run_errors, run_row
+from .across import group_totals, run_signatures, seen_before, signature_texts
+from .common import NODE_NOT_FOUND, mask_runs, node_by_key, run_errors, run_row
 from .failing import shown_cause
 
 ERRORS_SHOWN = 20
@@ -80,20 +80,11 @@ def _group_summary(conn: sqlite3.Connection, run: dict[str, Any], shaper: Shaper
     if not run["run_group"]:
         raise ResultError(INVALID_ARGUMENT, f"Run {run['run_id']} is not part of a pabot "
                           "run group.", "Leave the selector out for the run's own summary.")
-    rows = conn.execute(f"SELECT run_id, status, result_status, total, passed, failed, skipped,"
-                        f" start_time, error_count FROM runs WHERE run_group = ? AND"
-                        f" {VISIBLE_RUNS} ORDER BY run_id", (run["run_group"],)).fetchall()
-    runs = [row[0] for row in rows]
-    statuses, results = {row[1] for row in rows}, {row[2] for row in rows}
-    view: dict[str, Any] = {
-        "name": run["name"], "origin": run["origin"], "runs": runs,
-        "status": next((s for s in ("running", "interrupted") if s in statuses), "complete"),
-        "result_status": next((r for r in ("FAIL", "PASS", "SKIP") if r in results), None),
-        "start_time": min((row[7] for row in rows if row[7]), default=None),
-        "totals": {key: sum(row[i] or 0 for row in rows)
-                   for i, key in enumerate(("total", "passed", "failed", "skipped"), start=3)},
-        "error_count": sum(row[8] or 0 for row in rows), **_context(conn, run),
-    }
+    members = group_totals(conn, run["run_group"])
+    runs = members.pop("run_ids")
+    mask_runs(conn, shaper, runs)  # the other processes' failures are shown too
+    view: dict[str, Any] = {"name": run["name"], "origin": run["origin"], "runs": runs,
+                            **members, **_context(conn, run)}
     wanted = _wanted_tests(conn, runs, None, False)
     if position is None:
         _add_groups(conn, view, wanted, shaper)
