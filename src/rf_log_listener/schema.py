@@ -14,6 +14,8 @@ Layout (see DESIGN.md "Store"):
 * ``errors``: the run-level ``<errors>`` messages.
 * ``run_tests``, ``test_names``, ``signatures``: each run's tests by full name, with their
   failure signatures (``history.py``): what questions across runs read.
+* ``usage_calls``, ``usage_imports``: how the store is used (``usage.py``): the shape of
+  every answer and import, never its content; read only by ``rf-log-mcp usage``.
 
 Rows of a run whose status is ``importing`` are invisible to readers; an import flips the
 status in its final transaction, so a failed or killed import never looks complete.
@@ -23,7 +25,7 @@ from __future__ import annotations
 
 import sqlite3
 
-SCHEMA_VERSION = 8
+SCHEMA_VERSION = 9
 
 # Runs readers see: not an import in progress, not a run being deleted by prune.
 VISIBLE_RUNS = "status NOT IN ('importing', 'deleting')"
@@ -83,6 +85,55 @@ CREATE INDEX IF NOT EXISTS run_tests_by_signature ON run_tests(signature_id, run
     WHERE signature_id IS NOT NULL;
 CREATE INDEX IF NOT EXISTS runs_by_name ON runs(name, run_id);
 CREATE INDEX IF NOT EXISTS runs_by_group ON runs(run_group) WHERE run_group IS NOT NULL;
+"""
+
+# The usage record (usage.py): shapes only. No argument text, query, selector name or
+# content is ever stored; ``target`` is a digest salted per session, so it tells only
+# whether two calls of one session asked about the same thing.
+_USAGE = """
+CREATE TABLE IF NOT EXISTS usage_calls (
+    id               INTEGER PRIMARY KEY,
+    at               REAL NOT NULL,                -- unix time the call ended
+    session          TEXT NOT NULL,                -- random per MCP session / agent shell
+    source           TEXT NOT NULL,                -- mcp | cli | api
+    tool             TEXT NOT NULL,                -- get_view, search_messages, ...
+    view             TEXT,                         -- get_view's view
+    projection       TEXT,
+    page             INTEGER NOT NULL,             -- 1, or the page a followed cursor led to
+    selector_kind    TEXT,                         -- none, node, iteration_group, group, ...
+    selector_depth   INTEGER,                      -- levels of a node id (s1-t2-k3: 3)
+    target           TEXT,                         -- salted digest of run + selector
+    page_size        INTEGER,
+    budget           INTEGER,
+    tokens           INTEGER,                      -- estimated_tokens of the answer
+    message_truncated INTEGER NOT NULL DEFAULT 0,
+    budget_truncated INTEGER NOT NULL DEFAULT 0,
+    page_truncated   INTEGER NOT NULL DEFAULT 0,
+    masked           INTEGER NOT NULL DEFAULT 0,
+    error            TEXT,                         -- the error code of a failed call
+    duration_ms      REAL,
+    run_nodes        INTEGER,
+    run_messages     INTEGER,
+    run_bytes        INTEGER,                      -- the run's input file size
+    shape            TEXT                          -- JSON: items, volume by kind, folds, fields
+);
+CREATE INDEX IF NOT EXISTS usage_calls_by_time ON usage_calls(at);
+CREATE TABLE IF NOT EXISTS usage_imports (
+    id           INTEGER PRIMARY KEY,
+    at           REAL NOT NULL,
+    origin       TEXT NOT NULL,                    -- import | listener
+    outcome      TEXT NOT NULL,                    -- complete, deduplicated, interrupted, an
+                                                   -- error code, reaped, marked_interrupted
+    format       TEXT,
+    input_bytes  INTEGER,
+    parse_s      REAL,                             -- wall time of the import call
+    cpu_s        REAL,                             -- CPU of this process and its parser child
+    peak_rss_kb  INTEGER,                          -- the largest resident set of either
+    store_growth INTEGER,                          -- bytes of used pages added to the store
+    nodes        INTEGER,
+    messages     INTEGER
+);
+CREATE INDEX IF NOT EXISTS usage_imports_by_time ON usage_imports(at);
 """
 
 _SCHEMA = """
@@ -209,7 +260,7 @@ CREATE TABLE IF NOT EXISTS errors (
     text   TEXT NOT NULL,
     PRIMARY KEY (run_id, seq)
 );
-""" + _DEFINITIONS + _HISTORY
+""" + _DEFINITIONS + _HISTORY + _USAGE
 
 # Each entry upgrades the store from version N to N+1; applied in order on open.
 _MIGRATIONS: dict[int, str] = {
@@ -224,6 +275,7 @@ _MIGRATIONS: dict[int, str] = {
     6: "CREATE INDEX IF NOT EXISTS nodes_with_message ON nodes(key) WHERE message IS NOT NULL;",
     7: "ALTER TABLE runs ADD COLUMN ci TEXT; ALTER TABLE runs ADD COLUMN run_group TEXT;"
        "ALTER TABLE runs ADD COLUMN tests_indexed INTEGER;" + _HISTORY,
+    8: _USAGE,
 }
 
 

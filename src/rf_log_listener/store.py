@@ -350,6 +350,10 @@ def reap_stale_runs(conn: sqlite3.Connection) -> list[int]:
         gone = run_host == host and pid is not None and not pid_alive(pid)
         if silent or gone:
             dead.append(run_id)
+    if dead:
+        from .usage import record_recovery
+
+        record_recovery(conn, dead, "import", "reaped")
     for run_id in dead:
         delete_run(conn, run_id)
     return dead
@@ -385,9 +389,11 @@ def mark_dead_live_runs(conn: sqlite3.Connection) -> list[int]:
             return []  # a read-only reader shows the run as it stands; a writer marks it
     if dead:
         from .history import index_run  # history reads through this module
+        from .usage import record_recovery
 
         for run_id in dead:
             index_run(conn, run_id)
+        record_recovery(conn, dead, "listener", "marked_interrupted")
     return dead
 
 

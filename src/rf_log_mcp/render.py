@@ -318,3 +318,47 @@ def _ending(response: Any, style: Style, more: str) -> None:
 def _masked(response: Any, style: Style) -> None:
     if response.masked_values:
         print(style(f"({response.masked_values} secret value(s) shown as ***)", "dim"))
+
+
+
+def figures(report: Any, style: Style) -> None:
+    """``rf-log-mcp usage``: the tools as a table, then each question's figures, one line
+    each; a spread as its count, p50, p95 and max."""
+    data = report.model_dump(mode="json", exclude_none=True)
+    print(f"{data['calls']} calls in {data['sessions']} sessions "
+          f"({', '.join(f'{k} {v}' for k, v in data['by_source'].items()) or '-'}), "
+          f"{data.get('since') or 'all time'} to {data['until']}"
+          + ("" if data["recording"] else style("  (recording is off here)", "dim")))
+    print(style(f"{'tool / view':<26}{'calls':>6}{'tokens p50/p95/max':>22}{'cut':>7}"
+                f"{'paged':>7}{'pages max':>10}{'ms p50':>8}", "bold"))
+    for tool in data["tools"]:
+        tokens = tool["tokens"]
+        print(f"{tool['tool']:<26}{tool['calls']:>6}"
+              f"{_spread_text(tokens):>22}{tool['cut']:>7.0%}{tool['page_truncated']:>7.0%}"
+              f"{tool['pages'].get('max', 0):>10.0f}{tool['duration_ms'].get('p50', 0):>8.1f}"
+              + (f"  errors {tool['errors']}" if tool.get("errors") else ""))
+    for key in ("truncation", "tree", "folding", "step_window", "search", "volume", "fields",
+                "imports"):
+        print(style(key.replace("_", " "), "bold"))
+        _figure_lines(data[key], "  ")
+
+
+def _spread_text(spread: dict[str, Any]) -> str:
+    if not spread.get("count"):
+        return "-"
+    return f"{spread['p50']:g}/{spread['p95']:g}/{spread['max']:g}"
+
+
+def _figure_lines(value: dict[str, Any], indent: str) -> None:
+    for key, item in value.items():
+        name = key.replace("_", " ")
+        if isinstance(item, dict) and "count" in item and set(item) <= {"count", "p50", "p95", "max"}:
+            print(f"{indent}{name}: {item['count']}" + (
+                f" (p50/p95/max {_spread_text(item)})" if item["count"] else ""))
+        elif isinstance(item, dict) and any(isinstance(v, dict) for v in item.values()):
+            print(f"{indent}{name}:")
+            _figure_lines(item, indent + "  ")
+        elif isinstance(item, dict):
+            print(f"{indent}{name}: " + (", ".join(f"{k} {v}" for k, v in item.items()) or "-"))
+        else:
+            print(f"{indent}{name}: {item}")

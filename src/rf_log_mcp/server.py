@@ -39,7 +39,7 @@ from rf_log_listener import __version__
 from rf_log_listener.errors import ResultError
 from rf_log_listener.store import open_store
 
-from . import field_guide, prompts, service
+from . import field_guide, prompts, service, usage
 from .limits import DEFAULT_BUDGET, MAX_BUDGET, MIN_BUDGET
 from .models import (
     AttachmentResponse,
@@ -94,9 +94,13 @@ async def lifespan(_server: MCPServer) -> AsyncIterator[AppState]:
     conn, problem, readonly = _open_store()
     state = AppState(conn=conn, policy=PathPolicy.from_environment(), store_error=problem,
                      readonly=readonly)
+    flusher = None
     if conn is not None:  # (state.db_path is read here first, in the lifespan's thread)
         state.watcher = RunWatcher(str(state.db_path), readonly, EVENTS, asyncio.get_running_loop())
         state.watcher.start()
+        if not readonly:
+            flusher = usage.Flusher(lambda: open_store(state.db_path))
+            flusher.start()
     _STATES.append(state)
     try:
         yield state
@@ -104,6 +108,8 @@ async def lifespan(_server: MCPServer) -> AsyncIterator[AppState]:
         _STATES.remove(state)
         if state.watcher is not None:
             state.watcher.stop()
+        if flusher is not None:
+            flusher.stop()
         state.close()
 
 
@@ -255,9 +261,10 @@ async def parse_result(
                 job = state.imports[key] = ImportJob()
                 break
         await progress_until(ctx, running, lambda done=running: done.finished.is_set())
+    session = usage.mcp_session(ctx.session)
     try:
-        response = await with_progress(ctx, job, lambda: state.import_file(
-            path, allow_incomplete, job))
+        response = await with_progress(ctx, job, lambda: _in_session(session, lambda: state.import_file(
+            path, allow_incomplete, job)))
     finally:
         with state.imports_lock:
             del state.imports[key]
@@ -488,7 +495,13 @@ def _answer(ctx: Context, model: type[E], operation: Callable[[sqlite3.Connectio
         conn = state.connection()
     except ResultError as err:
         return service.failed(model, err)
-    return operation(conn, state.policy)
+    return _in_session(usage.mcp_session(ctx.session), lambda: operation(conn, state.policy))
+
+
+def _in_session(session: usage.Session, work: Callable[[], E]) -> E:
+    """``work`` recorded as a call of the client's session (usage.py)."""
+    with usage.in_session(session):
+        return work()
 
 
 @mcp.prompt(title="Triage the latest failed run")

@@ -54,6 +54,8 @@ from .models import (
 )
 from .paths import PathPolicy
 from .shaping import Shaper, estimate_tokens, make_cursor, read_cursor
+from .usage import current as current_call
+from .usage import recorded
 from .views.across import group_totals, longname_of, previous_unit, unit
 from .views.common import (
     NODE_NOT_FOUND,
@@ -112,6 +114,7 @@ def store_error(exc: sqlite3.DatabaseError) -> ResultError:
                        "Check the disk and `rf-log-mcp doctor`.")
 
 
+@recorded("parse_result")
 @_store_errors(ParseResultResponse)
 def parse_result(conn: sqlite3.Connection, path: str, allow_incomplete: bool = False,
                  policy: PathPolicy | None = None,
@@ -130,6 +133,7 @@ def parse_result(conn: sqlite3.Connection, path: str, allow_incomplete: bool = F
     return imported(conn, ParseResultResponse(**outcome.to_dict()))
 
 
+@recorded("parse_result")
 def imported(conn: sqlite3.Connection, response: ParseResultResponse) -> ParseResultResponse:
     """An import's answer (this process's, or an import process's ``rf-log-mcp import
     --json``) as parse_result gives it: the run's known secret values masked, the
@@ -140,6 +144,7 @@ def imported(conn: sqlite3.Connection, response: ParseResultResponse) -> ParseRe
     return _finish(response, shaper)
 
 
+@recorded("list_runs")
 @_store_errors(RunListResponse)
 def list_runs(conn: sqlite3.Connection, status: str | None = None, limit: int = 20,
               cursor: str | None = None, label: str | None = None, suite: str | None = None,
@@ -239,6 +244,7 @@ def resolve_run(conn: sqlite3.Connection, run_id: int | None, path: str | None,
     return found
 
 
+@recorded("get_view")
 @_store_errors(GetViewResponse)
 def get_view(conn: sqlite3.Connection, view: ViewName, run_id: int | None = None,
              path: str | None = None, selector: str | None = None, cursor: str | None = None,
@@ -283,6 +289,7 @@ def get_view(conn: sqlite3.Connection, view: ViewName, run_id: int | None = None
     return _finish(response, shaper, binding, after)
 
 
+@recorded("search_messages")
 @_store_errors(SearchResponse)
 def search_messages(conn: sqlite3.Connection, query: str | None = None, run_id: int | None = None,
                     path: str | None = None, selector: str | None = None,
@@ -308,6 +315,7 @@ def search_messages(conn: sqlite3.Connection, query: str | None = None, run_id: 
     return _finish(SearchResponse(run_id=rid, **data), shaper, binding, after)
 
 
+@recorded("get_attachment")
 @_store_errors(AttachmentResponse)
 def get_attachment(conn: sqlite3.Connection, message_id: str, index: int = 0,
                    run_id: int | None = None, path: str | None = None, budget: int | None = None,
@@ -370,6 +378,7 @@ def message_text(conn: sqlite3.Connection, run_id: int, message_id: str) -> str:
     return row[0]  # type: ignore[no-any-return]
 
 
+@recorded("compare_runs")
 @_store_errors(CompareRunsResponse)
 def compare_runs(conn: sqlite3.Connection, head: str | int, base: str | int | None = None,
                  changes: list[str] | None = None, cursor: str | None = None,
@@ -402,6 +411,7 @@ def compare_runs(conn: sqlite3.Connection, head: str | int, base: str | int | No
     return _finish(CompareRunsResponse(run_id=head_unit.first, **data), shaper, binding, after)
 
 
+@recorded("test_history")
 @_store_errors(HistoryResponse)
 def test_history(conn: sqlite3.Connection, test: str | None = None, run_id: int | None = None,
                  node_id: str | None = None, limit: int | None = None,
@@ -429,6 +439,7 @@ def test_history(conn: sqlite3.Connection, test: str | None = None, run_id: int 
     return _finish(HistoryResponse(**data), shaper, binding, after)
 
 
+@recorded("flaky_tests")
 @_store_errors(FlakyTestsResponse)
 def flaky_tests(conn: sqlite3.Connection, suite: str | None = None, window: int | None = None,
                 cursor: str | None = None, page_size: int | None = None,
@@ -489,5 +500,9 @@ def _finish(response: E, shaper: Shaper, binding: dict[str, Any] | None = None,
     response.budget_truncated = response.budget_truncated or shaper.budget_truncated
     response.truncated = response.message_truncated or response.budget_truncated or response.page_truncated
     response.estimated_tokens = 0
-    response.estimated_tokens = estimate_tokens(response.model_dump(mode="json", exclude_none=True))
+    answer = response.model_dump(mode="json", exclude_none=True)
+    response.estimated_tokens = estimate_tokens(answer)
+    call = current_call()
+    if call is not None:  # the usage record reads what the answer was made of
+        call.answer = answer
     return response

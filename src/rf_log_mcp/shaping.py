@@ -20,6 +20,7 @@ from typing import Any
 from rf_log_listener.errors import ResultError
 from rf_log_listener.masking import Redactor, redactor
 
+from . import usage
 from .limits import DEFAULT_BUDGET
 
 INVALID_CURSOR = "INVALID_CURSOR"
@@ -156,8 +157,10 @@ _ENVELOPE_TOKENS = estimate_tokens({
 
 
 def make_cursor(binding: dict[str, Any], position: Any) -> str:
-    """An opaque cursor bound to what produced it (run, view, selector, filters, order)."""
-    payload = {"b": _binding_digest(binding), "p": position}
+    """An opaque cursor bound to what produced it (run, view, selector, filters, order),
+    carrying the number of the page it leads to (the usage record counts pages followed)."""
+    call = usage.current()
+    payload = {"b": _binding_digest(binding), "p": position, "n": (call.page if call else 1) + 1}
     return base64.urlsafe_b64encode(_compact(payload).encode()).decode().rstrip("=")
 
 
@@ -169,7 +172,7 @@ def read_cursor(cursor: str | None, binding: dict[str, Any]) -> Any:
     try:
         padded = cursor + "=" * (-len(cursor) % 4)
         payload = json.loads(base64.urlsafe_b64decode(padded.encode()))
-        digest, position = payload["b"], payload["p"]
+        digest, position, page = payload["b"], payload["p"], int(payload.get("n", 2))
     except (ValueError, KeyError, TypeError):
         raise ResultError(INVALID_CURSOR, "The cursor is not one this server made.",
                           "Pass next_cursor exactly as returned, or omit it to start over.") from None
@@ -179,6 +182,9 @@ def read_cursor(cursor: str | None, binding: dict[str, Any]) -> Any:
             "The cursor belongs to another query (run, view, selector, projection or order).",
             "Use a cursor only with the same arguments that produced it.",
         )
+    call = usage.current()
+    if call is not None:
+        call.page = page
     return position
 
 

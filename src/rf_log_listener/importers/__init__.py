@@ -32,6 +32,7 @@ from ..events import RunInfo
 from ..rows import SqliteRowSink
 from ..run_context import ci_context
 from ..store import delete_run, find_reusable_run, reap_stale_runs, release_free_pages
+from ..usage import measured_import
 from ..writer import RunWriter
 from .json_source import JsonSource
 from .parallel import PARALLEL_MIN_BYTES, import_in_child
@@ -99,21 +100,27 @@ def import_result(
     writes (see ``parallel.py``); the result is the same either way.
     """
     started = time.perf_counter()
-    source = _checked_path(path)
-    fmt = sniff_format(source)
-    stat = _stable_stat(source, stable_window, allow_incomplete)
-    key = str(source)
-    reap_stale_runs(conn)
-    reuse = {"allow_interrupted": allow_incomplete}
-    run_id = find_reusable_run(conn, key, stat.st_size, stat.st_mtime_ns, None, **reuse)
-    if run_id is None:
-        digest = file_sha256(source)
-        run_id = find_reusable_run(conn, key, stat.st_size, stat.st_mtime_ns, digest, **reuse)
+    with measured_import(conn) as facts:
+        source = _checked_path(path)
+        facts.format = fmt = sniff_format(source)
+        stat = _stable_stat(source, stable_window, allow_incomplete)
+        facts.input_bytes = stat.st_size
+        key = str(source)
+        reap_stale_runs(conn)
+        reuse = {"allow_interrupted": allow_incomplete}
+        run_id = find_reusable_run(conn, key, stat.st_size, stat.st_mtime_ns, None, **reuse)
+        deduplicated = True
         if run_id is None:
-            run_id = _parse_into_store(conn, source, fmt, stat, digest, allow_incomplete,
-                                       progress, label, parallel_min_bytes)
-            return _outcome(conn, run_id, False, started)
-    return _outcome(conn, run_id, True, started)
+            digest = file_sha256(source)
+            run_id = find_reusable_run(conn, key, stat.st_size, stat.st_mtime_ns, digest, **reuse)
+            if run_id is None:
+                run_id = _parse_into_store(conn, source, fmt, stat, digest, allow_incomplete,
+                                           progress, label, parallel_min_bytes)
+                deduplicated = False
+        outcome = _outcome(conn, run_id, deduplicated, started)
+        facts.outcome = "deduplicated" if deduplicated else outcome.status
+        facts.nodes, facts.messages = outcome.node_count, outcome.message_count
+    return outcome
 
 
 def _checked_path(path: str | os.PathLike[str]) -> Path:

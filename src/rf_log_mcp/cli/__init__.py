@@ -48,7 +48,10 @@ def main(argv: list[str] | None = None) -> int:
         redactor()  # an operator's masking setting that cannot be used stops here, loudly
         module, _, function = args.handler.partition(":")
         handler = getattr(importlib.import_module(f"{__name__}.{module}"), function)
-        return int(handler(args))
+        try:
+            return int(handler(args))
+        finally:
+            _flush_usage()
     except ResultError as err:
         return _print_error(args, err, exit_code=2 if err.code == INVALID_ARGUMENT else 1)
     except sqlite3.DatabaseError as exc:  # pages damaged after the store opened
@@ -61,6 +64,15 @@ def main(argv: list[str] | None = None) -> int:
     except BrokenPipeError:  # `rf-log-mcp summary 1 | head`: the reader has what it wanted
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
+
+
+def _flush_usage() -> None:
+    """Write the usage record of the views this command answered (none for a command that
+    loaded no view: nothing to import)."""
+    recorded = sys.modules.get(f"{__package__.rpartition('.')[0]}.usage")
+    connection = sys.modules.get(f"{__name__}.common")
+    if recorded is not None and connection is not None and connection.OPENED:
+        recorded.flush(connection.OPENED[-1])
 
 
 def _print_error(args: argparse.Namespace, err: ResultError, exit_code: int = 1) -> int:
@@ -236,17 +248,26 @@ def _parser() -> argparse.ArgumentParser:
                           "one and import again the result files the old one came from")
 
     cmd = command("prune", "upkeep:cmd_prune", "Delete finished runs to free space (never running ones); "
-                  "live writers wait a moment at most.")
+                  "live writers wait a moment at most. --usage deletes the usage record.")
     cmd.add_argument("--run", type=_number(int, 1), action="append", default=[], metavar="RUN_ID",
                      help="delete this run (repeatable)")
     cmd.add_argument("--keep", type=_number(int, 0), metavar="N", help="keep the newest N runs")
     cmd.add_argument("--older-than", type=_number(float, 0), metavar="DAYS",
                      help="delete runs stored more than DAYS days ago (with --keep: only those "
                           "not among the newest N)")
+    cmd.add_argument("--usage", action="store_true",
+                     help="delete the usage record (what `rf-log-mcp usage` reports)")
     cmd.add_argument("--dry-run", action="store_true", help="list what would be deleted")
     cmd.add_argument("--vacuum", action="store_true",
                      help="then compact the whole file (VACUUM: blocks writers while it runs; "
                           "needed once for stores made before incremental space release)")
+
+    cmd = command("usage", "agents:cmd_usage", "How the tools were used (the usage record: "
+                  "shapes of answers and imports, never content): tokens, truncation, pages, "
+                  "depth, folding, search scope, returned volume, fields, imports.")
+    cmd.add_argument("--since", help="only calls since then: 7d, 12h, 30m or an ISO date")
+    cmd.add_argument("--source", choices=("mcp", "cli", "api"),
+                     help="only calls through the MCP server, the command line, or Python")
 
     cmd = sub.add_parser("serve", help="Serve MCP over stdio (the default when stdin is not a "
                                        "TTY), or over HTTP.",

@@ -12,17 +12,23 @@ from typing import Any, TextIO
 from rf_log_listener.errors import ResultError
 from rf_log_listener.store import VISIBLE_RUNS, open_store
 
-from .. import service
+from .. import service, usage
 from ..limits import MAX_BUDGET, MAX_PAGE
 from ..models import Envelope, GetViewResponse
 from ..render import Style
 from ..views.common import RUN_NOT_FOUND
 
+OPENED: list[sqlite3.Connection] = []  # where the usage record of this command goes
+
 
 def connect(args: argparse.Namespace, create: bool = False) -> sqlite3.Connection:
     """The store of ``--db`` (else the default). Commands that only read do not create it: a
-    mistyped path is STORE_NOT_FOUND, not a new empty store and its folders."""
-    return open_store(args.db or None, create=create)
+    mistyped path is STORE_NOT_FOUND, not a new empty store and its folders. The calls made
+    through it are recorded as the calling shell's session (usage.py)."""
+    conn = open_store(args.db or None, create=create)
+    usage.use_session(usage.cli_session())
+    OPENED.append(conn)
+    return conn
 
 
 def print_json(data: Any, out: TextIO = sys.stdout) -> None:

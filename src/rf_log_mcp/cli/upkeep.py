@@ -214,10 +214,18 @@ def _repair(path: Path) -> dict[str, Any]:
 
 
 def cmd_prune(args: argparse.Namespace) -> int:
-    if not (args.run or args.keep is not None or args.older_than is not None):
-        raise ResultError(INVALID_ARGUMENT, "prune needs --run, --keep or --older-than.",
+    if not (args.run or args.keep is not None or args.older_than is not None or args.usage):
+        raise ResultError(INVALID_ARGUMENT, "prune needs --run, --keep, --older-than or --usage.",
                           "`rf-log-mcp prune --help` lists them.")
     conn = connect(args)
+    forgotten = None
+    if args.usage:
+        from rf_log_listener.usage import forget
+
+        forgotten = conn.execute("SELECT (SELECT count(*) FROM usage_calls) + "
+                                 "(SELECT count(*) FROM usage_imports)").fetchone()[0]
+        if not args.dry_run:
+            forget(conn)
     mark_dead_live_runs(conn)
     chosen = _runs_to_prune(conn, args.run, args.keep, args.older_than)
     path = Path(conn.execute("PRAGMA database_list").fetchone()[2])
@@ -230,9 +238,13 @@ def cmd_prune(args: argparse.Namespace) -> int:
         compact(conn)
     report = {"dry_run": args.dry_run, "chosen": chosen, "deleted": deleted,
               "pages_released": released, "bytes_before": before, "bytes_after": _store_bytes(path)}
+    if forgotten is not None:
+        report["usage_records"] = forgotten
     if args.json:
         print_json(report)
     else:
+        if forgotten is not None:
+            print(f"{'would delete' if args.dry_run else 'deleted'} {forgotten} usage records")
         verb = "would delete" if args.dry_run else "deleted"
         print(f"{verb} {len(chosen if args.dry_run else deleted)} runs: "
               f"{', '.join(map(str, chosen if args.dry_run else deleted)) or '-'}")
