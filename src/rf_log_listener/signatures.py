@@ -56,6 +56,21 @@ _REPLACEMENTS: tuple[tuple[re.Pattern[str], str], ...] = tuple(
 )
 
 
+# What tells repeated log messages apart only by the moment they were logged (search folds
+# them): times, ids, addresses, durations and numbers (rules 2-4, 6-8), not quoted values.
+_REPEAT_RULES = tuple(rule for rule in _REPLACEMENTS
+                      if rule[1] not in ("[…]", "{…}", "'…'", "<tmp>"))
+
+
+def repeat_key(message: str) -> str:
+    """``message`` with what differs between repeats of one log line replaced (masked text
+    in, as every answer shows it)."""
+    text = message
+    for pattern, replacement in _REPEAT_RULES:
+        text = pattern.sub(replacement, text)
+    return text.strip()
+
+
 def normalize(message: str) -> str:
     """The message with its volatile parts replaced (rules 2-8; the caller masks secrets)."""
     text = message[:4 * MAX_CHARS]  # what survives rule 8 comes from the head

@@ -393,6 +393,48 @@ class StepWindowView(BaseModel):
     prev_cursor: str | None = Field(None, description="Cursor of the page before this one.")
 
 
+class MessagePartView(BaseModel):
+    """One part of one message, masked; next_cursor reads the next part."""
+
+    message_id: str = Field(description="The message (<node id>-mN, errors-mN), or a node "
+                                        "id for its status message.")
+    node_id: str | None = Field(None, description="The node that logged it.")
+    kind: Literal["status"] | None = Field(None, description="status: a node's status "
+                                                             "message.")
+    level: str
+    time: str | None = None
+    html: bool | None = Field(None, description="An HTML message: its visible text is paged.")
+    length: int = Field(description="Characters in the whole message (as stored).")
+    offset: int = Field(description="Where this part starts.")
+    end: int = Field(description="Where it ends (parts end at a line break or space where "
+                                 "one is near, never inside a masked value).")
+    text: str = Field(description="The part, masked.")
+
+
+class SnapshotNode(TreeNode):
+    depth: int = Field(description="Levels below the snapshot's root (its children: 1).")
+
+
+class ContinueAt(BaseModel):
+    selector: str = Field(description="tree selector: the node whose children go on.")
+    cursor: str | None = Field(None, description="tree cursor: its next children page.")
+    reason: Literal["page", "budget"] = Field(description="page: more children than "
+                                                          "page_size; budget: the budget ended.")
+
+
+class TreeSnapshotView(BaseModel):
+    projection: str
+    max_depth: int
+    node: TreeNode = Field(description="The snapshot's root.")
+    nodes: list[SnapshotNode | IterationGroup] = Field(
+        description="The subtree in execution order (pre-order) down to max_depth: nodes "
+                    "with depth, folded ITERATION_GROUPs; nodes at max_depth with "
+                    "has_children open with tree.")
+    continue_at: list[ContinueAt] | None = Field(
+        None, description="Where the snapshot stopped before the subtree's end (tree "
+                          "selector and cursor).")
+
+
 class GetViewResponse(Envelope):
     view: str | None = None
     summary: SummaryView | None = Field(
@@ -405,6 +447,9 @@ class GetViewResponse(Envelope):
         None, description="steps: nodes with depth, the selected one center=true.")
     tree: TreeView | None = Field(
         None, description="node and its children: nodes, ITERATION_GROUPs, RUN_ERRORS.")
+    tree_snapshot: TreeSnapshotView | None = Field(
+        None, description="A bounded subtree: nodes with depth down to max_depth.")
+    message: MessagePartView | None = Field(None, description="One part of one message.")
 
 
 class HitIteration(BaseModel):
@@ -416,6 +461,12 @@ class HitBranch(BaseModel):
     node_id: str
     type: str = Field(description="IF, ELSE IF, ELSE, TRY, EXCEPT or FINALLY.")
     condition: str | None = Field(None, description="IF condition or EXCEPT patterns.")
+
+
+class RepeatSample(BaseModel):
+    id: str
+    time: str | None = None
+    text: str
 
 
 class SearchHit(BaseModel):
@@ -438,6 +489,26 @@ class SearchHit(BaseModel):
     call_path: str | None = Field(
         None, description="Test (or suite) > keyword > ... > node; long paths keep the first two "
                           "and the last three names.")
+    count: int | None = Field(None, description="Repeated messages folded into this hit: the "
+                                                "next ones, or later ones of the same node, "
+                                                "equal once times, ids and numbers are set "
+                                                "aside; this hit is the first of them.")
+    last: RepeatSample | None = Field(None, description="The last of the folded repeats.")
+    unfold_cursor: str | None = Field(None, description="Pass as cursor to list the folded "
+                                                        "messages one by one.")
+
+
+class SearchGroup(BaseModel):
+    """The hits of one loop iteration or one node (group_by), counted."""
+
+    node_id: str = Field(description="The iteration (group_by=iteration) or node that logged "
+                                     "them; hits outside any iteration group by node.")
+    type: str
+    name: str | None = None
+    values: dict[str, Any] | None = Field(None, description="An iteration's loop values.")
+    count: int = Field(description="Hits in the group on this page's stretch of the run.")
+    levels: dict[str, int] = Field(description="Those hits by level.")
+    first: SearchHit = Field(description="The group's first hit.")
 
 
 class SearchResponse(Envelope):
@@ -447,6 +518,9 @@ class SearchResponse(Envelope):
     levels: list[str] | None = Field(None, description="The levels searched, when filtered.")
     hits: list[SearchHit] = Field(default_factory=list, description="In execution order; run "
                                   "errors (run-wide searches only) after the messages.")
+    group_by: str | None = None
+    groups: list[SearchGroup] | None = Field(None, description="group_by: logged messages' "
+                                             "hits by iteration or node, in execution order.")
     nodes: list[Node] | None = Field(None, description="detail=full: the nodes that logged "
                                      "this page's hits, each once, in the order of their first "
                                      "hit.")

@@ -275,13 +275,52 @@ def window(response: GetViewResponse, style: Style) -> None:
     _masked(response, style)
 
 
+def tree_snapshot(response: GetViewResponse, style: Style) -> None:
+    """The subtree indented by depth, then where it stopped (tree selectors and cursors)."""
+    if response.tree_snapshot is None:
+        return
+    view, node = response.tree_snapshot, response.tree_snapshot.node
+    print(f"{node.type} {style(node.node_id, 'bold')}  {node.name}  [{style(node.status, node.status)}]"
+          f"  {view.max_depth} levels")
+    for item in view.nodes:
+        data = item.model_dump(exclude_none=True)
+        indent = "  " * data.get("depth", 1)
+        print(indent + _tree_item(data, style).replace("\n", "\n" + indent))
+    for stop in view.continue_at or []:
+        more = f" --cursor {stop.cursor}" if stop.cursor else ""
+        print(style(f"  … {stop.reason}: tree {stop.selector}{more}", "dim"))
+    _masked(response, style)
+
+
+def message(response: GetViewResponse, style: Style, last: bool = True) -> None:
+    """A message's part as it is (the whole message when every part is printed in turn)."""
+    part = response.message
+    assert part is not None
+    sys.stdout.write(part.text)
+    if last:
+        sys.stdout.write("\n")
+        if response.next_cursor:
+            print(style(f"… characters {part.offset}-{part.end} of {part.length}; next: "
+                        f"--cursor {response.next_cursor}", "dim"))
+        _masked(response, style)
+
+
 def search(response: SearchResponse, style: Style) -> None:
+    for group in response.groups or []:
+        values = ", ".join(f"{k}={v}" for k, v in (group.values or {}).items())
+        levels = ", ".join(f"{k} {v}" for k, v in group.levels.items())
+        print(f"{group.type} {style(group.node_id, 'bold')}  {group.name or values}"
+              f"  {group.count} hits ({levels})")
+        print(f"      first: {group.first.id}  {first_lines(group.first.text, 1)[0]}")
     for hit in response.hits:
         where = hit.call_path or hit.node_id or "run errors"
-        print(f"{style(f'{hit.level:<5}', hit.level)} {hit.id}  {style(where, 'dim')}")
+        repeats = style(f"  {hit.count} times, last {hit.last.id}", "dim") if hit.count and hit.last else ""
+        print(f"{style(f'{hit.level:<5}', hit.level)} {hit.id}  {style(where, 'dim')}{repeats}")
         for line in first_lines(hit.text, 3):
             print(f"      {line}")
-    if not response.hits:
+        if hit.last:
+            print(f"      … {first_lines(hit.last.text, 1)[0]}")
+    if not response.hits and not response.groups:
         print("No matching messages.")
     if response.next_cursor:
         print(style(f"… more: --cursor {response.next_cursor}", "dim"))

@@ -65,27 +65,24 @@ log = logging.getLogger("rf_log_mcp")
 
 INSTRUCTIONS = """\
 Robot Framework results, small and exact. Typical flow:
-1. parse_result(path) imports an output.xml/output.json (or finds it) and returns run_id;
-   list_runs shows runs already in the store, including live ones.
-2. get_view(run_id, view="summary"): status, totals, failed tests with messages, run errors.
-3. get_view(run_id, view="failure_path", selector=<test id>): the failing branch of a test
-   down to its decisive messages (without selector: the first failure; next_cursor: the next).
-4. get_view(run_id, view="tree", selector=<node id>, projection="failures"): expand any node;
-   long runs of passing iterations come folded (expand_selector opens them).
-search_messages(run_id, query?, selector?, scope?, level?/min_level?) finds messages by
-   text and/or severity, run-wide or inside one test/keyword/iteration, with call paths.
-get_attachment(run_id, message_id, index) opens a screenshot or file that failure_path,
-   tree or search list under attachments (images come back as images).
-Across runs: compare_runs(head) says what changed since the previous run of the suite (new
-   failures, fixed, still failing, added/removed, slower); test_history(test) shows one test
-   run by run with its streak and flip rate; flaky_tests ranks a suite's flaky tests. The
-   summary groups failed tests by failure signature, each saying how often it was seen before.
-Secret values (passwords, tokens, keys, cookies) always come back as ***.
-Responses carry ok, estimated_tokens, masked_values (secrets replaced) and truncation flags
-(truncated: any of message_truncated, budget_truncated, page_truncated); pass next_cursor to
-continue a page.
-Errors come back as ok=false with error.code, error.message and error.hint.
-Every field of every answer is explained in the resource rf://docs/fields.
+1. parse_result(path) imports an output.xml/output.json (or finds it): run_id. list_runs
+   shows the store's runs, live ones too.
+2. get_view(run_id, view="summary"): status, totals, failed tests grouped by failure
+   signature (each saying how often it was seen before), run errors.
+3. get_view(view="failure_path", selector=<test id>): a test's failing branch down to its
+   decisive messages (no selector: the first failure; next_cursor: the next).
+4. get_view(view="tree", selector=<node id>, projection="failures"): a node's children;
+   passing iterations come folded (expand_selector opens them). view="tree_snapshot": a
+   small subtree at once (max_depth). view="message": a long message whole, in parts.
+search_messages(run_id, query?, selector?, scope?, level?/min_level?, group_by?) finds
+   messages by text and/or severity, run-wide or in one test/keyword/iteration; repeats fold.
+get_attachment(run_id, message_id, index) opens a screenshot or file listed in attachments.
+Across runs: compare_runs(head) says what changed since the previous run of the suite;
+   test_history(test) one test run by run (streak, flip rate); flaky_tests ranks flaky tests.
+Secrets always come back as ***.
+Responses carry ok, estimated_tokens, masked_values and truncated (any of message_truncated,
+budget_truncated, page_truncated); next_cursor continues. Errors: ok=false with error.code,
+error.message, error.hint. Every field is explained in the resource rf://docs/fields.
 """
 
 
@@ -261,7 +258,7 @@ async def parse_result(
                 job = state.imports[key] = ImportJob()
                 break
         await progress_until(ctx, running, lambda done=running: done.finished.is_set())
-    session = usage.mcp_session(ctx.session)
+    session = usage.mcp_session(_session_id(ctx))
     try:
         response = await with_progress(ctx, job, lambda: _in_session(session, lambda: state.import_file(
             path, allow_incomplete, job)))
@@ -275,32 +272,34 @@ async def parse_result(
 @mcp.tool(title="View a run", annotations=_READ_ONLY)
 def get_view(
     ctx: Context,
-    view: Annotated[Literal["summary", "failure_path", "step_window", "tree"], Field(
-        description="summary: status, totals, failed tests, run errors. failure_path: a failed "
-                    "test's most severe failing branch down to its messages. step_window: the "
-                    "steps around selector in execution order (prev_cursor/next_cursor page). "
-                    "tree: the direct children of selector (default: the run), by projection.")],
+    view: Annotated[Literal["summary", "failure_path", "step_window", "tree", "tree_snapshot",
+                            "message"], Field(
+        description="step_window: the steps around selector in execution order "
+                    "(prev_cursor/next_cursor page). tree: selector's children (default: the "
+                    "run). tree_snapshot: selector's subtree to max_depth. message: a message "
+                    "(selector: its id, or a node id for its status message) in parts.")],
     run_id: Annotated[int | None, Field(description="From parse_result or list_runs.")] = None,
     path: Annotated[str | None, Field(
         description="Instead of run_id: a result file already imported.")] = None,
     selector: Annotated[str | None, Field(
-        description="summary: group:<id> one failure group's tests, failed every failed "
-                    "test, run_group the pabot execution. "
-                    "failure_path/step_window: a test id (s1-s2-t3) or any node inside it "
-                    "(step_window: required; suite setup/teardown nodes work too). tree: the "
-                    "node to expand (a node id or an ITERATION_GROUP's expand_selector).")] = None,
+        description="A node id (s1-s2-t3-k4) or an ITERATION_GROUP's expand_selector. "
+                    "failure_path: a test or a node in it. summary: group:<id> (a failure "
+                    "group's tests), failed (every failed test), run_group (the pabot "
+                    "execution).")] = None,
     projection: Annotated[Literal["all", "failures", "warnings"], Field(
-        description="tree: all children, only failing branches, or branches with WARN or "
-                    "worse.")] = "all",
+        description="tree: all, failing branches, or those with WARN or worse.")] = "all",
     cursor: Cursor = None,
     page_size: PageSize = None,
     budget: Annotated[int | None, Field(
         ge=MIN_BUDGET, le=MAX_BUDGET, description=f"Token budget of the response ({DEFAULT_BUDGET}).",
     )] = None,
+    max_depth: Annotated[int | None, Field(ge=1, le=6, description="tree_snapshot: levels "
+                                                                   "(3).")] = None,
 ) -> Annotated[CallToolResult, GetViewResponse]:
     """One view of a run, paged and within a token budget."""
     return _respond(_answer(ctx, GetViewResponse, lambda conn, policy: service.get_view(
-        conn, view, run_id, path, selector, cursor, page_size, budget, projection, policy)))
+        conn, view, run_id, path, selector, cursor, page_size, budget, projection, policy,
+        max_depth)))
 
 
 @mcp.tool(title="Search messages", annotations=_READ_ONLY)
@@ -312,12 +311,11 @@ def search_messages(
     run_id: Annotated[int | None, Field(description="From parse_result or list_runs.")] = None,
     path: Annotated[str | None, Field(description="Instead of run_id: a result file.")] = None,
     selector: Annotated[str | None, Field(
-        description="Limit the search to this node (a node id, or an ITERATION_GROUP's "
-                    "expand_selector); default: the whole run, run errors included.")] = None,
+        description="Search only in this node (node id or expand_selector); default: the "
+                    "whole run and its run errors.")] = None,
     scope: Annotated[Literal["node", "subtree", "test"] | None, Field(
-        description="With selector: node = its own messages, subtree = it and everything "
-                    "below (default), test = the whole test (or suite setup/teardown) around it.",
-    )] = None,
+        description="With selector: node (its own messages), subtree (default), test (the "
+                    "test or suite setup/teardown around it).")] = None,
     level: Annotated[Literal["TRACE", "DEBUG", "INFO", "WARN", "ERROR", "FAIL", "SKIP"] | None, Field(
         description="Only messages of exactly this level.")] = None,
     min_level: Annotated[Literal["TRACE", "DEBUG", "INFO", "WARN", "ERROR", "FAIL", "SKIP"] | None,
@@ -327,15 +325,18 @@ def search_messages(
     page_size: Annotated[int | None, Field(ge=1, le=200, description="Hits per page (25).")] = None,
     budget: Budget = None,
     detail: Annotated[Literal["compact", "full"], Field(
-        description="compact: id, level, text, call path. full: also time, position, the "
-                    "iteration and branch, and the nodes that logged the hits.")] = "compact",
+        description="compact: id, level, text, call path. full: also time, position, "
+                    "iteration, branch and the hits' nodes.")] = "compact",
+    group_by: Annotated[Literal["iteration", "node"] | None, Field(
+        description="Hits grouped by loop iteration or node: count, levels, first hit.")] = None,
 ) -> Annotated[CallToolResult, SearchResponse]:
     """Messages (and run errors) by text and/or level, in execution order, each with the node
-    that logged it, the loop iteration or IF/TRY branch it ran in, and a short call path.
-    Secrets come back masked; a query cannot find a masked value."""
+    that logged it, the loop iteration or IF/TRY branch it ran in, and a short call path;
+    repeats of a message come folded (count, last, unfold_cursor). Secrets come back masked;
+    a query cannot find a masked value."""
     return _respond(_answer(ctx, SearchResponse, lambda conn, policy: service.search_messages(
         conn, query, run_id, path, selector, scope, level, min_level, cursor, page_size, budget,
-        policy, detail)))
+        policy, detail, group_by)))
 
 
 @mcp.tool(title="List runs", annotations=_READ_ONLY)
@@ -495,7 +496,17 @@ def _answer(ctx: Context, model: type[E], operation: Callable[[sqlite3.Connectio
         conn = state.connection()
     except ResultError as err:
         return service.failed(model, err)
-    return _in_session(usage.mcp_session(ctx.session), lambda: operation(conn, state.policy))
+    return _in_session(usage.mcp_session(_session_id(ctx)), lambda: operation(conn, state.policy))
+
+
+def _session_id(ctx: Context) -> str | None:
+    """The transport's session id (Streamable HTTP with sessions); None on stdio. The SDK
+    keeps it on the request's connection (mcp 2.x ``Connection.session_id``)."""
+    try:
+        connection = getattr(ctx.request_context.session, "_connection", None)
+    except ValueError:  # outside a request
+        return None
+    return getattr(connection, "session_id", None)
 
 
 def _in_session(session: usage.Session, work: Callable[[], E]) -> E:

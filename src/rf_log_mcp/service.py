@@ -45,11 +45,13 @@ from .models import (
     FlakyTestsResponse,
     GetViewResponse,
     HistoryResponse,
+    MessagePartView,
     ParseResultResponse,
     RunListResponse,
     SearchResponse,
     StepWindowView,
     SummaryView,
+    TreeSnapshotView,
     TreeView,
 )
 from .paths import PathPolicy
@@ -70,15 +72,18 @@ from .views.compare import CHANGES, NO_BASE_RUN, compare
 from .views.failure_path import failure_path
 from .views.flaky import flaky_tests as flaky
 from .views.history import history_of
+from .views.message import message_part
 from .views.search import Detail, Scope, make_filter, search
+from .views.search_groups import grouped_search
 from .views.step_window import step_window
 from .views.summary import summary
 from .views.tree import Projection, tree
+from .views.tree_snapshot import DEFAULT_DEPTH, MAX_DEPTH, tree_snapshot
 
 if TYPE_CHECKING:
     from rf_log_listener.importers import Progress
 
-ViewName = Literal["summary", "failure_path", "step_window", "tree"]
+ViewName = Literal["summary", "failure_path", "step_window", "tree", "tree_snapshot", "message"]
 INTERNAL_ERROR = "INTERNAL_ERROR"  # a bug: the server's log has the traceback
 
 E = TypeVar("E", bound=Envelope)
@@ -249,7 +254,8 @@ def resolve_run(conn: sqlite3.Connection, run_id: int | None, path: str | None,
 def get_view(conn: sqlite3.Connection, view: ViewName, run_id: int | None = None,
              path: str | None = None, selector: str | None = None, cursor: str | None = None,
              page_size: int | None = None, budget: int | None = None,
-             projection: Projection = "all", policy: PathPolicy | None = None) -> GetViewResponse:
+             projection: Projection = "all", policy: PathPolicy | None = None,
+             max_depth: int | None = None) -> GetViewResponse:
     try:
         shaper = Shaper(budget=in_range("budget", budget, MIN_BUDGET, MAX_BUDGET, DEFAULT_BUDGET))
         size = in_range("page_size", page_size, 1, MAX_PAGE, DEFAULT_PAGE)
@@ -280,6 +286,14 @@ def get_view(conn: sqlite3.Connection, view: ViewName, run_id: int | None = None
         elif view == "tree":
             data, after = tree(conn, rid, selector, projection, shaper, position, size)
             response.tree = TreeView(projection=projection, **data)
+        elif view == "tree_snapshot":
+            depth = in_range("max_depth", max_depth, 1, MAX_DEPTH, DEFAULT_DEPTH)
+            after = None
+            response.tree_snapshot = TreeSnapshotView(**tree_snapshot(
+                conn, rid, selector, projection, depth, shaper, size))
+        elif view == "message":
+            data, after = message_part(conn, rid, selector, shaper, position)
+            response.message = MessagePartView(**data)
         else:
             raise ResultError(INVALID_ARGUMENT, f"Unknown view {view!r}.")
     except ResultError as err:
@@ -296,7 +310,8 @@ def search_messages(conn: sqlite3.Connection, query: str | None = None, run_id: 
                     scope: Scope | None = None, level: str | None = None,
                     min_level: str | None = None, cursor: str | None = None,
                     page_size: int | None = None, budget: int | None = None,
-                    policy: PathPolicy | None = None, detail: Detail = "compact") -> SearchResponse:
+                    policy: PathPolicy | None = None, detail: Detail = "compact",
+                    group_by: str | None = None) -> SearchResponse:
     try:
         shaper = Shaper(budget=in_range("budget", budget, MIN_BUDGET, MAX_BUDGET, DEFAULT_BUDGET))
         size = in_range("page_size", page_size, 1, MAX_PAGE, DEFAULT_PAGE)
@@ -307,11 +322,21 @@ def search_messages(conn: sqlite3.Connection, query: str | None = None, run_id: 
             raise ResultError(INVALID_ARGUMENT, f"detail must be compact or full, not {detail!r}.")
         binding = {"run": rid, "tool": "search_messages", "query": query, "selector": selector,
                    "scope": scope, "levels": sorted(flt.levels) if flt.levels else None,
-                   "detail": detail}
+                   "detail": detail, **({"group_by": group_by} if group_by else {})}
         position = read_cursor(cursor, binding)
-        data, after = search(conn, rid, flt, selector, scope, shaper, position, size, detail)
+        if group_by is None:
+            data, after = search(conn, rid, flt, selector, scope, shaper, position, size, detail)
+        elif group_by in ("iteration", "node"):
+            data, after = grouped_search(conn, rid, flt, selector, scope, group_by, shaper,
+                                         position, size)
+        else:
+            raise ResultError(INVALID_ARGUMENT, f"group_by must be iteration or node, not "
+                              f"{group_by!r}.")
     except ResultError as err:
         return failed(SearchResponse, err, run_id)
+    for hit in data["hits"]:  # a folded hit lists its repeats from a cursor of this search
+        if "unfold_position" in hit:
+            hit["unfold_cursor"] = make_cursor(binding, hit.pop("unfold_position"))
     return _finish(SearchResponse(run_id=rid, **data), shaper, binding, after)
 
 

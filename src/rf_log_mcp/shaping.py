@@ -13,7 +13,7 @@ import base64
 import hashlib
 import json
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -140,6 +140,14 @@ class Shaper:
             used += cost
             kept += 1
         return kept
+
+
+def clean_cut(text: str, at: int, mask: Callable[[str], str]) -> bool:
+    """Whether ``text`` may be cut at ``at`` and each piece masked alone: masking the two
+    pieces gives what masking them together does, within MASK_MARGIN either side, so no
+    secret, nor the name that makes a value secret, straddles the cut."""
+    left, right = text[max(0, at - MASK_MARGIN):at], text[at:at + MASK_MARGIN]
+    return mask(left) + mask(right) == mask(left + right)
 
 
 def _head_tail(limit: int) -> tuple[int, int]:

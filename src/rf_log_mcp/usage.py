@@ -62,7 +62,7 @@ def _random_session(source: str) -> Session:
 
 _DEFAULT = _random_session("api")  # service called from Python (benchmarks, scripts)
 _SESSION: contextvars.ContextVar[Session] = contextvars.ContextVar("usage_session", default=_DEFAULT)
-_MCP_SESSIONS: dict[int, Session] = {}
+_MCP_SESSIONS: dict[str | None, Session] = {}
 
 
 def cli_session() -> Session:
@@ -81,12 +81,15 @@ def _start_time(pid: int) -> str:
         return ""
 
 
-def mcp_session(session_object: object) -> Session:
-    """One session per MCP client session (one per stdio server; one per HTTP client)."""
-    key = id(session_object)
-    found = _MCP_SESSIONS.get(key)
+def mcp_session(transport_session: str | None) -> Session:
+    """The session of an MCP call: the transport's session id where it has one (Streamable
+    HTTP), else the server process: a stdio server serves one client. (The 2026-07-28
+    protocol makes a connection object per request, so no object of the SDK lasts a session.)"""
+    found = _MCP_SESSIONS.get(transport_session)
     if found is None:
-        found = _MCP_SESSIONS[key] = _random_session("mcp")
+        if len(_MCP_SESSIONS) > 10_000:  # a long-lived HTTP server: forget the oldest
+            _MCP_SESSIONS.pop(next(iter(_MCP_SESSIONS)))
+        found = _MCP_SESSIONS[transport_session] = _random_session("mcp")
     return found
 
 
@@ -159,8 +162,8 @@ def _row(call: Call, arguments: dict[str, Any], response: Any) -> tuple[Any, ...
     if run_id is not None:
         size = conn.execute("SELECT node_count, message_count, source_size FROM runs"
                             " WHERE run_id = ?", (run_id,)).fetchone() or size
-    target = session.target(run_id, selector, arguments.get("test"), arguments.get("head"),
-                            arguments.get("suite"))
+    target = session.target(run_id, target_of(selector), arguments.get("test"),
+                            arguments.get("head"), arguments.get("suite"))
     shape = answer_shape(call.answer or {}, arguments)
     return (time.time(), session.id, session.source, call.tool, arguments.get("view"),
             arguments.get("projection") if arguments.get("view") in ("tree", "tree_snapshot") else None,
@@ -169,6 +172,19 @@ def _row(call: Call, arguments: dict[str, Any], response: Any) -> tuple[Any, ...
             int(response.budget_truncated), int(response.page_truncated), response.masked_values,
             response.error.code if response.error else None,
             round((time.perf_counter() - call.started) * 1000, 3), *size, _compact_json(shape))
+
+
+_TEST_OR_FIXTURE = re.compile(r"^(?:ig:)?(.*?-(?:t\d+|k\d+))(?:[-:]|$)")
+
+
+def target_of(selector: str | None) -> str | None:
+    """What a call is about, for "the same target": the test (or suite fixture) a node,
+    iteration group or message belongs to, so reading a message a failure path showed cut
+    counts as following that answer up."""
+    if not selector:
+        return None
+    found = _TEST_OR_FIXTURE.match(selector)
+    return found.group(1) if found else selector
 
 
 def selector_shape(selector: str | None) -> tuple[str, int | None]:
@@ -304,14 +320,14 @@ class Flusher(threading.Thread):
     def __init__(self, open_connection: Callable[[], sqlite3.Connection], every: float = 2.0) -> None:
         super().__init__(name="rf-log-mcp usage", daemon=True)
         self._open, self._every = open_connection, every
-        self._stop = threading.Event()
+        self._halt = threading.Event()
 
     def run(self) -> None:
         conn = None
         try:
             conn = self._open()
             conn.execute("PRAGMA busy_timeout = 2000")
-            while not self._stop.wait(self._every):
+            while not self._halt.wait(self._every):
                 flush(conn)
             flush(conn)
         except Exception:
@@ -321,5 +337,5 @@ class Flusher(threading.Thread):
                 conn.close()
 
     def stop(self) -> None:
-        self._stop.set()
+        self._halt.set()
         self.join(timeout=5)

@@ -40,6 +40,7 @@ class ToolFigures(BaseModel):
     tool: str = Field(description="The tool, or get_view's view (get_view:tree).")
     calls: int
     tokens: Spread
+    tokens_total: int
     duration_ms: Spread
     errors: dict[str, int] | None = Field(None, description="Failed calls by error code.")
     cut: float = Field(description="Share of answers shortened by message_truncated or "
@@ -223,6 +224,7 @@ def _tool(name: str, rows: list[dict[str, Any]]) -> ToolFigures:
     errors = Counter(row["error"] for row in rows if row["error"])
     return ToolFigures(
         tool=name, calls=len(rows), tokens=spread(r["tokens"] for r in rows),
+        tokens_total=sum(r["tokens"] or 0 for r in rows),
         duration_ms=spread(r["duration_ms"] for r in rows), errors=dict(errors) or None,
         cut=_share(sum(map(_cut, rows)), len(rows)),
         message_truncated=_share(sum(r["message_truncated"] for r in rows), len(rows)),

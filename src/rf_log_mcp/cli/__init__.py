@@ -205,7 +205,15 @@ def _parser() -> argparse.ArgumentParser:
     run_argument(cmd)
     cmd.add_argument("selector", nargs="?", help="node id (s1-s2-t3-k1) or an expand selector")
     cmd.add_argument("--projection", choices=("all", "failures", "warnings"), default="all")
+    cmd.add_argument("--depth", type=_number(int, 1, 6),
+                     help="the subtree to this many levels at once (tree_snapshot), not one level")
     paging(cmd)
+
+    cmd = command("message", "reading:cmd_message", "One message whole, however long (read in parts;"
+                  " masked): a log message's id, errors-mN, or a node id for its status message.")
+    run_argument(cmd)
+    cmd.add_argument("message_id", help="s1-t1-k2-m1, errors-m1, or a node id")
+    cmd.add_argument("--cursor", help="only the part this cursor (next_cursor) points to")
 
     cmd = command("window", "reading:cmd_window", "The steps around a node, in execution order, "
                   "within its test (or suite setup/teardown).")
@@ -227,6 +235,8 @@ def _parser() -> argparse.ArgumentParser:
                         help="this level or worse (TRACE < DEBUG < INFO < WARN = SKIP < ERROR < FAIL)")
     cmd.add_argument("--detail", choices=("compact", "full"), default="compact",
                      help="full: hits with time, position, iteration, branch and their nodes")
+    cmd.add_argument("--group-by", choices=("iteration", "node"),
+                     help="hits grouped by loop iteration or node, with counts and the first hit")
     paging(cmd)
 
     cmd = command("attachment", "reading:cmd_attachment", "Open a screenshot or file an HTML message "
@@ -268,6 +278,13 @@ def _parser() -> argparse.ArgumentParser:
     cmd.add_argument("--since", help="only calls since then: 7d, 12h, 30m or an ISO date")
     cmd.add_argument("--source", choices=("mcp", "cli", "api"),
                      help="only calls through the MCP server, the command line, or Python")
+
+    cmd = command("skill", "agents:cmd_skill", "The Agent Skill that teaches an agent the triage "
+                  "flow (SKILL.md): printed, or installed into a skills folder.", json_flag=False)
+    cmd.add_argument("--install", metavar="FOLDER",
+                     help="write FOLDER/rf-log-triage/SKILL.md, e.g. ~/.claude/skills (Claude "
+                          "Code), ~/.codex/skills (Codex), or a project's .claude/skills or "
+                          ".agents/skills")
 
     cmd = sub.add_parser("serve", help="Serve MCP over stdio (the default when stdin is not a "
                                        "TTY), or over HTTP.",

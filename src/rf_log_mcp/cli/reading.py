@@ -57,10 +57,31 @@ def cmd_failures(args: argparse.Namespace) -> int:
 
 def cmd_tree(args: argparse.Namespace) -> int:
     conn = connect(args)
+    if args.depth:
+        response = service.get_view(conn, "tree_snapshot", run_id=resolve(conn, args.run),
+                                    selector=args.selector, projection=args.projection,
+                                    page_size=args.page_size, budget=MAX_BUDGET,
+                                    max_depth=args.depth)
+        return show(args, response, render.tree_snapshot)
     response = service.get_view(conn, "tree", run_id=resolve(conn, args.run),
                                 selector=args.selector, projection=args.projection,
                                 cursor=args.cursor, page_size=args.page_size, budget=MAX_BUDGET)
     return show(args, response, render.tree)
+
+
+def cmd_message(args: argparse.Namespace) -> int:
+    """One message whole (every part in turn), or one part with --cursor."""
+    conn = connect(args)
+    run_id, cursor = resolve(conn, args.run), args.cursor
+    while True:
+        response = service.get_view(conn, "message", run_id=run_id, selector=args.message_id,
+                                    cursor=cursor, budget=MAX_BUDGET)
+        if args.json or args.cursor or not response.ok:
+            return show(args, response, render.message)
+        render.message(response, render.Style(), last=not response.next_cursor)
+        cursor = response.next_cursor
+        if not cursor:
+            return 0
 
 
 def cmd_window(args: argparse.Namespace) -> int:
@@ -76,7 +97,7 @@ def cmd_search(args: argparse.Namespace) -> int:
     response = service.search_messages(
         conn, args.query, run_id=resolve(conn, args.run), selector=args.selector,
         scope=args.scope, level=args.level, min_level=args.min_level, cursor=args.cursor,
-        page_size=args.page_size, budget=MAX_BUDGET, detail=args.detail)
+        page_size=args.page_size, budget=MAX_BUDGET, detail=args.detail, group_by=args.group_by)
     return show(args, response, render.search)
 
 

@@ -28,6 +28,7 @@ from typing import Any, Literal
 from rf_log_listener.errors import ResultError
 from rf_log_listener.events import LEVELS
 from rf_log_listener.masking import MASK
+from rf_log_listener.signatures import repeat_key
 from rf_log_listener.store import NOTABLE_MESSAGES, run_base
 
 from ..shaping import CUT_MARK, MASK_MARGIN, Shaper
@@ -51,7 +52,10 @@ Scope = Literal["node", "subtree", "test"]
 Detail = Literal["compact", "full"]
 # What a compact hit keeps: what an agent acts on. The message id names its node
 # (<node id>-mN), the call path its test, iteration values and branch conditions.
-_COMPACT = ("id", "kind", "level", "text", "html", "attachments", "call_path")
+_COMPACT = ("id", "kind", "level", "text", "html", "attachments", "call_path", "count", "last",
+            "unfold_position")
+FOLD_SCAN = 5_000  # repeats folded into one page at most: reading a page stays bounded
+FOLD_CHARS = 2_000  # longer messages never fold (two page sources may differ anywhere)
 SEVERITY = ("TRACE", "DEBUG", "INFO", "WARN", "ERROR", "FAIL")  # SKIP ranks with WARN
 _FETCH = 500  # candidates read per round while a page fills up
 _HIT_CHARS = 400
@@ -117,13 +121,15 @@ def search(conn: sqlite3.Connection, run_id: int, flt: Filter, selector: str | N
     run = run_row(conn, run_id)
     span = _span(conn, run_id, selector, scope)
     context = _Context(conn, run_id, shaper)
-    phase, after = position if position else (0, None)
+    phase, after = position[:2] if position else (0, None)
+    unfold_upto = position[2] if position and len(position) > 2 else None
     hits: list[dict[str, Any]] = []
     owners: list[list[dict[str, Any]]] = []  # the node each hit brings along, if new
     positions: list[list[Any]] = []  # where to continue after each hit
     last_key = after
     more = False
     if phase == 0:
+        folds = _Folds(unfold_upto)
         for key, node_pre, msg_no, level, time, text, html in _candidates(conn, run, flt, span,
                                                                           after):
             node = context.node(node_pre)
@@ -131,10 +137,20 @@ def search(conn: sqlite3.Connection, run_id: int, flt: Filter, selector: str | N
             if shown is None:
                 last_key = key
                 continue
+            message_id = f"{node.node_id}-m{msg_no}"
+            folded = folds.into(hits, key, node_pre, level, shown, html)
+            if folded is not None:
+                shaper.masked += masked
+                folded["last"] = {"id": message_id, "time": time,
+                                  "text": _excerpt(shown, flt, shaper, offset, total)}
+                last_key = key
+                if folds.members >= FOLD_SCAN:  # a page's reading stays bounded
+                    more = True
+                    break
+                continue
             if len(hits) == page_size:
                 more = True
                 break
-            message_id = f"{node.node_id}-m{msg_no}"
             hit = {"id": message_id, "seq": key - run_base(run_id), "level": level, "time": time,
                    **context.of(node)}
             if html:  # matched in its markup; shown as its text and attachments
@@ -143,10 +159,12 @@ def search(conn: sqlite3.Connection, run_id: int, flt: Filter, selector: str | N
             else:
                 shaper.masked += masked
                 hit["text"] = _excerpt(shown, flt, shaper, offset, total)
+            folds.started(hit, key, node_pre)
             hits.append(hit)
             owners.append(context.owner(node) if detail == "full" else [])
-            positions.append([0, key])
+            positions.append(folds.position(key))
             last_key = key
+        folds.finish(hits, positions)
         if not more:
             phase, last_key = 1, None
     if phase == 1 and not more:
@@ -192,7 +210,70 @@ def search(conn: sqlite3.Connection, run_id: int, flt: Filter, selector: str | N
         del view["nodes"]  # compact hits, or hits with no node (run errors)
     if kept < len(hits):
         return view, positions[kept - 1]
-    return view, [phase, last_key] if more else None
+    return view, [phase, last_key, *([unfold_upto] if phase == 0 and unfold_upto
+                                     and last_key is not None and last_key < unfold_upto else [])
+                  ] if more else None
+
+
+class _Folds:
+    """Repeated messages of one page folded into the hit of their first: the next message
+    (consecutive), or a later one of the same node, equal to it once times, ids, addresses,
+    durations and numbers are set aside (``signatures.repeat_key``). A folded hit has
+    ``count``, the ``last`` sample, and where an unfolded listing of its messages starts
+    (the service makes it ``unfold_cursor``). Messages up to ``unfold_upto`` (a cursor that
+    unfolds) are listed one by one."""
+
+    def __init__(self, unfold_upto: int | None) -> None:
+        self.unfold_upto = unfold_upto
+        self.keys: dict[Any, int] = {}  # (node, level, repeat key) -> index of its hit
+        self.last: Any = None  # the previous hit's (level, repeat key)
+        self.first_keys: list[int] = []
+        self.last_keys: list[int] = []
+        self.members = 0
+        self._pending: tuple[Any, Any] | None = None
+
+    def _key(self, key: int, level: str, shown: str, html: int) -> Any:
+        if html or len(shown) > FOLD_CHARS or (self.unfold_upto is not None and key <= self.unfold_upto):
+            return None
+        return level, repeat_key(shown)
+
+    def into(self, hits: list[dict[str, Any]], key: int, node_pre: int, level: str, shown: str,
+             html: int) -> dict[str, Any] | None:
+        """The earlier hit this message folds into (now counted), or None."""
+        repeat = self._key(key, level, shown, html)
+        self._pending = (repeat, (node_pre, repeat))
+        if repeat is None or not hits:
+            return None
+        index = len(hits) - 1 if repeat == self.last else self.keys.get((node_pre, repeat))
+        if index is None:
+            return None
+        hit = hits[index]
+        hit["count"] = hit.get("count", 1) + 1
+        self.last_keys[index] = key
+        self.last = repeat
+        self.members += 1
+        return hit
+
+    def started(self, hit: dict[str, Any], key: int, node_pre: int) -> None:
+        repeat, by_node = self._pending or (None, None)
+        self.last = repeat
+        if repeat is not None:
+            self.keys[by_node] = len(self.first_keys)
+        self.first_keys.append(key)
+        self.last_keys.append(key)
+
+    def position(self, key: int) -> list[Any]:
+        return [0, key, self.unfold_upto] if self.unfold_upto and key < self.unfold_upto else [0, key]
+
+    def finish(self, hits: list[dict[str, Any]], positions: list[list[Any]]) -> None:
+        """Continue after a hit at the key before the next hit's first message: a later
+        member of a kept hit may be shown again, never one skipped. Folded hits get the
+        position of their unfolded listing."""
+        for index in range(len(positions) - 1):
+            positions[index][1] = self.first_keys[index + 1] - 1
+        for index, hit in enumerate(hits):
+            if hit.get("count"):
+                hit["unfold_position"] = [0, self.first_keys[index] - 1, self.last_keys[index]]
 
 
 def _rank(level: str) -> tuple[int, str]:
