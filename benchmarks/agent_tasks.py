@@ -111,8 +111,10 @@ TASKS = [
          robot_options=["--exitonfailure"]),
     Task("run errors: 14 identical warnings", "warns.robot",
          ["deprecated keyword used", "14", "another warning"], [_view("summary")]),
+    # 30 repeats of one warning: since v0.5 one hit with its count and first and last
+    # samples (search folds repeats); the first 25 one by one cost a second call (unfold_cursor)
     Task("25-hit search", "search.robot",
-         ["queue depth 24"], [_search("timeout", page_size=25)]),
+         ["queue depth 0", "queue depth 29", '"count":30'], [_search("timeout", page_size=25)]),
     Task("summary of a stopped run: one cause, 40 tests", "fatal",
          ["cannot reach api.example", "40"], [_view("summary")]),
 ]

@@ -20,8 +20,10 @@ A cut message is read whole and a truncated answer's next page followed, as an a
 Two strategies: ``v04`` uses only what the v0.4 tools offer (tree page by page, a cut message
 looked up by search); ``v05`` also uses what v0.5 added (tree_snapshot, message parts,
 search group_by). Repeated-message folding is on for both (it is not a choice): the
-figures of a checkout before it are the --before file (benchmarks/usage_eval_before.json,
-measured on e542edf, before the v0.5 additions).
+figures of a checkout before it are the --before file (benchmarks/usage_eval_before.json:
+commit e542edf, the usage record before the v0.5 additions, with the record's two later
+fixes, sessions and targets, applied so its figures compare; replayed with --keep and
+reported by this checkout's usage_report).
 
 Target (issue 20): answers cut by message_truncated or budget_truncated <= 10 %; page
 truncation (paging by design) reported apart.
@@ -116,7 +118,8 @@ class Agent:
         await self.view(run_id, "step_window", selector=deepest["node_id"])
         loops = [n["node_id"] for n in nodes if n["type"] in ("FOR", "WHILE")]
         await self.expand(run_id, test, loops)
-        message = deepest.get("message") or ""
+        message = deepest.get("message") or next(
+            (m["text"] for m in deepest.get("messages") or [] if m["level"] == "FAIL"), "")
         for step in reversed(nodes):
             for logged in step.get("messages") or []:
                 if "characters cut]" in logged["text"]:
@@ -202,7 +205,7 @@ def print_side_by_side(results: dict[str, dict[str, Any]]) -> None:
         for name in names:
             try:
                 cells.append(str(pick(results[name])))
-            except (KeyError, TypeError, IndexError):
+            except (KeyError, TypeError, IndexError, StopIteration):
                 cells.append("-")
         print(f"{label:<34}" + "".join(f"{c:>16}" for c in cells))
 
@@ -237,6 +240,7 @@ def main() -> int:
     parser.add_argument("--strategy", choices=("v04", "v05", "both"), default="both")
     parser.add_argument("--json", type=Path, help="save the figures here")
     parser.add_argument("--before", type=Path, help="a saved figures file to print beside")
+    parser.add_argument("--keep", type=Path, help="keep the stores (STRATEGY.sqlite3) in this folder")
     args = parser.parse_args()
     from rf_log_mcp import render
 
@@ -247,7 +251,8 @@ def main() -> int:
         if args.before:
             results.update({f"before:{k}": v for k, v in json.loads(args.before.read_text()).items()})
         for strategy in (("v04", "v05") if args.strategy == "both" else (args.strategy,)):
-            store = Path(tmp) / f"{strategy}.sqlite3"
+            store = (args.keep or Path(tmp)) / f"{strategy}.sqlite3"
+            store.unlink(missing_ok=True)
             asyncio.run(replay(outputs, strategy, store))
             results[strategy] = figures(store)
             print(f"\n== strategy {strategy}: rf-log-mcp usage")

@@ -221,7 +221,10 @@ def test_recursion_is_folded_and_the_deepest_step_survives_the_budget(tmp_path: 
 
 def test_search_hits_are_compact_unless_asked_for_in_full(tmp_path: Path) -> None:
     conn, run_id = _imported(tmp_path, "search.robot", 1)
-    compact = service.search_messages(conn, "timeout", run_id=run_id)
+    folded = service.search_messages(conn, "timeout", run_id=run_id)
+    first = folded.model_dump(mode="json", exclude_none=True)["hits"][0]
+    assert first["count"] == 30 and first["last"]["id"] == "s1-t1-k1-k30-k1-m1"  # repeats fold
+    compact = service.search_messages(conn, "timeout", run_id=run_id, cursor=first["unfold_cursor"])
     hits = compact.model_dump(mode="json", exclude_none=True)["hits"]
     assert len(hits) == 25 and not compact.nodes
     assert hits[3] == {"id": "s1-t1-k1-k4-k1-m1", "level": "WARN",

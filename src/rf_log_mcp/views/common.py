@@ -262,9 +262,10 @@ class NodeContext:
 
 
 def node_item(node: NodeRow, shaper: Shaper, ids: NodeContext, *, arg_limit: int = 200,
-              message_limit: int = 500) -> dict[str, Any]:
+              message_limit: int | None = 500) -> dict[str, Any]:
     """A node as every answer shows it (models.Node): the roadmap's common fields, then its
-    non-empty type-specific ones, every text masked."""
+    non-empty type-specific ones, every text masked. ``message_limit`` None: its status
+    message is said elsewhere in the answer, so it is left out (and never cut)."""
     item: dict[str, Any] = {
         "node_id": node.node_id, "parent_id": ids(node.parent_pre),
         "owner_test_id": ids(node.owner_test), "sequence": node.pre, "type": node.type,
@@ -275,7 +276,7 @@ def node_item(node: NodeRow, shaper: Shaper, ids: NodeContext, *, arg_limit: int
         "max_descendant_level": LEVEL_NAMES.get(node.max_descendant_level),
         "has_children": node.last > node.pre,
     }
-    if node.message:
+    if node.message and message_limit is not None:
         item["message"] = shaper.text(node.message, message_limit)
     if node.message_count:
         item["message_count"] = node.message_count

@@ -190,15 +190,13 @@ def _step(conn: sqlite3.Connection, run_id: int, node: NodeRow, shaper: Shaper,
           repeated: bool) -> dict[str, Any]:
     """A step of the path: the node, its WARN-and-worse messages, its attachments; its status
     message unless the next step or its own messages say the same."""
-    messages = [shown_message(i, lv, t, html, node, shaper, ids)
-                for i, lv, t, html in own_messages(conn, run_id, node, LEVELS["WARN"])]
-    step = node_item(node, shaper, ids, message_limit=1200)
-    if repeated:
-        step.pop("message", None)
+    logged = own_messages(conn, run_id, node, LEVELS["WARN"])
+    messages = [shown_message(i, lv, t, html, node, shaper, ids) for i, lv, t, html in logged]
+    # the next step, or the failing message it logged, says its status message already
+    said = repeated or node.message in {text for _, _, text, _ in logged}
+    step = node_item(node, shaper, ids, message_limit=None if said else 1200)
     if messages:
         step["messages"] = messages
-        if step.get("message") in {m["text"] for m in messages}:
-            del step["message"]  # the failing message says it already
     if attachments:
         step["attachments"] = attachments
     return step
