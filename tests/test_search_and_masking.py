@@ -61,8 +61,8 @@ def dumped(response: Any) -> dict[str, Any]:
 
 
 def search(conn: sqlite3.Connection, **arguments: Any) -> dict[str, Any]:
-    return dumped(service.search_messages(conn, run_id=1, page_size=200, budget=50_000,
-                                          **{"detail": "full", **arguments}))
+    return dumped(service.search_messages(conn, run_id=1, page_size=200,
+                                          **{"detail": "full", "budget": 50_000, **arguments}))
 
 
 def texts(result: dict[str, Any]) -> list[str]:
@@ -247,7 +247,9 @@ def test_literal_and_unicode_matching(store: sqlite3.Connection) -> None:
     assert texts(search(store, query="ärger", level="INFO")) == ["Ärger im Büro"]
     assert texts(search(store, query="ÄRGER IM BÜRO", level="INFO")) == ["Ärger im Büro"]
     assert "OK" in texts(search(store, query="ok", level="INFO", selector="s1-t4"))
-    long = search(store, query="needle-in-haystack", level="INFO")
+    roomy = search(store, query="needle-in-haystack", level="INFO")
+    assert not roomy["message_truncated"] and "y" * 1000 in texts(roomy)[0]  # the budget has room
+    long = search(store, query="needle-in-haystack", level="INFO", budget=500)
     assert long["message_truncated"] and len(long["hits"]) == 1
     excerpt = long["hits"][0]["text"]
     assert "needle-in-haystack" in excerpt and "password=***" in excerpt and len(excerpt) < 500
@@ -312,6 +314,6 @@ def test_a_cut_never_makes_a_text_longer(extra: int) -> None:
     assert shaper.cut(text, _HIT_CHARS) == text
     assert _excerpt(text, make_filter("xx", None, None), shaper, 0, len(text)) == text
     assert _excerpt(text, make_filter(None, "INFO", None), shaper, 0, len(text)) == text
-    assert not shaper.message_truncated
+    assert not shaper.texts_cut
     longer = "y" * (_HIT_CHARS + CUT_MARK + 1)
-    assert len(shaper.cut(longer, _HIT_CHARS)) < len(longer) and shaper.message_truncated
+    assert len(shaper.cut(longer, _HIT_CHARS)) < len(longer) and shaper.texts_cut

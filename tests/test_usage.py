@@ -113,7 +113,9 @@ def test_cli_views_are_recorded_and_the_report_answers_each_question(output: Pat
     assert {r["source"] for r in recorded} == {"cli"}
     assert len({r["session"] for r in recorded}) == 2
     report = json.loads(cli("usage", "--json", db=db).stdout)
-    assert report["calls"] == len(recorded) == 7 and report["sessions"] == 2
+    # 8: the message command reads its 216,000 characters in two parts, each a page of the view
+    assert report["calls"] == len(recorded) == 8 and report["sessions"] == 2
+    assert [r["page"] for r in recorded if r["view"] == "message"] == [1, 2]
     truncation = report["truncation"]
     assert truncation["cut"] >= 1 and truncation["followed_on_same_target"] == 1
     assert report["search"]["scoped"]["calls"] == 2 and report["search"]["run_wide"]["calls"] == 1
@@ -129,7 +131,7 @@ def test_cli_views_are_recorded_and_the_report_answers_each_question(output: Pat
     text = cli("usage", db=db)
     assert text.returncode == 0 and "get_view:tree_snapshot" in text.stdout and "baseline rate" in text.stdout
     recent = json.loads(cli("usage", "--since", "1h", "--json", db=db).stdout)
-    assert recent["calls"] == 7
+    assert recent["calls"] == 8
     later = json.loads(cli("usage", "--since", "2099-01-01", "--json", db=db).stdout)
     assert later["calls"] == 0
     bad = cli("usage", "--since", "yesterday", db=db)

@@ -49,9 +49,9 @@ def test_a_long_message_is_read_whole_in_parts_each_masked_and_within_budget(liv
     parts, cursor = [], None
     while True:
         answer = dumped(service.get_view(conn, "message", run_id=run_id, selector="s1-t3-k3-m1",
-                                         cursor=cursor, budget=500))
+                                         cursor=cursor, budget=2000))
         part = answer["message"]
-        assert answer["estimated_tokens"] <= 500 and not answer["message_truncated"]
+        assert answer["estimated_tokens"] <= 2000 and not answer["message_truncated"]
         assert SECRET not in part["text"] and "tok-4f9a" not in part["text"]
         assert part["offset"] == (parts[-1]["end"] if parts else 0) and part["length"] == len(logged)
         parts.append(part)
@@ -257,3 +257,28 @@ def test_a_part_never_ends_inside_a_secret() -> None:
     end = _part_end(text, 0, 1000, shaper, None)
     pieces = shaper.mask_message(text[:end])[0] + shaper.mask_message(text[end:])[0]
     assert "hunter2" not in pieces and "horse" not in pieces
+
+
+def test_the_budget_decides_what_is_cut_not_a_fixed_length(live: Any) -> None:
+    """A failure message longer than a view's usual length (1,817 characters, failure_path
+    shows 1,200) comes whole when the page leaves room in the budget, and cut, with
+    message_truncated, when it does not."""
+    conn, run_id, _ = live
+    roomy = dumped(service.get_view(conn, "failure_path", run_id=run_id, selector="s1-t3"))
+    step = roomy["failure_path"]["path"][-1]
+    (failure,) = step["messages"]
+    assert failure["text"] == "total not shown: " + ("<span>item</span> " * 100)
+    assert not roomy["message_truncated"] and roomy["estimated_tokens"] <= 4000
+    tight = dumped(service.get_view(conn, "failure_path", run_id=run_id, selector="s1-t3",
+                                    budget=800))
+    cut = tight["failure_path"]["path"][-1]["messages"][0]["text"]
+    assert "characters cut]" in cut and tight["message_truncated"]
+    assert tight["estimated_tokens"] <= 800
+    # a text repeated in the page (a test and its failing keyword) grows back in both places
+    from rf_log_mcp.shaping import Shaper
+
+    shaper = Shaper(budget=4000)
+    shown = shaper.cut("word " * 600, 300)
+    page = {"steps": [{"message": shown}, {"message": shown}]}
+    shaper.grow(page)
+    assert [s["message"] for s in page["steps"]] == ["word " * 600] * 2 and not shaper.texts_cut

@@ -266,18 +266,21 @@ def get_view(conn: sqlite3.Connection, view: ViewName, run_id: int | None = None
         response = GetViewResponse(run_id=rid, view=view)
         if view == "summary":
             data, after = summary(conn, rid, shaper, position, size, selector)
+            shaper.grow(data)
             follow = data.pop("follow_position", None)
             response.summary = SummaryView(**data)
             if follow is not None:
                 response.summary.follow_cursor = make_cursor(binding, follow)
         elif view == "failure_path":
             data, after = failure_path(conn, rid, selector, shaper, position)
+            shaper.grow(data)
             if data is None:
                 raise ResultError("NO_FAILURES", f"Run {rid} has no failed test or suite setup/teardown.",
                                   "Use the summary view for the run's status.")
             response.failure_path = FailurePathView(**data)
         elif view == "step_window":
             data, after = step_window(conn, rid, selector, shaper, position, size)
+            shaper.grow(data)
             prev = data.pop("prev_position", None)
             response.step_window = StepWindowView(**data)
             if prev is not None:
@@ -285,12 +288,13 @@ def get_view(conn: sqlite3.Connection, view: ViewName, run_id: int | None = None
                     binding, [data["first_pre"] + prev])
         elif view == "tree":
             data, after = tree(conn, rid, selector, projection, shaper, position, size)
+            shaper.grow(data)
             response.tree = TreeView(projection=projection, **data)
         elif view == "tree_snapshot":
             depth = in_range("max_depth", max_depth, 1, MAX_DEPTH, DEFAULT_DEPTH)
-            after = None
-            response.tree_snapshot = TreeSnapshotView(**tree_snapshot(
-                conn, rid, selector, projection, depth, shaper, size))
+            after, data = None, tree_snapshot(conn, rid, selector, projection, depth, shaper, size)
+            shaper.grow(data)
+            response.tree_snapshot = TreeSnapshotView(**data)
         elif view == "message":
             data, after = message_part(conn, rid, selector, shaper, position)
             response.message = MessagePartView(**data)
@@ -326,6 +330,7 @@ def search_messages(conn: sqlite3.Connection, query: str | None = None, run_id: 
         position = read_cursor(cursor, binding)
         if group_by is None:
             data, after = search(conn, rid, flt, selector, scope, shaper, position, size, detail)
+            shaper.grow(data)
         elif group_by in ("iteration", "node"):
             data, after = grouped_search(conn, rid, flt, selector, scope, group_by, shaper,
                                          position, size)
@@ -521,7 +526,7 @@ def _finish(response: E, shaper: Shaper, binding: dict[str, Any] | None = None,
         for name, value in private.items():  # what is sent beside the model (image bytes)
             setattr(response, name, value)
     response.masked_values = shaper.masked + count
-    response.message_truncated = response.message_truncated or shaper.message_truncated
+    response.message_truncated = response.message_truncated or shaper.texts_cut
     response.budget_truncated = response.budget_truncated or shaper.budget_truncated
     response.truncated = response.message_truncated or response.budget_truncated or response.page_truncated
     response.estimated_tokens = 0

@@ -3,7 +3,9 @@ secret masking.
 
 Every view returns plain data and lets this module decide what fits. A response is never
 over its budget: long texts are shortened first (``message_truncated``), then trailing items
-are dropped (``budget_truncated``) and the page ends there with a cursor to continue. Every
+are dropped (``budget_truncated``) and the page ends there with a cursor to continue. A
+text shortened to its view's usual length is given back whole when the page leaves room in
+the budget (``Shaper.grow``): the budget, not a fixed length, decides what is cut. Every
 text is masked (``redaction``) before it is shortened, and the count goes in the response.
 """
 
@@ -52,6 +54,18 @@ def estimate_tokens(data: Any) -> int:
                + 1.23 * len(_NON_ASCII.findall(text)) + 0.50 * len(_PUNCT.findall(text))) + 1
 
 
+class Cut(str):
+    """A text shortened to its view's usual length that carries its whole (masked) text, so
+    ``Shaper.grow`` can give it back when the answer has room."""
+
+    whole: str
+
+    def __new__(cls, shown: str, whole: str) -> Cut:
+        text = super().__new__(cls, shown)
+        text.whole = whole
+        return text
+
+
 @dataclass
 class Shaper:
     """Collects the truncation facts of one response while the view builds it."""
@@ -61,6 +75,7 @@ class Shaper:
     budget_truncated: bool = False
     masked: int = 0  # secret values replaced by *** so far
     redactor: Redactor = field(default_factory=redactor)
+    soft_cuts: int = 0  # texts shortened that grow() may give back whole
 
     def counted(self, masked: tuple[Any, int]) -> Any:
         """The value of a ``(masked value, count)`` pair from the redactor, count kept."""
@@ -104,14 +119,50 @@ class Shaper:
                             self.mask(value[-(tail + MASK_MARGIN):])[-tail:])
 
     def cut(self, value: str, limit: int) -> str:
+        """``value`` (masked already) shortened to about ``limit``, head and tail kept; a
+        ``Cut`` that ``grow`` may give back whole."""
         if len(value) <= limit + CUT_MARK:  # cutting less than its own mark saves nothing
             return value
         head, tail = _head_tail(limit)
-        return self._joined(value[:head], len(value) - head - tail, value[-tail:])
+        self.soft_cuts += 1
+        return Cut(_marked(value[:head], len(value) - head - tail, value[-tail:]), value)
 
     def _joined(self, head: str, cut: int, tail: str) -> str:
-        self.message_truncated = True
-        return f"{head}… [{cut} characters cut] …{tail}"
+        self.message_truncated = True  # a huge text: masked only around what is shown
+        return _marked(head, cut, tail)
+
+    @property
+    def texts_cut(self) -> bool:
+        """Whether the answer holds a shortened text (message_truncated)."""
+        return self.message_truncated or self.soft_cuts > 0
+
+    def grow(self, data: Any) -> None:
+        """Give shortened texts of ``data`` (a view's finished page) back whole, in place,
+        as far as the budget's room allows: the cheapest first, so the most texts come
+        whole; identical texts together (a keyword's failure repeated by its test)."""
+        places: dict[str, list[tuple[Any, Any]]] = {}
+        _find_cuts(data, places)
+        if not places:
+            self.soft_cuts = 0
+            return
+        room = self.budget - estimate_tokens(data) - _ENVELOPE_TOKENS
+        self.soft_cuts = 0  # what the page holds, not what was made (dropped items too)
+        grown: list[tuple[str, list[tuple[Any, Any]]]] = []
+        for whole, where in sorted(places.items(), key=lambda item: len(item[0]) * len(item[1])):
+            shown = str(where[0][0][where[0][1]])
+            extra = (estimate_tokens(_compact(whole)) - estimate_tokens(_compact(shown))) * len(where)
+            if extra > room:
+                self.soft_cuts += len(where)
+                continue
+            room -= extra
+            grown.append((shown, where))
+            for container, key in where:
+                container[key] = whole
+        while grown and estimate_tokens(data) + _ENVELOPE_TOKENS > self.budget:
+            shown, where = grown.pop()  # the estimate of parts misjudged the whole: undo
+            for container, key in where:
+                container[key] = Cut(shown, container[key])
+            self.soft_cuts += len(where)
 
     def fit(self, envelope: dict[str, Any], items: Iterable[Any], key: str,
             beside: tuple[str, list[list[Any]]] | None = None) -> int:
@@ -148,6 +199,21 @@ def clean_cut(text: str, at: int, mask: Callable[[str], str]) -> bool:
     secret, nor the name that makes a value secret, straddles the cut."""
     left, right = text[max(0, at - MASK_MARGIN):at], text[at:at + MASK_MARGIN]
     return mask(left) + mask(right) == mask(left + right)
+
+
+def _marked(head: str, cut: int, tail: str) -> str:
+    return f"{head}… [{cut} characters cut] …{tail}"
+
+
+def _find_cuts(value: Any, places: dict[str, list[tuple[Any, Any]]]) -> None:
+    """Where ``value`` holds ``Cut`` texts: (container, key) by whole text."""
+    entries = value.items() if isinstance(value, dict) else enumerate(value) \
+        if isinstance(value, list) else ()
+    for key, item in entries:
+        if isinstance(item, Cut):
+            places.setdefault(item.whole, []).append((value, key))
+        elif isinstance(item, (dict, list)):
+            _find_cuts(item, places)
 
 
 def _head_tail(limit: int) -> tuple[int, int]:

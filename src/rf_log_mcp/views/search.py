@@ -31,7 +31,7 @@ from rf_log_listener.masking import MASK
 from rf_log_listener.signatures import repeat_key
 from rf_log_listener.store import NOTABLE_MESSAGES, run_base
 
-from ..shaping import CUT_MARK, MASK_MARGIN, Shaper
+from ..shaping import CUT_MARK, MASK_MARGIN, Cut, Shaper
 from .common import (
     NODE_COLUMNS,
     SELECTOR_REQUIRED,
@@ -469,7 +469,6 @@ def _excerpt(text: str, flt: Filter, shaper: Shaper, offset: int, total: int) ->
         return text  # cutting less than the mark itself would make it longer
     if not flt.needle and total == len(text):
         return shaper.cut(text, _HIT_CHARS)
-    shaper.message_truncated = True
     at = text.casefold().find(flt.needle) if flt.needle else 0
     start = max(0, at - _HIT_CHARS // 2)
     end = min(len(text), start + _HIT_CHARS)
@@ -480,6 +479,10 @@ def _excerpt(text: str, flt: Filter, shaper: Shaper, offset: int, total: int) ->
     before, after = offset + start, total - offset - end
     prefix = f"[{before} characters cut] …" if before else ""
     suffix = f"… [{after} characters cut]" if after > 0 else ""
+    if offset == 0 and total == len(text):  # the whole message is at hand: it may grow back
+        shaper.soft_cuts += 1
+        return Cut(f"{prefix}{text[start:end]}{suffix}", text)
+    shaper.message_truncated = True  # a window of a huge message: the message view reads it
     return f"{prefix}{text[start:end]}{suffix}"
 
 

@@ -54,6 +54,7 @@ class _Snapshot:
         found = tree(self.conn, self.run_id, selector, self.projection, inner, None, self.page_size)
         self.shaper.masked += inner.masked
         self.shaper.message_truncated |= inner.message_truncated
+        self.shaper.soft_cuts += inner.soft_cuts  # its Cut texts are in this answer now
         return found
 
     def walk(self, selector: str, found: tuple[dict[str, Any], int | None], depth: int) -> bool:
