@@ -178,6 +178,13 @@ async def test_the_new_views_over_mcp(live: Any, tmp_path: Path) -> None:
                              selector="s1-t2", group_by="iteration", page_size=3)
         assert [g["node_id"] for g in grouped["groups"]] == ["s1-t2-k1-k1", "s1-t2-k1-k2",
                                                              "s1-t2-k1-k3"]
+        # the roadmap's rule: data and structure only. No tool's output has a field that
+        # judges a cause or advises a next step, and no answer says one in words.
+        schemas = json.dumps([tool.output_schema for tool in (await client.list_tools()).tools])
+        answers = json.dumps([part, snap, folded, grouped]).lower()
+        for word in ("root_cause", "likely", "suggest", "recommend", "next_step", "diagnos",
+                     "you should", "probably"):
+            assert word not in schemas.lower() and word not in answers, word
 
 
 def test_the_skill_names_only_what_exists() -> None:
