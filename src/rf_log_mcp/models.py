@@ -703,6 +703,3 @@ class ParseResultResponse(Envelope):
     message_count: int | None = None
     error_count: int | None = None
     seconds: float | None = Field(default=None, description="Wall time of this call.")
-
-
-SummaryView.model_rebuild()
