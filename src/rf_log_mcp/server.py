@@ -13,6 +13,7 @@ import sqlite3
 import typing
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
+from pathlib import Path
 from typing import Annotated, Any, Literal, TypeVar
 
 import anyio
@@ -208,6 +209,17 @@ Budget = Annotated[int | None, Field(ge=MIN_BUDGET, le=MAX_BUDGET,
 
 _READ_ONLY = ToolAnnotations(read_only_hint=True, idempotent_hint=True, open_world_hint=False)
 
+# Each tool's output schema, as the SDK derives it from the tool's response model, written
+# ahead (scripts/output_schemas.py; a test keeps it current): deriving them at start-up builds
+# a validator and a JSON schema of every response model, the largest part of the server's
+# start after importing the SDK. The validators are built when a tool is first called.
+OUTPUT_SCHEMAS = Path(__file__).with_name("output_schemas.json")
+
+
+def _tool(**options: Any) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """``mcp.tool`` with the output schema left for ``_attach_output_schemas``."""
+    return mcp.tool(structured_output=False, **options)
+
 
 def _state(ctx: Context) -> AppState:
     return ctx.request_context.lifespan_context  # type: ignore[no-any-return]
@@ -229,7 +241,7 @@ def _respond(response: Envelope) -> CallToolResult:
                           is_error=not response.ok)
 
 
-@mcp.tool(
+@_tool(
     title="Import a Robot Framework result",
     annotations=ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=True,
                                 open_world_hint=False),
@@ -269,7 +281,7 @@ async def parse_result(
     return _respond(response)
 
 
-@mcp.tool(title="View a run", annotations=_READ_ONLY)
+@_tool(title="View a run", annotations=_READ_ONLY)
 def get_view(
     ctx: Context,
     view: Annotated[Literal["summary", "failure_path", "step_window", "tree", "tree_snapshot",
@@ -302,7 +314,7 @@ def get_view(
         max_depth)))
 
 
-@mcp.tool(title="Search messages", annotations=_READ_ONLY)
+@_tool(title="Search messages", annotations=_READ_ONLY)
 def search_messages(
     ctx: Context,
     query: Annotated[str | None, Field(
@@ -339,7 +351,7 @@ def search_messages(
         policy, detail, group_by)))
 
 
-@mcp.tool(title="List runs", annotations=_READ_ONLY)
+@_tool(title="List runs", annotations=_READ_ONLY)
 def list_runs(
     ctx: Context,
     status: Annotated[Literal["complete", "running", "interrupted"] | None, Field(
@@ -361,7 +373,7 @@ def list_runs(
 _RUN_REF = "A run id (17) or a pabot run group (g17)."
 
 
-@mcp.tool(title="Compare two runs", annotations=_READ_ONLY)
+@_tool(title="Compare two runs", annotations=_READ_ONLY)
 def compare_runs(
     ctx: Context,
     head: Annotated[str, Field(description=_RUN_REF)],
@@ -382,7 +394,7 @@ def compare_runs(
         conn, head, base, changes, cursor, page_size, budget)))
 
 
-@mcp.tool(title="A test's history", annotations=_READ_ONLY)
+@_tool(title="A test's history", annotations=_READ_ONLY)
 def test_history(
     ctx: Context,
     test: Annotated[str | None, Field(description="The test's full name (Suite.Test), or its "
@@ -400,7 +412,7 @@ def test_history(
         conn, test, run_id, node_id, limit, cursor, budget)))
 
 
-@mcp.tool(title="Flaky tests", annotations=_READ_ONLY)
+@_tool(title="Flaky tests", annotations=_READ_ONLY)
 def flaky_tests(
     ctx: Context,
     suite: Annotated[str | None, Field(description="Root suite name (default: the newest "
@@ -417,7 +429,7 @@ def flaky_tests(
         conn, suite, window, cursor, page_size, budget)))
 
 
-@mcp.tool(title="Open an attachment", annotations=_READ_ONLY)
+@_tool(title="Open an attachment", annotations=_READ_ONLY)
 def get_attachment(
     ctx: Context,
     message_id: Annotated[str, Field(description="message_id of an attachment (failure_path "
@@ -576,6 +588,33 @@ def _response_models() -> dict[str, type[Envelope]]:
 
 
 _RESPONSES = _response_models()
+
+
+def derived_output_schemas() -> dict[str, dict[str, Any]]:
+    """Each tool's output schema as the SDK derives it (what OUTPUT_SCHEMAS holds)."""
+    from mcp.server.mcpserver.utilities.func_metadata import func_metadata
+
+    return {tool.name: func_metadata(tool.fn, skip_names=[tool.context_kwarg or "ctx"],
+                                     structured_output=True).output_schema or {}
+            for tool in mcp._tool_manager.list_tools()}
+
+
+def _attach_output_schemas() -> None:
+    """Give every tool its response model and output schema (the SDK reads both at each
+    call and listing): results are validated against the model as when the SDK derives the
+    schema itself. Without the file (a checkout that never wrote it) they are derived."""
+    try:
+        schemas = json.loads(OUTPUT_SCHEMAS.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        schemas = {}
+    if set(schemas) != set(_RESPONSES):
+        schemas = derived_output_schemas()
+    for tool in mcp._tool_manager.list_tools():
+        tool.fn_metadata.output_model = _RESPONSES[tool.name]
+        tool.fn_metadata.output_schema = schemas[tool.name]
+
+
+_attach_output_schemas()
 
 
 def serve() -> int:
