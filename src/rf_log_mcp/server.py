@@ -599,16 +599,35 @@ def derived_output_schemas() -> dict[str, dict[str, Any]]:
             for tool in mcp._tool_manager.list_tools()}
 
 
+def schema_libraries() -> dict[str, str]:
+    """The versions the derivation depends on: a file written with others is not used."""
+    from importlib.metadata import version
+
+    import pydantic
+
+    return {"mcp": version("mcp"), "pydantic": pydantic.VERSION}
+
+
+def written_output_schemas() -> dict[str, dict[str, Any]] | None:
+    """OUTPUT_SCHEMAS' schemas, if the file is there and was written by the libraries
+    installed here for the tools this server has; else None."""
+    try:
+        written = json.loads(OUTPUT_SCHEMAS.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    tools = written.get("tools") if isinstance(written, dict) else None
+    if written.get("derived_with") != schema_libraries() or not isinstance(tools, dict) \
+            or set(tools) != set(_RESPONSES):
+        return None
+    return tools
+
+
 def _attach_output_schemas() -> None:
     """Give every tool its response model and output schema (the SDK reads both at each
     call and listing): results are validated against the model as when the SDK derives the
-    schema itself. Without the file (a checkout that never wrote it) they are derived."""
-    try:
-        schemas = json.loads(OUTPUT_SCHEMAS.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        schemas = {}
-    if set(schemas) != set(_RESPONSES):
-        schemas = derived_output_schemas()
+    schema itself. Without a usable file (never written, or by other versions of the SDK or
+    pydantic) they are derived here."""
+    schemas = written_output_schemas() or derived_output_schemas()
     for tool in mcp._tool_manager.list_tools():
         tool.fn_metadata.output_model = _RESPONSES[tool.name]
         tool.fn_metadata.output_schema = schemas[tool.name]
