@@ -29,6 +29,8 @@ import tempfile
 import time
 from pathlib import Path
 
+import bench_env
+
 HERE = Path(__file__).resolve().parent
 DATA = HERE / "data"
 
@@ -125,6 +127,7 @@ def bench(size_mb: int, rounds: int, with_er: bool, fmt: str = "xml") -> dict:
 
 
 def main() -> int:
+    bench_env.with_bytecode()
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[100], help="file sizes in MB")
     parser.add_argument("--rounds", type=int, default=3)

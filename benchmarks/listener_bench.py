@@ -5,9 +5,10 @@
     python benchmarks/listener_bench.py --fixed --rounds 20 [--one-core]
 
 --fixed: the cost a developer re-running one test pays every time: a one-test suite (one
-``Log``) with and without the listener, paired, wall and CPU (robot and every child: the
-writer process included); --one-core runs every robot under ``taskset -c 0``. Target (issue
-#19): <= 1.05x plain robot's wall.
+``Log``) without the listener, with it, and with it and ``writer=spawn``, paired, wall and
+CPU of robot's process (the writer is not robot's waited child and is not counted);
+--one-core runs every robot under ``taskset -c 0``. Target (issue #19): <= 1.05x plain
+robot's wall.
 
 A generated suite runs >= 50,000 keyword executions at --loglevel TRACE. Each round runs
 plain robot (default output.xml), robot + listener (default output), robot + listener with
@@ -26,6 +27,8 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+
+import bench_env
 
 SUITE = """\
 *** Settings ***
@@ -65,7 +68,7 @@ def _run(suite: Path, folder: Path, *extra: str) -> float:
 
 
 def _measured(suite: Path, folder: Path, *extra: str) -> tuple[float, float]:
-    """Wall and CPU seconds (user + sys of robot and its children) of one robot run."""
+    """Wall and CPU seconds (user + sys of robot and the children it waited for) of one robot run."""
     command = [*PREFIX, sys.executable, "-m", "robot", "--loglevel", "TRACE", "--log", "NONE",
                "--report", "NONE", "--console", "none", "--outputdir", str(folder), *extra,
                str(suite)]
@@ -85,31 +88,34 @@ def _fixed_cost(rounds: int) -> int:
         suite = folder / "one.robot"
         suite.write_text("*** Test Cases ***\nOne\n    Log    hello\n")
         db = folder / "store.sqlite3"
-        variants = [(), ("--listener", f"rf_log_listener:db={db}")]
-        for extra in variants:  # warm-up: bytecode, page cache, the store's schema
+        variants = {  # the writer forked from robot (the default on Linux), or a new interpreter
+            "plain robot": (),
+            "robot + listener": ("--listener", f"rf_log_listener:db={db}"),
+            "  writer=spawn": ("--listener", f"rf_log_listener:db={db}:writer=spawn"),
+        }
+        for extra in variants.values():  # warm-up: page cache, the store's schema
             _measured(suite, folder, *extra)
-        walls: list[list[float]] = [[], []]
-        cpus: list[list[float]] = [[], []]
-        for round_no in range(rounds):
-            order = (0, 1) if round_no % 2 == 0 else (1, 0)
-            for index in order:
-                wall, cpu = _measured(suite, folder, *variants[index])
-                walls[index].append(wall)
-                cpus[index].append(cpu)
-    ratios = [b / a for a, b in zip(*walls, strict=True)]
-    cpu_ratios = [b / a for a, b in zip(*cpus, strict=True)]
+        measured: dict[str, list[tuple[float, float]]] = {name: [] for name in variants}
+        for round_no in range(rounds):  # every other round in reverse order
+            for name in list(variants)[::1 if round_no % 2 == 0 else -1]:
+                measured[name].append(_measured(suite, folder, *variants[name]))
     cores = "one core (taskset -c 0)" if PREFIX else "all cores"
-    print(f"one-test suite, {rounds} paired rounds, {cores}")
-    print(f"plain robot       wall median {statistics.median(walls[0]) * 1000:6.0f} ms"
-          f"  cpu median {statistics.median(cpus[0]) * 1000:6.0f} ms")
-    print(f"robot + listener  wall median {statistics.median(walls[1]) * 1000:6.0f} ms"
-          f"  cpu median {statistics.median(cpus[1]) * 1000:6.0f} ms")
-    print(f"ratio wall {statistics.median(ratios):.3f}x (rounds {min(ratios):.3f}-"
-          f"{max(ratios):.3f}; target <= 1.05x), cpu {statistics.median(cpu_ratios):.3f}x")
+    print(f"one-test suite, {rounds} paired rounds, {cores} (CPU: robot's process)")
+    plain = measured["plain robot"]
+    for name, runs in measured.items():
+        ratios = [run[0] / base[0] for run, base in zip(runs, plain, strict=True)]
+        cpu_ratios = [run[1] / base[1] for run, base in zip(runs, plain, strict=True)]
+        print(f"{name:17} wall median {statistics.median(r[0] for r in runs) * 1000:5.0f} ms"
+              f"  cpu median {statistics.median(r[1] for r in runs) * 1000:5.0f} ms"
+              + ("" if runs is plain else
+                 f"  ratio wall {statistics.median(ratios):.3f}x (rounds {min(ratios):.3f}-"
+                 f"{max(ratios):.3f}), cpu {statistics.median(cpu_ratios):.3f}x"))
+    print("target: robot + listener <= 1.05x plain robot's wall")
     return 0
 
 
 def main() -> int:
+    bench_env.with_bytecode()
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--tests", type=int, default=50)

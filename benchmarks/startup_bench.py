@@ -24,6 +24,8 @@ import tempfile
 import time
 from pathlib import Path
 
+import bench_env
+
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURE = ROOT / "tests" / "fixtures" / "results" / "7.5" / "output.xml"
 COMMANDS = {
@@ -55,6 +57,7 @@ def _server_start(env: dict[str, str]) -> tuple[float, float]:
 
 
 def main() -> int:
+    bench_env.with_bytecode()
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--rounds", type=int, default=9)
     args = parser.parse_args()

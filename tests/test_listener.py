@@ -71,8 +71,9 @@ def _without_flattened(dump: dict, flattened_kw: str) -> dict:
     }
 
 
+# process: the writer forked from robot (Linux); spawn: a fresh interpreter; inline: none
 @pytest.mark.parametrize(("output", "writer"), [("output.xml", "process"), ("output.json", "process"),
-                                               ("output.xml", "inline")])
+                                               ("output.xml", "spawn"), ("output.xml", "inline")])
 def test_live_capture_equals_the_import_of_the_same_run(tmp_path: Path, fixture_suite: Path,
                                                         output: str, writer: str) -> None:
     db = tmp_path / "live.sqlite3"

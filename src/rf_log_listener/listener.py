@@ -1,4 +1,4 @@
-"""Live capture: ``robot --listener rf_log_listener[:db=PATH][:label=TEXT][:writer=inline]``.
+"""Live capture: ``robot --listener rf_log_listener[:db=PATH][:label=TEXT][:writer=inline|spawn]``.
 
 Robot's run becomes the same :class:`~rf_log_listener.events.Node` events the importers emit,
 and the same :class:`RunWriter` writes them, so a live run and the import of its output.xml
@@ -47,7 +47,7 @@ from .rows import SqliteRowSink
 from .run_context import ci_context, pabot_group
 from .store import open_store
 from .writer import RunWriter
-from .writer_process import WRITER_WARNED
+from .writer_process import WRITER_WARNED, ForkedWriter, fork_writer
 
 FLUSH_EVERY_S = 0.5
 # ... or sooner, after this many pending items (about 2,000 events): small batches keep the
@@ -172,15 +172,17 @@ class rf_log_listener:
         unknown = [option for option in options if "=" not in option]
         self.db: str | None = settings.get("db")
         self.label: str | None = settings.get("label")
-        # writer=inline keeps the writer in robot's process (no child process at all).
-        self.inline = settings.get("writer", "process") == "inline"
+        # writer=inline keeps the writer in robot's process (no child process at all);
+        # writer=spawn starts it as a fresh interpreter, never as a fork of robot's process.
+        writer = settings.get("writer", "process")
+        self.inline, self.spawn = writer == "inline", writer == "spawn"
         self._lock = threading.Lock()
         self._disabled = False
         self._events_out: EventBatcher | None = None
         self._nodes = OpenNodes(list().extend)  # _events_out's extend, once the run starts
         self._sink: SqliteRowSink | None = None  # only when rows are written in-process
         self._conn: sqlite3.Connection | None = None
-        self._process: subprocess.Popen[bytes] | None = None
+        self._process: subprocess.Popen[bytes] | ForkedWriter | None = None
         self._pipe: FramedPipe | None = None
         self._last_flush = self._last_beat = time.monotonic()
         self._events = 0  # the ticker compares it between ticks to see whether robot is quiet
@@ -203,7 +205,7 @@ class rf_log_listener:
             self._start_writer_process()  # it starts while robot parses the suite
         if unknown:
             _warn(f"ignoring unknown listener options {unknown}; use db=PATH, label=TEXT,"
-                  " writer=inline")
+                  " writer=inline|spawn")
         for name, value in settings.items():
             if _ANOTHER_OPTION.search(value):
                 _warn(f"the value of option {name}, {value!r}, looks like it holds another option:"
@@ -379,6 +381,8 @@ class rf_log_listener:
                 self._conn.close()
             if self._pipe is not None:
                 self._pipe.close()  # the writer process commits what it has and ends
+            if isinstance(self._process, ForkedWriter) and self._ended:
+                self._process.reap_later()
             if self._process is not None and not self._ended:
                 # The run did not end: let the writer commit what it has before robot exits.
                 # After a normal end it has committed and acknowledged already; robot does not
@@ -459,8 +463,13 @@ class rf_log_listener:
 
     def _start_writer_process(self) -> None:
         """Start the process that will turn this run's events into rows and commit them, so
-        robot waits for neither; it waits for the run to begin (``_writer_process``). If it
-        cannot start, rows are written in-process."""
+        robot waits for neither; it waits for the run to begin (``_writer_process``): a fork
+        of this process where that is safe (``writer_process.fork_writer``), else a fresh
+        interpreter (always with ``writer=spawn``). If none starts, rows are written
+        in-process."""
+        if not self.spawn and (forked := fork_writer()) is not None:
+            self._process, self._pipe = forked
+            return
         package_root = str(Path(__file__).resolve().parent.parent)
         env = {**os.environ, "PYTHONPATH": os.pathsep.join(
             p for p in (package_root, os.environ.get("PYTHONPATH")) if p)}

@@ -1,9 +1,12 @@
-"""``python -m rf_log_listener.writer_process``: a live run's writer.
+"""A live run's writer, in a process of its own: forked from robot, or
+``python -m rf_log_listener.writer_process``.
 
-It is started early, when robot loads the listener, so that its own start
-(an interpreter and these imports, about 40 ms) overlaps robot parsing the suite instead of
-making robot wait for it at the end of a short run; the run (store, id, generator) then
-arrives as the first frame.
+It is started early, when robot loads the listener. On Linux, while robot has no other
+thread, it is a fork of robot's process (:func:`fork_writer`): ready in a few milliseconds,
+with these modules already loaded. A fresh interpreter (and these imports) takes 50-80 ms,
+longer than robot takes to run a one-test suite after loading the listener, and robot then
+waited for it at the end of the run; it is still used elsewhere, or with the listener's
+``writer=spawn``. Either way the run (store, id, generator) arrives as the first frame.
 
 The listener packs robot's events and sends them here (``event_pipe.py``); this process
 runs the one :class:`RunWriter` and does the SQLite work (rows, full-text index, commits) on
@@ -14,10 +17,16 @@ pid is gone).
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import marshal
 import os
+import signal
 import sqlite3
+import subprocess
 import sys
+import threading
+import time
 
 from .event_pipe import apply_events
 from .row_pipe import FramedPipe
@@ -31,7 +40,11 @@ WRITER_WARNED = 3  # exit code: the writer printed why it stopped; the listener 
 def main() -> int:
     out = os.fdopen(os.dup(sys.stdout.fileno()), "wb")
     sys.stdout = sys.stderr  # the real stdout carries frames
-    pipe = FramedPipe(sys.stdin.buffer, out)
+    return serve(FramedPipe(sys.stdin.buffer, out))
+
+
+def serve(pipe: FramedPipe) -> int:
+    """Write the run robot sends over ``pipe``; the exit code."""
     try:  # started while robot parses the suite: the run comes as the first frame
         _, db, run_id, generator = marshal.loads(pipe.recv_bytes())
     except EOFError:
@@ -44,7 +57,7 @@ def main() -> int:
             writer = RunWriter(sink, live=True, batch_rows=10_000)
             writer.attach_run(run_id, generator)
             if apply_events(pipe, writer):
-                _outlive_robot()
+                _outlive_robot(pipe)
         finally:
             conn.close()
     except Exception as exc:  # a full disk, a store gone read-only: one clear line on robot's console
@@ -66,7 +79,7 @@ def _why(exc: Exception, db: str) -> str:
     return f"the writer process failed on this run's events: {reason}"
 
 
-def _outlive_robot() -> None:
+def _outlive_robot(pipe: FramedPipe) -> None:
     """The run is published. Let go of robot's stderr, which this process inherited: CI
     runners that capture robot's output wait until every holder has closed it. Then keep the
     store open until robot has closed its connection and the pipe, so that this process,
@@ -74,7 +87,102 @@ def _outlive_robot() -> None:
     devnull = os.open(os.devnull, os.O_WRONLY)
     os.dup2(devnull, 2)
     os.close(devnull)
-    sys.stdin.buffer.read()
+    pipe.inp.read()
+
+
+class ForkedWriter:
+    """The forked writer, waited for like a ``subprocess.Popen``."""
+
+    def __init__(self, pid: int) -> None:
+        self.pid = pid
+        self.returncode: int | None = None
+
+    def poll(self) -> int | None:
+        if self.returncode is None:
+            try:
+                pid, status = os.waitpid(self.pid, os.WNOHANG)
+            except ChildProcessError:  # reaped elsewhere
+                self.returncode = 0
+                return 0
+            if pid:
+                self.returncode = os.waitstatus_to_exitcode(status)
+        return self.returncode
+
+    def wait(self, timeout: float) -> int:
+        deadline = time.monotonic() + timeout
+        while (code := self.poll()) is None:
+            if time.monotonic() > deadline:
+                raise subprocess.TimeoutExpired(f"writer process {self.pid}", timeout)
+            time.sleep(0.005)
+        return code
+
+    def kill(self) -> None:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(self.pid, signal.SIGKILL)
+
+    def reap_later(self) -> None:
+        """Collect its exit status once it ends (a long-lived process that runs robot more
+        than once keeps no zombie)."""
+        threading.Thread(target=lambda: self.wait(60.0), name="rf-log-mcp-reaper",
+                         daemon=True).start()
+
+
+def fork_writer() -> tuple[ForkedWriter, FramedPipe] | None:
+    """Fork robot's process into the writer; None where that is not safe (not Linux, or
+    another thread could hold a lock the child would inherit held), so a fresh interpreter
+    is started instead."""
+    if sys.platform != "linux" or not _single_threaded():
+        return None
+    to_writer, to_robot = os.pipe(), os.pipe()
+    for stream in (sys.stdout, sys.stderr, sys.__stdout__, sys.__stderr__):
+        with contextlib.suppress(Exception):  # buffered text is written once, by robot
+            stream.flush()  # type: ignore[union-attr]
+    # Robot's objects go to the permanent generation before the fork: the child's collector
+    # never walks (and so never copies, nor finalizes) them; robot gets them back at once.
+    gc.freeze()
+    try:
+        pid = os.fork()
+    except OSError:
+        gc.unfreeze()
+        for fd in (*to_writer, *to_robot):
+            os.close(fd)
+        return None
+    if pid == 0:
+        code = 1
+        try:
+            code = _forked(to_writer[0], to_robot[1])
+        finally:
+            os._exit(code)  # never robot's exit handlers, buffers or finalizers
+    gc.unfreeze()
+    os.close(to_writer[0])
+    os.close(to_robot[1])
+    return ForkedWriter(pid), FramedPipe(os.fdopen(to_robot[0], "rb"),
+                                         os.fdopen(to_writer[1], "wb", buffering=1 << 16))
+
+
+def _single_threaded() -> bool:
+    """No thread but this one, native threads (a library's, a JVM's) included."""
+    try:
+        return len(os.listdir("/proc/self/task")) == 1
+    except OSError:
+        return False
+
+
+def _forked(inp: int, out: int) -> int:
+    """The forked child: none of robot's files but its stderr (robot's output pipe is not
+    held open by this process, nor robot's output.xml), Ctrl-C left to robot (which closes
+    the run), then the writer."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    devnull = os.open(os.devnull, os.O_RDWR)
+    os.dup2(devnull, 0)
+    os.dup2(devnull, 1)
+    keep = sorted({inp, out})
+    os.closerange(3, keep[0])
+    os.closerange(keep[0] + 1, keep[1])
+    os.closerange(keep[1] + 1, os.sysconf("SC_OPEN_MAX"))
+    sys.stdout = sys.stderr = open(2, "w", buffering=1, closefd=False,  # noqa: SIM115
+                                   encoding="utf-8", errors="replace")
+    return serve(FramedPipe(os.fdopen(inp, "rb"), os.fdopen(out, "wb")))
 
 
 if __name__ == "__main__":
