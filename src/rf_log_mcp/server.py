@@ -615,11 +615,10 @@ def written_output_schemas() -> dict[str, dict[str, Any]] | None:
         written = json.loads(OUTPUT_SCHEMAS.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return None
-    tools = written.get("tools") if isinstance(written, dict) else None
-    if written.get("derived_with") != schema_libraries() or not isinstance(tools, dict) \
-            or set(tools) != set(_RESPONSES):
+    if not isinstance(written, dict) or written.get("derived_with") != schema_libraries():
         return None
-    return tools
+    tools = written.get("tools")
+    return tools if isinstance(tools, dict) and set(tools) == set(_RESPONSES) else None
 
 
 def _attach_output_schemas() -> None:
