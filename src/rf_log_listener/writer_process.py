@@ -121,10 +121,13 @@ class ForkedWriter:
             os.kill(self.pid, signal.SIGKILL)
 
     def reap_later(self) -> None:
-        """Collect its exit status once it ends (a long-lived process that runs robot more
-        than once keeps no zombie)."""
-        threading.Thread(target=lambda: self.wait(60.0), name="rf-log-mcp-reaper",
-                         daemon=True).start()
+        """Collect its exit status whenever it ends (a long-lived process that runs robot
+        more than once keeps no zombie), however long its last checkpoint takes."""
+        threading.Thread(target=self._reap, name="rf-log-mcp-reaper", daemon=True).start()
+
+    def _reap(self) -> None:
+        with contextlib.suppress(ChildProcessError):  # reaped elsewhere
+            os.waitpid(self.pid, 0)
 
 
 def fork_writer() -> tuple[ForkedWriter, FramedPipe] | None:
