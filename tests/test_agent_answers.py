@@ -4,6 +4,7 @@ run in tree; hints name the MCP tools."""
 
 from __future__ import annotations
 
+import json
 import sqlite3
 import sys
 from pathlib import Path
@@ -35,7 +36,7 @@ def test_identical_run_errors_come_once_with_their_count(tmp_path: Path) -> None
     assert second.summary is not None and second.summary.errors is None  # not on every page
     assert [t.name for t in second.summary.failed_tests] == ["Second Fails"]
     assert second.summary.error_count == 15
-    tree = service.get_view(conn, "tree", run_id=run_id).model_dump(mode="json", exclude_none=True)
+    tree = service.get_view(conn, "tree", run_id=run_id)
     errors = tree["tree"]["children"][1]
     assert (errors["kind"], errors["count"], errors["distinct"]) == ("RUN_ERRORS", 15, 2)
     assert [m.get("count") for m in errors["messages"]] == [14, None]
@@ -59,7 +60,7 @@ def test_a_failure_path_says_the_failure_once(tmp_path: Path) -> None:
     conn = open_store(tmp_path / "store.sqlite3")
     run_id = import_result(conn, FIXTURE_RESULTS / "7.5" / "output.xml", stable_window=0).run_id
     view = service.get_view(conn, "failure_path", run_id=run_id, selector="s1-s1-t2")
-    text = view.model_dump_json(exclude_none=True)
+    text = json.dumps(view)
     assert text.count("values differ: expected-value != actual-value") == 1
     path = view.failure_path.path  # type: ignore[union-attr]
     assert [s.node_id for s in path] == ["s1-s1-t2", "s1-s1-t2-k3", "s1-s1-t2-k3-k1",
@@ -120,7 +121,7 @@ def _path(conn: sqlite3.Connection, run_id: int, selector: str | None = None,
           **options: object) -> dict:
     view = service.get_view(conn, "failure_path", run_id=run_id, selector=selector, **options)
     assert view.ok, view.error
-    return view.model_dump(mode="json", exclude_none=True)
+    return view
 
 
 def test_a_test_stopped_by_a_fatal_error_names_the_failure_that_stopped_the_run(
@@ -222,10 +223,10 @@ def test_recursion_is_folded_and_the_deepest_step_survives_the_budget(tmp_path: 
 def test_search_hits_are_compact_unless_asked_for_in_full(tmp_path: Path) -> None:
     conn, run_id = _imported(tmp_path, "search.robot", 1)
     folded = service.search_messages(conn, "timeout", run_id=run_id)
-    first = folded.model_dump(mode="json", exclude_none=True)["hits"][0]
+    first = folded["hits"][0]
     assert first["count"] == 30 and first["last"]["id"] == "s1-t1-k1-k30-k1-m1"  # repeats fold
     compact = service.search_messages(conn, "timeout", run_id=run_id, cursor=first["unfold_cursor"])
-    hits = compact.model_dump(mode="json", exclude_none=True)["hits"]
+    hits = compact["hits"]
     assert len(hits) == 25 and not compact.nodes
     assert hits[3] == {"id": "s1-t1-k1-k4-k1-m1", "level": "WARN",
                        "text": "queue depth 3: timeout waiting for consumer",

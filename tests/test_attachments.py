@@ -53,7 +53,7 @@ def shop(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
 
 def _dump(response: Any) -> dict[str, Any]:
     assert response.ok, response.error
-    return response.model_dump(mode="json", exclude_none=True)  # type: ignore[no-any-return]
+    return response
 
 
 def _paths(conn: sqlite3.Connection) -> dict[str, list[dict[str, Any]]]:

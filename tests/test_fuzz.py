@@ -146,7 +146,7 @@ SIZES = st.one_of(st.none(), st.integers(-5, 10**6))
 
 
 def _check(response: Any, budget: int | None) -> None:
-    data = response.model_dump(mode="json")
+    data = dict(response)
     json.dumps(data)  # serialisable
     if response.ok:
         effective = max(500, min(50_000, budget)) if budget is not None else 4000

@@ -78,7 +78,7 @@ def answers(conn: Any) -> list[dict[str, Any]]:
     projection, every failure path, every message, a search for every secret and look-alike."""
     def dumped(response: Any) -> dict[str, Any]:
         assert response.ok, response.error
-        return response.model_dump(mode="json", exclude_none=True)
+        return response
 
     (source,) = conn.execute("SELECT source_path FROM runs WHERE run_id = 1").fetchone()
     again = dumped(service.parse_result(conn, source))  # the file robot wrote: the same run

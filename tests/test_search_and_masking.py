@@ -55,7 +55,7 @@ def store(request: pytest.FixtureRequest, stores: dict[str, Path]) -> sqlite3.Co
 
 
 def dumped(response: Any) -> dict[str, Any]:
-    data = response.model_dump(mode="json", exclude_none=True)
+    data = response
     assert data["ok"], data.get("error")
     return data
 

@@ -53,17 +53,16 @@ def _locations(conn: sqlite3.Connection) -> dict[str, dict[str, Any]]:
                                     page_size=200)
             assert page.ok, page.error
             for step in page.step_window.steps:  # type: ignore[union-attr]
-                found[step.node_id] = step.model_dump(
-                    exclude_none=True, include={"type", "name", "source", "lineno",
-                                                "source_origin", "definition_source",
-                                                "definition_lineno"})
+                found[step.node_id] = {key: step[key] for key in (
+                    "type", "name", "source", "lineno", "source_origin", "definition_source",
+                    "definition_lineno") if key in step}
             cursor = page.next_cursor
             if cursor is None:
                 break
     tree = service.get_view(conn, "tree", run_id=1, selector="s1")
     for node in [tree.tree.node, *tree.tree.children]:  # type: ignore[union-attr]
-        found[node.node_id] = node.model_dump(  # type: ignore[union-attr]
-            exclude_none=True, include={"type", "name", "source", "lineno", "source_origin"})
+        found[node.node_id] = {key: node[key] for key in (  # type: ignore[union-attr]
+            "type", "name", "source", "lineno", "source_origin") if key in node}
     return found
 
 

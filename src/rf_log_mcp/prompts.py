@@ -28,8 +28,7 @@ def leading(value: str | None) -> str:
 
 
 def _json(response: Any) -> str:
-    return json.dumps(response.model_dump(mode="json", exclude_none=True), ensure_ascii=False,
-                      separators=(",", ":"))
+    return json.dumps(response, ensure_ascii=False, separators=(",", ":"))
 
 
 def _run_id(conn: sqlite3.Connection, run: str | None, failed_only: bool = False) -> int:

@@ -1,8 +1,9 @@
-"""Plain-text rendering of responses for the command line (read side, last stage).
+"""Plain-text rendering of answers for the command line (read side, last stage).
 
 The command line calls the same service operations as the MCP tools; this module only turns
-their response models into text a person reads in a terminal. Colour is used only when the
-output is a terminal and ``NO_COLOR`` is not set.
+their answers (answer.py: JSON read by attribute, like the response models) into text a
+person reads in a terminal. Colour is used only when the output is a terminal and
+``NO_COLOR`` is not set.
 """
 
 from __future__ import annotations
@@ -11,15 +12,7 @@ import os
 import sys
 from typing import Any, TextIO
 
-from .models import (
-    AttachmentResponse,
-    CompareRunsResponse,
-    FlakyTestsResponse,
-    GetViewResponse,
-    HistoryResponse,
-    RunListResponse,
-    SearchResponse,
-)
+from .answer import Answer
 
 _COLOURS = {"PASS": "32", "FAIL": "31", "SKIP": "33", "NOT RUN": "90", "RUNNING": "36",
             "NOT FINISHED": "35", "WARN": "33", "ERROR": "31", "complete": "32",
@@ -48,7 +41,7 @@ def first_lines(text: str | None, count: int = 3, width: int = 160) -> list[str]
     return shown
 
 
-def runs(response: RunListResponse, style: Style) -> None:
+def runs(response: Answer, style: Style) -> None:
     for run in response.runs:
         status = style(f"{run.status:<11}", run.status)
         result = style(f"{run.result_status or '-':<5}", run.result_status)
@@ -62,7 +55,7 @@ def runs(response: RunListResponse, style: Style) -> None:
               " --listener rf_log_listener")
 
 
-def summary(response: GetViewResponse, style: Style) -> None:
+def summary(response: Answer, style: Style) -> None:
     data = response.summary
     assert data is not None
     totals = data.totals
@@ -93,7 +86,7 @@ def summary(response: GetViewResponse, style: Style) -> None:
         print(f"    {style(group.signature, 'dim')}")
         print(f"    tests {', '.join(group.test_ids)}{more}; {_seen(group.seen_before)}")
         if group.cause:
-            _cause(group.cause.model_dump(exclude_none=True), "    ", style)
+            _cause(group.cause, "    ", style)
     if data.errors:
         print("Run errors:")
         for error in data.errors:
@@ -120,7 +113,7 @@ def _ref(run: Any) -> str:
             f" {_context(run.label, run.branch, run.commit)}").rstrip()
 
 
-def compare(response: CompareRunsResponse, style: Style) -> None:
+def compare(response: Answer, style: Style) -> None:
     assert response.head is not None and response.base is not None
     print(f"{style('head', 'bold')}: {_ref(response.head)}")
     print(f"{style('base', 'bold')}: {_ref(response.base)}  ({response.base_reason})")
@@ -143,7 +136,7 @@ def compare(response: CompareRunsResponse, style: Style) -> None:
     _ending(response, style, "more")
 
 
-def history(response: HistoryResponse, style: Style) -> None:
+def history(response: Answer, style: Style) -> None:
     print(f"{style(response.test, 'bold')}: {response.runs_total} finished run(s)")
     if response.streak:
         streak = response.streak
@@ -163,7 +156,7 @@ def history(response: HistoryResponse, style: Style) -> None:
     _ending(response, style, "older runs")
 
 
-def flaky(response: FlakyTestsResponse, style: Style) -> None:
+def flaky(response: Answer, style: Style) -> None:
     print(f"{style(response.suite, 'bold')}: {response.flaky_count} of {response.tests_seen}"
           f" tests flipped in the last {response.runs_in_window} run(s)"
           f" ({response.oldest_run} .. {response.newest_run})")
@@ -211,10 +204,10 @@ def _cause(cause: dict[str, Any], indent: str, style: Style) -> None:
     print(f"{indent}  {where}: {first_lines(cause['message'], 1)[0]}")
 
 
-def tree(response: GetViewResponse, style: Style) -> None:
+def tree(response: Answer, style: Style) -> None:
     view = response.tree
     assert view is not None
-    node = view.node.model_dump(exclude_none=True)
+    node = view.node
     if node.get("kind") == "RUN":
         print(f"Run {node['run_id']}: {node.get('name')} ({node['status']})")
     else:
@@ -224,7 +217,7 @@ def tree(response: GetViewResponse, style: Style) -> None:
             print(f"    {style(message['level'], message['level'])}: "
                   f"{first_lines(message['text'], 1)[0]}")
     for child in view.children:
-        print("  " + _tree_item(child.model_dump(exclude_none=True), style))
+        print("  " + _tree_item(child, style))
     if response.page_truncated:
         print(style(f"  … more: --cursor {response.next_cursor}", "dim"))
     _masked(response, style)
@@ -255,7 +248,7 @@ def _tree_item(item: dict[str, Any], style: Style) -> str:
     return text
 
 
-def window(response: GetViewResponse, style: Style) -> None:
+def window(response: Answer, style: Style) -> None:
     view = response.step_window
     assert view is not None
     print(f"Steps of {view.scope_type} {style(view.scope_id, 'bold')} around {view.center_id}"
@@ -275,7 +268,7 @@ def window(response: GetViewResponse, style: Style) -> None:
     _masked(response, style)
 
 
-def tree_snapshot(response: GetViewResponse, style: Style) -> None:
+def tree_snapshot(response: Answer, style: Style) -> None:
     """The subtree indented by depth, then where it stopped (tree selectors and cursors)."""
     if response.tree_snapshot is None:
         return
@@ -283,16 +276,15 @@ def tree_snapshot(response: GetViewResponse, style: Style) -> None:
     print(f"{node.type} {style(node.node_id, 'bold')}  {node.name}  [{style(node.status, node.status)}]"
           f"  {view.max_depth} levels")
     for item in view.nodes:
-        data = item.model_dump(exclude_none=True)
-        indent = "  " * data.get("depth", 1)
-        print(indent + _tree_item(data, style).replace("\n", "\n" + indent))
+        indent = "  " * item.get("depth", 1)
+        print(indent + _tree_item(item, style).replace("\n", "\n" + indent))
     for stop in view.continue_at or []:
         more = f" --cursor {stop.cursor}" if stop.cursor else ""
         print(style(f"  … {stop.reason}: tree {stop.selector}{more}", "dim"))
     _masked(response, style)
 
 
-def message(response: GetViewResponse, style: Style, last: bool = True) -> None:
+def message(response: Answer, style: Style, last: bool = True) -> None:
     """A message's part as it is (the whole message when every part is printed in turn)."""
     part = response.message
     assert part is not None
@@ -305,9 +297,9 @@ def message(response: GetViewResponse, style: Style, last: bool = True) -> None:
         _masked(response, style)
 
 
-def search(response: SearchResponse, style: Style) -> None:
+def search(response: Answer, style: Style) -> None:
     for group in response.groups or []:
-        values = ", ".join(f"{k}={v}" for k, v in (group.values or {}).items())
+        values = ", ".join(f"{k}={v}" for k, v in (group.get("values") or {}).items())
         levels = ", ".join(f"{k} {v}" for k, v in group.levels.items())
         print(f"{group.type} {style(group.node_id, 'bold')}  {group.name or values}"
               f"  {group.count} hits ({levels})")
@@ -327,7 +319,7 @@ def search(response: SearchResponse, style: Style) -> None:
     _masked(response, style)
 
 
-def attachment(response: AttachmentResponse, conn: Any) -> None:
+def attachment(response: Answer, conn: Any) -> None:
     """What it is and where to open it (a person's image viewer opens files, not bytes)."""
     found = response.attachment
     assert found is not None

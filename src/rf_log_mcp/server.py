@@ -14,7 +14,7 @@ import typing
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Annotated, Any, Literal, TypeVar
+from typing import Annotated, Any, Literal
 
 import anyio
 from mcp.server.context import ServerRequestContext
@@ -41,6 +41,7 @@ from rf_log_listener.errors import ResultError
 from rf_log_listener.store import open_store
 
 from . import field_guide, prompts, service, usage
+from .answer import Answer
 from .limits import DEFAULT_BUDGET, MAX_BUDGET, MIN_BUDGET
 from .models import (
     AttachmentResponse,
@@ -59,8 +60,6 @@ from .server_state import AppState, ImportJob, import_key, progress_until, with_
 from .service import INTERNAL_ERROR
 from .subscriptions import RunEventsBus, RunWatcher
 from .views.common import RUN_NOT_FOUND
-
-E = TypeVar("E", bound=Envelope)
 
 log = logging.getLogger("rf_log_mcp")
 
@@ -144,19 +143,19 @@ class _Server(MCPServer):
         known = tool.parameters.get("properties", {})
         unknown = sorted(set(arguments) - set(known))
         if unknown:
-            return _respond(service.invalid(model, f"{name} has no argument {', '.join(unknown)}.",
+            return _respond(service.invalid(name, f"{name} has no argument {', '.join(unknown)}.",
                                             f"Its arguments: {', '.join(known)}."))
         try:
             return await super().call_tool(name, arguments, context)
         except ToolError as exc:
             if isinstance(exc.__cause__, ValidationError):
-                return _respond(service.invalid(model, "; ".join(
+                return _respond(service.invalid(name, "; ".join(
                     f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in exc.__cause__.errors(
                         include_url=False))))
             if not isinstance(exc, UnexpectedToolError):
                 raise
             log.error("tool %s failed", name, exc_info=exc.__cause__)
-            return _respond(service.failed(model, ResultError(
+            return _respond(service.failed(name, ResultError(
                 INTERNAL_ERROR, f"{name} failed inside rf-log-mcp: {type(exc.__cause__).__name__}.",
                 "This is a bug in rf-log-mcp: the server's log (stderr) has the details; please"
                 " report it.")))
@@ -228,17 +227,17 @@ def _state(ctx: Context) -> AppState:
 _ENVELOPE_FIELDS = tuple(Envelope.model_fields)
 
 
-def _respond(response: Envelope) -> CallToolResult:
-    """The response as structured content and as one compact JSON text. Empty optional
+def _respond(answer: Answer) -> CallToolResult:
+    """The answer as structured content and as one compact JSON text. Empty optional
     fields are left out (the SDK's default text copy is indented and spells out every
     null: tokens an agent pays for), except the envelope's, which every response carries.
-    ``ok: false`` responses are flagged as tool errors; their payload still matches the
-    declared output schema, so strict clients accept it."""
-    data = response.model_dump(mode="json", exclude_none=True)
-    data = {**{name: getattr(response, name) for name in _ENVELOPE_FIELDS if name != "error"}, **data}
+    ``ok: false`` answers are flagged as tool errors; their payload still matches the
+    declared output schema, so strict clients accept it. The SDK validates the others
+    against the tool's response model (its output schema) before sending them."""
+    data = {name: answer.get(name) for name in _ENVELOPE_FIELDS if name != "error"} | answer
     text = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
     return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=data,
-                          is_error=not response.ok)
+                          is_error=not answer.ok)
 
 
 @_tool(
@@ -261,7 +260,7 @@ async def parse_result(
     state = _state(ctx)
     if state.conn is None:
         assert state.store_error is not None
-        return _respond(service.failed(ParseResultResponse, state.store_error))
+        return _respond(service.failed("parse_result", state.store_error))
     key = import_key(path)
     while True:  # a second import of a file being imported joins the first
         with state.imports_lock:
@@ -309,7 +308,7 @@ def get_view(
                                                                    "(3).")] = None,
 ) -> Annotated[CallToolResult, GetViewResponse]:
     """One view of a run, paged and within a token budget."""
-    return _respond(_answer(ctx, GetViewResponse, lambda conn, policy: service.get_view(
+    return _respond(_answer(ctx, "get_view", lambda conn, policy: service.get_view(
         conn, view, run_id, path, selector, cursor, page_size, budget, projection, policy,
         max_depth)))
 
@@ -346,7 +345,7 @@ def search_messages(
     that logged it, the loop iteration or IF/TRY branch it ran in, and a short call path;
     repeats of a message come folded (count, last, unfold_cursor). Secrets come back masked;
     a query cannot find a masked value."""
-    return _respond(_answer(ctx, SearchResponse, lambda conn, policy: service.search_messages(
+    return _respond(_answer(ctx, "search_messages", lambda conn, policy: service.search_messages(
         conn, query, run_id, path, selector, scope, level, min_level, cursor, page_size, budget,
         policy, detail, group_by)))
 
@@ -366,7 +365,7 @@ def list_runs(
 ) -> Annotated[CallToolResult, RunListResponse]:
     """Runs in the store, newest first: imported files and live captures alike; the
     processes of one pabot execution as one run group (g<id>)."""
-    return _respond(_answer(ctx, RunListResponse, lambda conn, _: service.list_runs(
+    return _respond(_answer(ctx, "list_runs", lambda conn, _: service.list_runs(
         conn, status, limit, cursor, label, suite, branch, since, until)))
 
 
@@ -390,7 +389,7 @@ def compare_runs(
     """What changed between two runs of a suite, test by test (matched by full name): new
     failures, still failing (same or changed failure signature), newly skipped, fixed, added,
     removed, much slower or faster; counts of each, then one page."""
-    return _respond(_answer(ctx, CompareRunsResponse, lambda conn, _: service.compare_runs(
+    return _respond(_answer(ctx, "compare_runs", lambda conn, _: service.compare_runs(
         conn, head, base, changes, cursor, page_size, budget)))
 
 
@@ -408,7 +407,7 @@ def test_history(
 ) -> Annotated[CallToolResult, HistoryResponse]:
     """One test in every finished run, newest first: status, failure signature, time, CI
     branch/commit; its current streak and when it began, its last pass, its flip rate."""
-    return _respond(_answer(ctx, HistoryResponse, lambda conn, _: service.test_history(
+    return _respond(_answer(ctx, "test_history", lambda conn, _: service.test_history(
         conn, test, run_id, node_id, limit, cursor, budget)))
 
 
@@ -425,7 +424,7 @@ def flaky_tests(
 ) -> Annotated[CallToolResult, FlakyTestsResponse]:
     """A suite's tests that passed and failed by turns over its newest runs, highest flip
     rate first (flips / (runs - 1))."""
-    return _respond(_answer(ctx, FlakyTestsResponse, lambda conn, _: service.flaky_tests(
+    return _respond(_answer(ctx, "flaky_tests", lambda conn, _: service.flaky_tests(
         conn, suite, window, cursor, page_size, budget)))
 
 
@@ -443,7 +442,7 @@ def get_attachment(
     """Open a screenshot or file an HTML message refers to: an image comes back as an image
     (downscaled above 1568 px on the long side, 1.15 megapixels or 3 MB), a text file as
     text (masked). Reads only the run's output folder and allowed folders; never writes."""
-    response = _answer(ctx, AttachmentResponse, lambda conn, policy: service.get_attachment(
+    response = _answer(ctx, "get_attachment", lambda conn, policy: service.get_attachment(
         conn, message_id, index, run_id, path, budget, policy))
     result = _respond(response)
     if response._image is not None:
@@ -462,7 +461,7 @@ def fields() -> str:
 @mcp.resource("rf://runs{?limit}", mime_type="application/json")
 def runs_index(ctx: Context, limit: int = 20) -> str:
     """The runs in the store, newest first (list_runs); subscribe to hear of new runs."""
-    return _resource_text(_answer(ctx, RunListResponse,
+    return _resource_text(_answer(ctx, "list_runs",
                                   lambda conn, _: service.list_runs(conn, limit=limit)))
 
 
@@ -483,31 +482,31 @@ def _resource(ctx: Context, run_id: str, view: service.ViewName, selector: str |
     try:
         number = int(run_id)
     except ValueError:
-        response = service.failed(GetViewResponse, ResultError(
+        response = service.failed("get_view", ResultError(
             RUN_NOT_FOUND, f"No run {run_id!r}: run ids are numbers.",
             "Take run ids from list_runs or parse_result."))
     else:
-        response = _answer(ctx, GetViewResponse, lambda conn, _: service.get_view(
+        response = _answer(ctx, "get_view", lambda conn, _: service.get_view(
             conn, view, run_id=number, selector=selector))
     return _resource_text(response)
 
 
-def _resource_text(response: Envelope) -> str:
-    """A resource's JSON text: the response without its empty fields."""
-    return json.dumps(response.model_dump(mode="json", exclude_none=True), ensure_ascii=False)
+def _resource_text(answer: Answer) -> str:
+    """A resource's JSON text: the answer without its empty fields."""
+    return json.dumps(answer, ensure_ascii=False)
 
 
-def _answer(ctx: Context, model: type[E], operation: Callable[[sqlite3.Connection, PathPolicy], E]) -> E:
+def _answer(ctx: Context, tool: str, operation: Callable[[sqlite3.Connection, PathPolicy], Answer]) -> Answer:
     """Run one operation on the store through this worker thread's connection (requests run
-    side by side: an import blocks no read); without a store, ``model``'s error saying why."""
+    side by side: an import blocks no read); without a store, ``tool``'s error saying why."""
     state = _state(ctx)
     if state.conn is None:
         assert state.store_error is not None
-        return service.failed(model, state.store_error)
+        return service.failed(tool, state.store_error)
     try:
         conn = state.connection()
     except ResultError as err:
-        return service.failed(model, err)
+        return service.failed(tool, err)
     return _in_session(usage.mcp_session(_session_id(ctx)), lambda: operation(conn, state.policy))
 
 
@@ -521,7 +520,7 @@ def _session_id(ctx: Context) -> str | None:
     return getattr(connection, "session_id", None)
 
 
-def _in_session(session: usage.Session, work: Callable[[], E]) -> E:
+def _in_session(session: usage.Session, work: Callable[[], Answer]) -> Answer:
     """``work`` recorded as a call of the client's session (usage.py)."""
     with usage.in_session(session):
         return work()

@@ -27,7 +27,7 @@ from rf_log_listener.importers import ImportCancelled
 from rf_log_listener.store import ENV_DB, open_store
 
 from . import service
-from .models import ParseResultResponse
+from .answer import Answer
 from .paths import PathPolicy
 from .subscriptions import RunWatcher
 
@@ -67,7 +67,7 @@ class AppState:
                 self._opened.append(conn)
         return conn  # type: ignore[no-any-return]
 
-    def import_file(self, path: str, allow_incomplete: bool, job: ImportJob) -> ParseResultResponse:
+    def import_file(self, path: str, allow_incomplete: bool, job: ImportJob) -> Answer:
         """parse_result's work: a file the policy allows, imported in this thread when it is
         small, else in a process of its own (CHILD_MIN_BYTES)."""
         conn = self.connection()
@@ -75,7 +75,7 @@ class AppState:
             self.policy.check(conn, path)
             size = Path(path).expanduser().stat().st_size
         except ResultError as err:
-            return service.failed(ParseResultResponse, err)
+            return service.failed("parse_result", err)
         except (OSError, ValueError):
             size = 0  # the import says what is wrong with it
         if size < CHILD_MIN_BYTES or self.db_path is None:
@@ -126,7 +126,7 @@ CHILD_MIN_BYTES = 16 * 1024 * 1024
 
 
 def import_in_child(db_path: str, path: str, allow_incomplete: bool,
-                    job: ImportJob) -> ParseResultResponse:
+                    job: ImportJob) -> dict[str, Any]:
     """``rf-log-mcp import --json --progress-json PATH`` on the server's store: its progress
     lines (stderr) feed ``job``, its answer (stdout) is the response; cancelled, it is
     interrupted and removes what it wrote."""
@@ -149,15 +149,18 @@ def import_in_child(db_path: str, path: str, allow_incomplete: bool,
     except ImportCancelled as err:
         _interrupt(child)
         child.wait()
-        return service.failed(ParseResultResponse, err)
+        return service.failed("parse_result", err)
     finally:
         child.wait()
     try:
-        return ParseResultResponse.model_validate_json(answer)
+        parsed = json.loads(answer)
     except ValueError:
-        return service.failed(ParseResultResponse, ResultError(
-            service.INTERNAL_ERROR, f"The import process ended with code {child.returncode} "
-            "and no answer.", "The server's log (stderr) has what it said."))
+        parsed = None
+    if isinstance(parsed, dict) and isinstance(parsed.get("ok"), bool):
+        return parsed
+    return service.failed("parse_result", ResultError(
+        service.INTERNAL_ERROR, f"The import process ended with code {child.returncode} "
+        "and no answer.", "The server's log (stderr) has what it said."))
 
 
 # Windows has no SIGINT for a child: a new process group receives CTRL_BREAK, which ends it
@@ -182,12 +185,12 @@ def import_key(path: str) -> str:
 
 
 async def with_progress(ctx: Context, job: ImportJob,
-                         work: Callable[[], ParseResultResponse]) -> ParseResultResponse:
+                         work: Callable[[], Answer]) -> Answer:
     """Run ``work`` (an import) in a worker thread, reporting ``job``'s progress every
     PROGRESS_EVERY_S. When the client cancels the call, the import is told (its next
     progress report raises ImportCancelled, and the importer removes what it wrote) and
     the call ends at once."""
-    outcome: list[ParseResultResponse] = []
+    outcome: list[Answer] = []
 
     async def run() -> None:
         try:

@@ -1,7 +1,9 @@
-"""The operations behind every MCP tool and CLI command: arguments in, response model out.
+"""The operations behind every MCP tool and CLI command: arguments in, answer out.
 
 Both the server and the command line call these, so humans and agents get the same answers.
-Failures never raise out of here: they become ``ok: false`` responses with a stable code.
+An answer is plain JSON data in the shape of the tool's response model (answer.py); nothing
+here loads pydantic, so a command answers without paying for it. Failures never raise out
+of here: they become ``ok: false`` answers with a stable code.
 """
 
 from __future__ import annotations
@@ -33,27 +35,10 @@ from rf_log_listener.store import (
     run_base,
 )
 
+from .answer import Answer, as_answer
 from .attachments import ATTACHMENT_NOT_FOUND, open_attachment
 from .attachments import parse as parse_html
 from .limits import DEFAULT_BUDGET, DEFAULT_PAGE, MAX_BUDGET, MAX_PAGE, MIN_BUDGET
-from .models import (
-    AttachmentResponse,
-    CompareRunsResponse,
-    Envelope,
-    ErrorInfo,
-    FailurePathView,
-    FlakyTestsResponse,
-    GetViewResponse,
-    HistoryResponse,
-    MessagePartView,
-    ParseResultResponse,
-    RunListResponse,
-    SearchResponse,
-    StepWindowView,
-    SummaryView,
-    TreeSnapshotView,
-    TreeView,
-)
 from .paths import PathPolicy
 from .shaping import Shaper, estimate_tokens, make_cursor, read_cursor
 from .usage import current as current_call
@@ -86,20 +71,25 @@ if TYPE_CHECKING:
 ViewName = Literal["summary", "failure_path", "step_window", "tree", "tree_snapshot", "message"]
 INTERNAL_ERROR = "INTERNAL_ERROR"  # a bug: the server's log has the traceback
 
-E = TypeVar("E", bound=Envelope)
-F = TypeVar("F", bound=Callable[..., Envelope])
+F = TypeVar("F", bound=Callable[..., Answer])
+
+# What a tool's answer holds even when it failed: its model's list fields default to [].
+_EMPTY: dict[str, dict[str, list[Any]]] = {
+    "search_messages": {"hits": []}, "list_runs": {"runs": []}, "compare_runs": {"changes": []},
+    "test_history": {"runs": []}, "flaky_tests": {"tests": []},
+}
 
 
-def _store_errors(model: type[Envelope]) -> Callable[[F], F]:
+def _store_errors(tool: str) -> Callable[[F], F]:
     """An operation whose store fails under it (pages damaged after the store was opened, a
     disk error) answers STORE_CORRUPT / STORE_UNAVAILABLE like any other error."""
     def decorate(operation: F) -> F:
         @functools.wraps(operation)
-        def guarded(*args: Any, **kwargs: Any) -> Envelope:
+        def guarded(*args: Any, **kwargs: Any) -> Answer:
             try:
                 return operation(*args, **kwargs)
             except sqlite3.DatabaseError as exc:
-                return failed(model, store_error(exc))
+                return failed(tool, store_error(exc))
         return guarded  # type: ignore[return-value]
     return decorate
 
@@ -120,10 +110,10 @@ def store_error(exc: sqlite3.DatabaseError) -> ResultError:
 
 
 @recorded("parse_result")
-@_store_errors(ParseResultResponse)
+@_store_errors("parse_result")
 def parse_result(conn: sqlite3.Connection, path: str, allow_incomplete: bool = False,
                  policy: PathPolicy | None = None,
-                 progress: Progress | None = None) -> ParseResultResponse:
+                 progress: Progress | None = None) -> Answer:
     """Import ``path``; with a ``policy`` (the MCP server) only a file it allows.
     ``progress``: told as the import goes (importers.Progress); raising ImportCancelled
     from it stops the import, which leaves nothing behind."""
@@ -134,27 +124,28 @@ def parse_result(conn: sqlite3.Connection, path: str, allow_incomplete: bool = F
             policy.check(conn, path)
         outcome = import_result(conn, path, allow_incomplete=allow_incomplete, progress=progress)
     except ResultError as err:
-        return failed(ParseResultResponse, err)
-    return imported(conn, ParseResultResponse(**outcome.to_dict()))
+        return failed("parse_result", err)
+    return imported(conn, outcome.to_dict())
 
 
 @recorded("parse_result")
-def imported(conn: sqlite3.Connection, response: ParseResultResponse) -> ParseResultResponse:
+def imported(conn: sqlite3.Connection, response: dict[str, Any]) -> Answer:
     """An import's answer (this process's, or an import process's ``rf-log-mcp import
     --json``) as parse_result gives it: the run's known secret values masked, the
     envelope's flags and token estimate set."""
     shaper = Shaper()
-    if response.run_id is not None:
-        shaper.redactor = shaper.redactor.for_run(known_values(conn, [response.run_id]))
+    response = {key: value for key, value in response.items() if key not in _SET_BY_FINISH}
+    if response.get("run_id") is not None:
+        shaper.redactor = shaper.redactor.for_run(known_values(conn, [response["run_id"]]))
     return _finish(response, shaper)
 
 
 @recorded("list_runs")
-@_store_errors(RunListResponse)
+@_store_errors("list_runs")
 def list_runs(conn: sqlite3.Connection, status: str | None = None, limit: int = 20,
               cursor: str | None = None, label: str | None = None, suite: str | None = None,
               branch: str | None = None, since: str | None = None,
-              until: str | None = None) -> RunListResponse:
+              until: str | None = None) -> Answer:
     """Runs newest first; the runs of one pabot execution as one item. ``since``/``until``:
     start times (ISO, a date or a prefix), ``since`` included, ``until`` not."""
     binding = {"tool": "list_runs", "status": status, "label": label, "suite": suite,
@@ -163,7 +154,7 @@ def list_runs(conn: sqlite3.Connection, status: str | None = None, limit: int = 
         before = read_cursor(cursor, binding)
         limit = in_range("limit", limit, 1, MAX_PAGE, 20)
     except ResultError as err:
-        return failed(RunListResponse, err)
+        return failed("list_runs", err)
     mark_dead_live_runs(conn)
     where, params = [VISIBLE_RUNS], []
     for clause, value in (("status = ?", status), ("label = ?", label), ("name = ?", suite),
@@ -177,11 +168,13 @@ def list_runs(conn: sqlite3.Connection, status: str | None = None, limit: int = 
     shaper = Shaper()
     mask_runs(conn, shaper, [rid for item in items[:limit] for rid in item.get("run_ids", [])]
               + [item["run_id"] for item in items[:limit]])
-    data: dict = {}
+    data: dict[str, Any] = {}
     kept = shaper.fit(data, items[:limit], "runs")
-    response = RunListResponse(**data)
     more = kept < min(len(items), limit) or len(items) > limit
-    return _finish(response, shaper, binding, items[kept - 1]["newest"] if more else None)
+    after = items[kept - 1]["newest"] if more else None
+    for item in items:
+        del item["newest"]  # the cursor's, not the answer's
+    return _finish(data, shaper, binding, after)
 
 
 _RUN_KEYS = ("run_id", "status", "origin", "label", "name", "result_status", "total", "passed",
@@ -250,12 +243,12 @@ def resolve_run(conn: sqlite3.Connection, run_id: int | None, path: str | None,
 
 
 @recorded("get_view")
-@_store_errors(GetViewResponse)
+@_store_errors("get_view")
 def get_view(conn: sqlite3.Connection, view: ViewName, run_id: int | None = None,
              path: str | None = None, selector: str | None = None, cursor: str | None = None,
              page_size: int | None = None, budget: int | None = None,
              projection: Projection = "all", policy: PathPolicy | None = None,
-             max_depth: int | None = None) -> GetViewResponse:
+             max_depth: int | None = None) -> Answer:
     try:
         shaper = Shaper(budget=in_range("budget", budget, MIN_BUDGET, MAX_BUDGET, DEFAULT_BUDGET))
         size = in_range("page_size", page_size, 1, MAX_PAGE, DEFAULT_PAGE)
@@ -263,59 +256,56 @@ def get_view(conn: sqlite3.Connection, view: ViewName, run_id: int | None = None
         shaper.redactor = shaper.redactor.for_run(known_values(conn, [rid]))
         binding = {"run": rid, "view": view, "selector": selector, "projection": projection}
         position = read_cursor(cursor, binding)
-        response = GetViewResponse(run_id=rid, view=view)
+        response: dict[str, Any] = {"run_id": rid, "view": view}
         if view == "summary":
             data, after = summary(conn, rid, shaper, position, size, selector)
             shaper.grow(data)
             follow = data.pop("follow_position", None)
-            response.summary = SummaryView(**data)
             if follow is not None:
-                response.summary.follow_cursor = make_cursor(binding, follow)
+                data["follow_cursor"] = make_cursor(binding, follow)
+            response["summary"] = data
         elif view == "failure_path":
             data, after = failure_path(conn, rid, selector, shaper, position)
             shaper.grow(data)
             if data is None:
                 raise ResultError("NO_FAILURES", f"Run {rid} has no failed test or suite setup/teardown.",
                                   "Use the summary view for the run's status.")
-            response.failure_path = FailurePathView(**data)
+            response["failure_path"] = data
         elif view == "step_window":
             data, after = step_window(conn, rid, selector, shaper, position, size)
             shaper.grow(data)
             prev = data.pop("prev_position", None)
-            response.step_window = StepWindowView(**data)
             if prev is not None:
-                response.step_window.prev_cursor = make_cursor(
-                    binding, [data["first_pre"] + prev])
+                data["prev_cursor"] = make_cursor(binding, [data["first_pre"] + prev])
+            response["step_window"] = data
         elif view == "tree":
             data, after = tree(conn, rid, selector, projection, shaper, position, size)
             shaper.grow(data)
-            response.tree = TreeView(projection=projection, **data)
+            response["tree"] = {"projection": projection, **data}
         elif view == "tree_snapshot":
             depth = in_range("max_depth", max_depth, 1, MAX_DEPTH, DEFAULT_DEPTH)
             after, data = None, tree_snapshot(conn, rid, selector, projection, depth, shaper, size)
             shaper.grow(data)
-            response.tree_snapshot = TreeSnapshotView(**data)
+            response["tree_snapshot"] = data
         elif view == "message":
             data, after = message_part(conn, rid, selector, shaper, position)
-            response.message = MessagePartView(**data)
+            response["message"] = data
         else:
             raise ResultError(INVALID_ARGUMENT, f"Unknown view {view!r}.")
     except ResultError as err:
-        answer = failed(GetViewResponse, err, run_id)
-        answer.view = view
-        return answer
+        return failed("get_view", err, run_id, view=view)
     return _finish(response, shaper, binding, after)
 
 
 @recorded("search_messages")
-@_store_errors(SearchResponse)
+@_store_errors("search_messages")
 def search_messages(conn: sqlite3.Connection, query: str | None = None, run_id: int | None = None,
                     path: str | None = None, selector: str | None = None,
                     scope: Scope | None = None, level: str | None = None,
                     min_level: str | None = None, cursor: str | None = None,
                     page_size: int | None = None, budget: int | None = None,
                     policy: PathPolicy | None = None, detail: Detail = "compact",
-                    group_by: str | None = None) -> SearchResponse:
+                    group_by: str | None = None) -> Answer:
     try:
         shaper = Shaper(budget=in_range("budget", budget, MIN_BUDGET, MAX_BUDGET, DEFAULT_BUDGET))
         size = in_range("page_size", page_size, 1, MAX_PAGE, DEFAULT_PAGE)
@@ -338,18 +328,18 @@ def search_messages(conn: sqlite3.Connection, query: str | None = None, run_id: 
             raise ResultError(INVALID_ARGUMENT, f"group_by must be iteration or node, not "
                               f"{group_by!r}.")
     except ResultError as err:
-        return failed(SearchResponse, err, run_id)
+        return failed("search_messages", err, run_id)
     for hit in data["hits"]:  # a folded hit lists its repeats from a cursor of this search
         if "unfold_position" in hit:
             hit["unfold_cursor"] = make_cursor(binding, hit.pop("unfold_position"))
-    return _finish(SearchResponse(run_id=rid, **data), shaper, binding, after)
+    return _finish({"run_id": rid, **data}, shaper, binding, after)
 
 
 @recorded("get_attachment")
-@_store_errors(AttachmentResponse)
+@_store_errors("get_attachment")
 def get_attachment(conn: sqlite3.Connection, message_id: str, index: int = 0,
                    run_id: int | None = None, path: str | None = None, budget: int | None = None,
-                   policy: PathPolicy | None = None) -> AttachmentResponse:
+                   policy: PathPolicy | None = None) -> Answer:
     """Open one attachment of an HTML message: an image (bytes in ``response._image``,
     downscaled past the limits) or a text file (masked, within the budget). Reads only the
     run's output folder or allowed roots; never writes or fetches anything."""
@@ -370,17 +360,18 @@ def get_attachment(conn: sqlite3.Connection, message_id: str, index: int = 0,
         opened = open_attachment(references[index], context.output_dir,
                                  lambda target: rule.check(conn, target))
     except ResultError as err:
-        return failed(AttachmentResponse, err, run_id)
-    response = AttachmentResponse(run_id=rid, message_id=message_id, index=index,
-                                  attachment=described[index], media_type=opened.media_type)
-    if opened.data is not None:
-        (response.original_width, response.original_height) = opened.original_size or (None, None)
-        (response.width, response.height) = opened.shown_size or (None, None)
-        response.downscaled = opened.shown_size != opened.original_size
-        response._image = opened.data
-    else:
-        response.text = shaper.text(opened.text or "", max(200, shaper.budget * 3))
-    return _finish(response, shaper)
+        return failed("get_attachment", err, run_id)
+    response: dict[str, Any] = {"run_id": rid, "message_id": message_id, "index": index,
+                                "attachment": described[index], "media_type": opened.media_type}
+    if opened.data is None:
+        response["text"] = shaper.text(opened.text or "", max(200, shaper.budget * 3))
+        return _finish(response, shaper)
+    response["original_width"], response["original_height"] = opened.original_size or (None, None)
+    response["width"], response["height"] = opened.shown_size or (None, None)
+    response["downscaled"] = opened.shown_size != opened.original_size
+    answer = _finish(response, shaper)
+    answer._image = opened.data
+    return answer
 
 
 def message_text(conn: sqlite3.Connection, run_id: int, message_id: str) -> str:
@@ -409,10 +400,10 @@ def message_text(conn: sqlite3.Connection, run_id: int, message_id: str) -> str:
 
 
 @recorded("compare_runs")
-@_store_errors(CompareRunsResponse)
+@_store_errors("compare_runs")
 def compare_runs(conn: sqlite3.Connection, head: str | int, base: str | int | None = None,
                  changes: list[str] | None = None, cursor: str | None = None,
-                 page_size: int | None = None, budget: int | None = None) -> CompareRunsResponse:
+                 page_size: int | None = None, budget: int | None = None) -> Answer:
     """What changed from ``base`` (default: the previous complete run of the same suite) to
     ``head``, test by test (views/compare.py)."""
     try:
@@ -437,15 +428,15 @@ def compare_runs(conn: sqlite3.Connection, head: str | int, base: str | int | No
         position = read_cursor(cursor, binding)
         data, after = compare(conn, base_unit, reason, head_unit, changes, shaper, position, size)
     except ResultError as err:
-        return failed(CompareRunsResponse, err)
-    return _finish(CompareRunsResponse(run_id=head_unit.first, **data), shaper, binding, after)
+        return failed("compare_runs", err)
+    return _finish({"run_id": head_unit.first, **data}, shaper, binding, after)
 
 
 @recorded("test_history")
-@_store_errors(HistoryResponse)
+@_store_errors("test_history")
 def test_history(conn: sqlite3.Connection, test: str | None = None, run_id: int | None = None,
                  node_id: str | None = None, limit: int | None = None,
-                 cursor: str | None = None, budget: int | None = None) -> HistoryResponse:
+                 cursor: str | None = None, budget: int | None = None) -> Answer:
     """One test across the finished runs (views/history.py): by full name, or by a run and
     the test's node id in it."""
     try:
@@ -465,15 +456,15 @@ def test_history(conn: sqlite3.Connection, test: str | None = None, run_id: int 
         position = read_cursor(cursor, binding)
         data, after = history_of(conn, test, shaper, position, size)
     except ResultError as err:
-        return failed(HistoryResponse, err, run_id)
-    return _finish(HistoryResponse(**data), shaper, binding, after)
+        return failed("test_history", err, run_id)
+    return _finish(data, shaper, binding, after)
 
 
 @recorded("flaky_tests")
-@_store_errors(FlakyTestsResponse)
+@_store_errors("flaky_tests")
 def flaky_tests(conn: sqlite3.Connection, suite: str | None = None, window: int | None = None,
                 cursor: str | None = None, page_size: int | None = None,
-                budget: int | None = None) -> FlakyTestsResponse:
+                budget: int | None = None) -> Answer:
     """A suite's tests ranked by flip rate over its last ``window`` runs (views/flaky.py)."""
     try:
         shaper = Shaper(budget=in_range("budget", budget, MIN_BUDGET, MAX_BUDGET, DEFAULT_BUDGET))
@@ -483,8 +474,8 @@ def flaky_tests(conn: sqlite3.Connection, suite: str | None = None, window: int 
         position = read_cursor(cursor, binding)
         data, after = flaky(conn, suite, runs, shaper, position, size)
     except ResultError as err:
-        return failed(FlakyTestsResponse, err)
-    return _finish(FlakyTestsResponse(**data), shaper, binding, after)
+        return failed("flaky_tests", err)
+    return _finish(data, shaper, binding, after)
 
 
 def in_range(name: str, value: int | None, low: int, high: int, default: int) -> int:
@@ -498,41 +489,49 @@ def in_range(name: str, value: int | None, low: int, high: int, default: int) ->
     return value
 
 
-def failed(model: type[E], err: ResultError, run_id: int | None = None) -> E:
-    """``model``'s answer for a failed call: ok false, the error with its code and hint."""
-    response = model(ok=False, run_id=run_id, error=ErrorInfo(**err.to_dict()))
-    return _finish(response, Shaper())
+def failed(tool: str, err: ResultError, run_id: int | None = None, **fields: Any) -> Answer:
+    """``tool``'s answer for a failed call: ok false, the error with its code and hint."""
+    return _finish({"ok": False, "run_id": run_id, **_EMPTY.get(tool, {}), **fields,
+                    "error": err.to_dict()}, Shaper())
 
 
-def invalid(model: type[E], message: str, hint: str | None = None) -> E:
-    """``model``'s answer for arguments it cannot take (INVALID_ARGUMENT)."""
-    return failed(model, ResultError(INVALID_ARGUMENT, message, hint or "Check the tool's input schema."))
+def finished(payload: dict[str, Any]) -> Answer:
+    """``payload`` as an answer: the envelope set, its strings passed through the masking."""
+    return _finish(payload, Shaper())
 
 
-def _finish(response: E, shaper: Shaper, binding: dict[str, Any] | None = None,
-            after: Any = None) -> E:
-    """Set the flags every response carries: truncation (from the shaper), the cursor to the
-    next page (bound to ``binding``) when there is one, the count of masked secrets, and the
-    token estimate, last. Every string of the response passes the masking once more here,
-    so a text no view masked still cannot carry a secret out."""
-    if after is not None and binding is not None:
-        response.next_cursor = make_cursor(binding, after)
-        response.page_truncated = True
-    dumped = response.model_dump(mode="json", exclude_none=True)
-    masked, count = mask_strings(dumped, shaper.redactor)
-    if count:
-        private = {name: getattr(response, name) for name in response.__private_attributes__}
-        response = type(response).model_validate(masked)
-        for name, value in private.items():  # what is sent beside the model (image bytes)
-            setattr(response, name, value)
-    response.masked_values = shaper.masked + count
-    response.message_truncated = response.message_truncated or shaper.texts_cut
-    response.budget_truncated = response.budget_truncated or shaper.budget_truncated
-    response.truncated = response.message_truncated or response.budget_truncated or response.page_truncated
-    response.estimated_tokens = 0
-    answer = response.model_dump(mode="json", exclude_none=True)
-    response.estimated_tokens = estimate_tokens(answer)
+def invalid(tool: str, message: str, hint: str | None = None) -> Answer:
+    """``tool``'s answer for arguments it cannot take (INVALID_ARGUMENT)."""
+    return failed(tool, ResultError(INVALID_ARGUMENT, message, hint or "Check the tool's input schema."))
+
+
+# The envelope's fields _finish works out; an answer handed over whole (an import process's)
+# has them already, worked out there.
+_SET_BY_FINISH = frozenset({"estimated_tokens", "truncated", "message_truncated",
+                            "budget_truncated", "page_truncated", "next_cursor", "masked_values"})
+
+
+def _finish(payload: dict[str, Any], shaper: Shaper, binding: dict[str, Any] | None = None,
+            after: Any = None) -> Answer:
+    """The answer: the envelope every response carries, in its model's order (whether the
+    call worked, truncation from the shaper, the cursor to the next page bound to
+    ``binding`` when there is one, the count of masked secrets, the token estimate, last;
+    the error of a failed call), then ``payload`` in the order the view built it. Every
+    string passes the masking once more here, so a text no view masked still cannot carry a
+    secret out."""
+    masked, count = mask_strings(payload, shaper.redactor)
+    follows = after is not None and binding is not None
+    answer = as_answer({"ok": masked.pop("ok", True), "run_id": masked.pop("run_id", None),
+                        "estimated_tokens": 0, "truncated": False,
+                        "message_truncated": shaper.texts_cut,
+                        "budget_truncated": shaper.budget_truncated, "page_truncated": follows,
+                        "next_cursor": make_cursor(binding, after) if follows else None,
+                        "masked_values": shaper.masked + count, "error": masked.pop("error", None),
+                        **masked})
+    answer["truncated"] = (answer["message_truncated"] or answer["budget_truncated"]
+                           or answer["page_truncated"])
+    answer["estimated_tokens"] = estimate_tokens(answer)
     call = current_call()
     if call is not None:  # the usage record reads what the answer was made of
         call.answer = answer
-    return response
+    return answer

@@ -79,11 +79,10 @@ def _print_error(args: argparse.Namespace, err: ResultError, exit_code: int = 1)
     """A failed command: its error as JSON with --json, else as text on stderr; exit 1 (2 for
     arguments the command cannot take)."""
     if getattr(args, "json", False):
-        from ..models import ErrorInfo, ParseResultResponse
+        from ..service import failed
         from .common import print_json
 
-        print_json(ParseResultResponse(ok=False, error=ErrorInfo(**err.to_dict())).model_dump(
-            mode="json", exclude_none=True))
+        print_json(failed("parse_result", err))
     else:
         print(f"error [{err.code}]: {err.message}", file=sys.stderr)
         if err.hint:

@@ -13,8 +13,8 @@ from rf_log_listener.errors import ResultError
 from rf_log_listener.store import VISIBLE_RUNS, open_store
 
 from .. import service, usage
+from ..answer import Answer
 from ..limits import MAX_BUDGET, MAX_PAGE
-from ..models import Envelope, GetViewResponse
 from ..render import Style
 from ..views.common import RUN_NOT_FOUND
 
@@ -47,31 +47,31 @@ def resolve(conn: sqlite3.Connection, run: int | str | None) -> int:
     return int(row[0])
 
 
-def show(args: argparse.Namespace, response: Envelope, printer: Callable[..., None]) -> int:
-    """Print a response as JSON or as text; a failed one raises (printed by main, exit 1)."""
+def show(args: argparse.Namespace, response: Answer, printer: Callable[..., None]) -> int:
+    """Print an answer as JSON or as text; a failed one raises (printed by main, exit 1)."""
     if args.json:
-        print_json(response.model_dump(mode="json", exclude_none=True))
+        print_json(response)
         return 0 if response.ok else 1
     printer(checked(response), Style())
     return 0
 
 
-def checked(response: Envelope) -> Envelope:
+def checked(response: Answer) -> Answer:
     if not response.ok and response.error is not None:
         raise ResultError(response.error.code, response.error.message, response.error.hint)
     return response
 
 
 def summary_response(conn: sqlite3.Connection, run_id: int, cursor: str | None = None,
-                     page_size: int | None = None, selector: str | None = None) -> GetViewResponse:
+                     page_size: int | None = None, selector: str | None = None) -> Answer:
     """The summary as the command line shows it: 200 failed tests a page, the largest budget."""
     return service.get_view(conn, "summary", run_id=run_id, cursor=cursor, selector=selector,
                             page_size=page_size or MAX_PAGE, budget=MAX_BUDGET)
 
 
 def summary(conn: sqlite3.Connection, run_id: int, cursor: str | None = None,
-            selector: str | None = None) -> GetViewResponse:
-    return checked(summary_response(conn, run_id, cursor, selector=selector))  # type: ignore[return-value]
+            selector: str | None = None) -> Answer:
+    return checked(summary_response(conn, run_id, cursor, selector=selector))
 
 
 def failure_paths(conn: sqlite3.Connection, run_id: int, test: str | None, limit: int) -> list[dict]:
@@ -79,8 +79,8 @@ def failure_paths(conn: sqlite3.Connection, run_id: int, test: str | None, limit
     while len(paths) < limit:
         response = checked(service.get_view(conn, "failure_path", run_id=run_id, selector=test,
                                              cursor=cursor, budget=MAX_BUDGET))
-        assert isinstance(response, GetViewResponse) and response.failure_path is not None
-        paths.append(response.failure_path.model_dump(mode="json", exclude_none=True))
+        assert response.failure_path is not None
+        paths.append(response.failure_path)
         cursor = response.next_cursor
         if test or not cursor:
             break

@@ -31,9 +31,8 @@ from rf_log_listener.store import (
 )
 
 from .. import __version__, render
-from ..models import ParseResultResponse
 from ..render import Style
-from ..service import INVALID_ARGUMENT
+from ..service import INVALID_ARGUMENT, finished
 from .common import connect, failure_paths, print_json, summary
 
 
@@ -48,9 +47,8 @@ def cmd_import(args: argparse.Namespace) -> int:
     finally:
         if isinstance(progress, _ProgressBar):
             progress.close()
-    payload = ParseResultResponse(**outcome.to_dict())
     if args.json:
-        print_json(payload.model_dump(mode="json", exclude_none=True))
+        print_json(finished(outcome.to_dict()))
     else:
         again = " (already imported)" if outcome.deduplicated else ""
         print(f"run {outcome.run_id}{again}: {outcome.name} {outcome.result_status} -"

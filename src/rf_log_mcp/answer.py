@@ -1,0 +1,43 @@
+"""An answer as it is sent: plain JSON data, read by attribute like its model (read side).
+
+The views build dicts and service.py finishes them into an ``Answer``; the MCP server checks
+each against its pydantic model (models.py, the contract and the output schemas) before
+sending it, and the command line prints it without loading pydantic at all: models cost a
+light command most of its start (issue #19). A test keeps the two equal: every answer is
+what its model would dump (tests/test_answers.py).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+# Answer fields that a dict's own attributes hide (tests/test_answers.py keeps this whole).
+DICT_NAMED_FIELDS = frozenset({"values"})
+
+
+class Answer(dict):  # type: ignore[type-arg]
+    """A JSON object whose fields also read as attributes; a field the answer leaves out
+    reads as None, as an unset optional field of its model does. Nested objects are
+    Answers too, so ``answer.summary.totals.failed`` reads like the model. A field named
+    like a dict method (``values``: DICT_NAMED_FIELDS) is read by key."""
+
+    __slots__ = ("_image",)
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._image: bytes | None = None  # get_attachment's image, sent beside the JSON
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__"):  # copy/pickle protocols ask for these
+            raise AttributeError(name)
+        return self.get(name)
+
+
+def as_answer(data: Any) -> Any:
+    """``data`` as JSON the way a model dumps it with ``exclude_none``: fields that are None
+    left out, tuples as lists, every object an Answer."""
+    if isinstance(data, dict):
+        return Answer({key: as_answer(value) for key, value in data.items() if value is not None})
+    if isinstance(data, (list, tuple)):
+        return [as_answer(item) for item in data]
+    return data
