@@ -566,3 +566,45 @@ def test_a_full_disk_stops_capture_with_one_warning_and_keeps_what_was_committed
     assert [(r.run_id, r.status) for r in runs.runs] == [(1, "interrupted")]
     assert conn.execute("SELECT type, name FROM nodes WHERE key = 1 << 32").fetchone() == (
         "SUITE", "Chatty")  # the root suite, committed when the run started
+
+
+CHILDREN_LIBRARY = '''\
+from pathlib import Path
+
+
+def log_child_processes():
+    """Robot's child processes now, by name: the writer process is one of them, if any."""
+    names = []
+    for task in Path("/proc/self/task").iterdir():
+        for pid in (task / "children").read_text().split():
+            names.append(Path(f"/proc/{pid}/comm").read_text().strip())
+    print("children: " + (" ".join(sorted(names)) or "none"))
+'''
+
+
+@pytest.mark.skipif(not Path("/proc/self/task").is_dir() or len(os.sched_getaffinity(0)) < 2,
+                    reason="needs Linux's /proc and two CPUs to tell one-CPU runs apart")
+@pytest.mark.parametrize(("cpus", "option", "writer_process"), [
+    (1, "", False), (1, ":writer=process", True), (2, "", True)])
+def test_the_writer_process_runs_only_where_robot_has_a_second_cpu(
+        tmp_path: Path, cpus: int, option: str, writer_process: bool) -> None:
+    """On one CPU a writer process could only take turns with robot: the listener writes
+    in-process there unless told writer=process; the run is the same either way."""
+    (tmp_path / "Children.py").write_text(CHILDREN_LIBRARY)
+    suite = tmp_path / "cpus.robot"
+    suite.write_text("*** Settings ***\nLibrary    Children.py\n\n*** Test Cases ***\n"
+                     "Count\n    Log Child Processes\n")
+    db = tmp_path / "store.sqlite3"
+    allowed = sorted(os.sched_getaffinity(0))[:cpus]
+    done = subprocess.run(
+        [sys.executable, "-m", "robot", "--output", "NONE", "--log", "NONE", "--report", "NONE",
+         "--console", "none", "--pythonpath", str(tmp_path),
+         "--listener", f"rf_log_listener:db={db}{option}", str(suite)],
+        cwd=tmp_path, capture_output=True, text=True, timeout=300, check=False,
+        preexec_fn=lambda: os.sched_setaffinity(0, allowed))
+    assert done.returncode == 0, done.stderr
+    conn = open_store(db)
+    [text] = [row[0] for row in conn.execute("SELECT text FROM messages")]
+    assert text.startswith("children: ")
+    assert (text != "children: none") == writer_process, text
+    assert conn.execute("SELECT status, total, passed FROM runs").fetchall() == [("complete", 1, 1)]
