@@ -5,8 +5,9 @@
     python benchmarks/listener_bench.py --fixed --rounds 20 [--one-core]
 
 --fixed: the cost a developer re-running one test pays every time: a one-test suite (one
-``Log``) without the listener, with it, and with it and ``writer=spawn``, paired, wall and
-CPU of robot's process (the writer is not robot's waited child and is not counted);
+``Log``) without the listener, with it (by default written in robot's process), with
+``writer=process`` and with ``writer=spawn`` (a writer process from the start), paired,
+wall and CPU of robot's process (the writer is not robot's waited child and is not counted);
 --one-core runs every robot under ``taskset -c 0``. Target (issue #19): <= 1.05x plain
 robot's wall.
 
@@ -88,9 +89,11 @@ def _fixed_cost(rounds: int) -> int:
         suite = folder / "one.robot"
         suite.write_text("*** Test Cases ***\nOne\n    Log    hello\n")
         db = folder / "store.sqlite3"
-        variants = {  # the writer forked from robot (the default on Linux), or a new interpreter
+        variants = {  # the default (written in robot's process: a short run is never handed
+            # over), the writer process from the start as a fork of robot's, or a new interpreter
             "plain robot": (),
             "robot + listener": ("--listener", f"rf_log_listener:db={db}"),
+            "  writer=process": ("--listener", f"rf_log_listener:db={db}:writer=process"),
             "  writer=spawn": ("--listener", f"rf_log_listener:db={db}:writer=spawn"),
         }
         for extra in variants.values():  # warm-up: page cache, the store's schema

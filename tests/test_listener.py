@@ -19,19 +19,23 @@ from fixtures.generate import VERSIONS, _suite_dir, venv_python
 from oracle import dump_store
 
 from rf_log_listener.importers import import_result
+from rf_log_listener.listener import ENV_HAND_OVER
 from rf_log_listener.store import open_store
 from rf_log_mcp import service
 
 
-def robot(*args: str, cwd: Path, wait: bool = True, version: str = "") -> Any:
+def robot(*args: str, cwd: Path, wait: bool = True, version: str = "",
+          env: dict[str, str] | None = None) -> Any:
     """Run robot from this venv, or (``version``) from that RF version's fixture venv with
-    only this checkout's capture side added to its path."""
-    python, env = sys.executable, None
+    only this checkout's capture side added to its path; ``env``: variables added."""
+    python = sys.executable
+    env = {**os.environ, **env} if env else None
     if version:
         found = venv_python(version)
         if found is None:
             pytest.skip(f"no venv for RF {version}: python tests/fixtures/generate.py --venvs-only {version}")
-        python, env = str(found), {**os.environ, "PYTHONPATH": str(Path(__file__).parents[1] / "src")}
+        python, env = str(found), {**(env or os.environ),
+                                   "PYTHONPATH": str(Path(__file__).parents[1] / "src")}
     command = [python, "-m", "robot", "--log", "NONE", "--report", "NONE", "--console", "none", *args]
     if not wait:
         return subprocess.Popen(command, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
@@ -71,15 +75,18 @@ def _without_flattened(dump: dict, flattened_kw: str) -> dict:
     }
 
 
-# process: the writer forked from robot (Linux); spawn: a fresh interpreter; inline: none
+# process: the writer forked from robot (Linux); spawn: a fresh interpreter; inline: none;
+# auto (the default): in robot's process, handed over to a writer process as soon as one is
+# ready (the threshold 0 instead of HAND_OVER_AFTER_S: mid-run, whatever the machine's speed)
 @pytest.mark.parametrize(("output", "writer"), [("output.xml", "process"), ("output.json", "process"),
-                                               ("output.xml", "spawn"), ("output.xml", "inline")])
+                                               ("output.xml", "spawn"), ("output.xml", "inline"),
+                                               ("output.xml", "auto"), ("output.json", "auto")])
 def test_live_capture_equals_the_import_of_the_same_run(tmp_path: Path, fixture_suite: Path,
                                                         output: str, writer: str) -> None:
     db = tmp_path / "live.sqlite3"
     done = robot("--listener", f"rf_log_listener:db={db}:writer={writer}", "--loglevel", "DEBUG",
-                 "--output",
-                 str(tmp_path / output), str(fixture_suite), cwd=tmp_path)
+                 "--output", str(tmp_path / output), str(fixture_suite), cwd=tmp_path,
+                 env={ENV_HAND_OVER: "0"})
     assert done.returncode == 11, done.stderr  # 11 failed tests, on purpose
     assert "rf_log_listener" not in done.stderr  # no warnings from the capture
     conn = open_store(db)
@@ -573,11 +580,14 @@ from pathlib import Path
 
 
 def log_child_processes():
-    """Robot's child processes now, by name: the writer process is one of them, if any."""
+    """Robot's child processes now, by name, "(store)" after those that have a store open:
+    the writer process is one of them, if any, and has the store open once it writes."""
     names = []
     for task in Path("/proc/self/task").iterdir():
         for pid in (task / "children").read_text().split():
-            names.append(Path(f"/proc/{pid}/comm").read_text().strip())
+            files = [str(fd.readlink()) for fd in Path(f"/proc/{pid}/fd").iterdir()]
+            store = any(name.endswith(".sqlite3") for name in files)
+            names.append(Path(f"/proc/{pid}/comm").read_text().strip() + ("(store)" if store else ""))
     print("children: " + (" ".join(sorted(names)) or "none"))
 '''
 
@@ -585,11 +595,12 @@ def log_child_processes():
 @pytest.mark.skipif(not Path("/proc/self/task").is_dir() or len(os.sched_getaffinity(0)) < 2,
                     reason="needs Linux's /proc and two CPUs to tell one-CPU runs apart")
 @pytest.mark.parametrize(("cpus", "option", "writer_process"), [
-    (1, "", False), (1, ":writer=process", True), (2, "", True)])
-def test_the_writer_process_runs_only_where_robot_has_a_second_cpu(
+    (1, "", False), (1, ":writer=process", True), (2, "", False), (2, ":writer=process", True)])
+def test_a_short_run_or_one_cpu_is_written_in_robots_process(
         tmp_path: Path, cpus: int, option: str, writer_process: bool) -> None:
-    """On one CPU a writer process could only take turns with robot: the listener writes
-    in-process there unless told writer=process; the run is the same either way."""
+    """A one-test suite costs less to write in place than to hand to a writer process, and
+    on one CPU a writer process could only take turns with robot: no process unless told
+    writer=process; the run is the same either way."""
     (tmp_path / "Children.py").write_text(CHILDREN_LIBRARY)
     suite = tmp_path / "cpus.robot"
     suite.write_text("*** Settings ***\nLibrary    Children.py\n\n*** Test Cases ***\n"
@@ -601,6 +612,7 @@ def test_the_writer_process_runs_only_where_robot_has_a_second_cpu(
          "--console", "none", "--pythonpath", str(tmp_path),
          "--listener", f"rf_log_listener:db={db}{option}", str(suite)],
         cwd=tmp_path, capture_output=True, text=True, timeout=300, check=False,
+        env={k: v for k, v in os.environ.items() if k != ENV_HAND_OVER},  # the default threshold
         preexec_fn=lambda: os.sched_setaffinity(0, allowed))
     assert done.returncode == 0, done.stderr
     conn = open_store(db)
@@ -608,3 +620,38 @@ def test_the_writer_process_runs_only_where_robot_has_a_second_cpu(
     assert text.startswith("children: ")
     assert (text != "children: none") == writer_process, text
     assert conn.execute("SELECT status, total, passed FROM runs").fetchall() == [("complete", 1, 1)]
+
+
+@pytest.mark.skipif(not Path("/proc/self/task").is_dir() or len(os.sched_getaffinity(0)) < 2,
+                    reason="needs Linux's /proc and two CPUs")
+def test_a_run_that_proves_big_is_handed_over_to_a_writer_process_mid_run(tmp_path: Path) -> None:
+    """Written in robot's process first, the run goes to a writer process when writing it
+    has cost robot HAND_OVER_AFTER_S (here 10 ms); the process takes the writer's state as
+    it stands (open suite, test and loop, counters, secrets) and the stored run equals the
+    output file robot wrote, messages and secrets included. (The sleep gives the ticker
+    three flushes: one starts the process, a later one hands over once it is ready.)"""
+    (tmp_path / "Children.py").write_text(CHILDREN_LIBRARY)
+    suite = tmp_path / "big.robot"
+    suite.write_text(
+        "*** Settings ***\nLibrary    Children.py\n\n*** Variables ***\n${PASSWORD}    hunter2\n\n"
+        "*** Test Cases ***\nBefore\n    Log    the password is ${PASSWORD}\n"
+        "Big\n    FOR    ${i}    IN RANGE    400\n        Log    row ${i}\n"
+        "        IF    ${i} == 200    Sleep    2s\n    END\n    Log Child Processes\n"
+        "    Should Be Equal    ${1}    ${2}\nAfter\n    Log    ${PASSWORD} once more\n")
+    db = tmp_path / "live.sqlite3"
+    done = robot("--listener", f"rf_log_listener:db={db}", "--loglevel", "DEBUG", "--pythonpath",
+                 str(tmp_path), "--output", str(tmp_path / "output.xml"), str(suite),
+                 cwd=tmp_path, env={ENV_HAND_OVER: "0.01"})
+    assert done.returncode == 1, done.stderr
+    assert "rf_log_listener" not in done.stderr
+    conn = open_store(db)
+    [children] = [row[0] for row in conn.execute(
+        "SELECT text FROM messages WHERE text LIKE 'children: %'")]
+    assert children.endswith("(store)"), children  # the writer process took over mid-test
+    live = dump_store(conn, 1)
+    imported = import_result(open_store(tmp_path / "imported.sqlite3"), tmp_path / "output.xml",
+                             stable_window=0)
+    assert live == dump_store(open_store(tmp_path / "imported.sqlite3"), imported.run_id)
+    assert conn.execute("SELECT status, total, failed FROM runs").fetchall() == [("complete", 3, 1)]
+    answer = service.search_messages(conn, "once more", run_id=1)
+    assert [hit.text for hit in answer.hits] == ["*** once more"] and answer.masked_values == 1

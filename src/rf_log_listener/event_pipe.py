@@ -4,13 +4,14 @@ Inside robot the listener hands an :class:`EventBatcher` its events (nodes and m
 through ``extend``, run errors, then flush, end_run), which only collects them.
 :func:`apply_batch` replays them into the one :class:`RunWriter`, which computes ids,
 positions, aggregates and rows: in a writer process (:class:`EventForwarder` ships batches
-over a pipe to ``writer_process.py``), or in robot's own process when that process cannot
-start (:class:`LocalEvents`). Either way robot pays for little more than collecting the values.
+over a pipe to ``writer_process.py``), or in robot's own process (:class:`LocalEvents`)
+until a writer process takes the run over, or when none can run beside robot.
 """
 
 from __future__ import annotations
 
 import marshal
+import pickle
 from datetime import datetime
 from typing import Any
 
@@ -118,7 +119,7 @@ def _marshallable(value: Any) -> Any:
 
 
 class LocalEvents(EventBatcher):
-    """Applies batches to a RunWriter in this process (no writer process)."""
+    """Applies batches to a RunWriter in this process (no writer process, or none yet)."""
 
     def __init__(self, writer: RunWriter, run_id: int) -> None:
         super().__init__(run_id)
@@ -127,6 +128,21 @@ class LocalEvents(EventBatcher):
 
     def flush(self) -> None:
         apply_batch(self.writer, self.stack, self._take())
+
+    def hand_over(self, pipe: FramedPipe, db: str) -> EventForwarder:
+        """Give the run to the writer process at the other end of ``pipe``: the writer's
+        whole state (its open nodes, counters, secrets: everything but its store
+        connection) goes over as it stands after a flush, and the writer process goes on
+        from there (``writer_process.serve``). This object is spent afterwards."""
+        assert not self._events, "hand over right after a flush"
+        writer = self.writer
+        sink, writer.sink = writer.sink, None  # a connection stays with its process
+        try:
+            state = pickle.dumps((writer, self.stack), protocol=pickle.HIGHEST_PROTOCOL)
+        finally:
+            writer.sink = sink
+        pipe.send_bytes(marshal.dumps(("resume", db, self.run_id, state)))
+        return EventForwarder(pipe, self.run_id)
 
     heartbeat = flush  # a commit refreshes the heartbeat
 
@@ -184,10 +200,11 @@ def _iso(stamp: bytes | str | None) -> str | None:
     return datetime(stamp).isoformat() if type(stamp) is bytes else stamp  # type: ignore[call-overload]
 
 
-def apply_events(pipe: FramedPipe, writer: RunWriter) -> bool:
-    """Replay batches from ``pipe`` into ``writer`` until the run ends (True: robot has its
-    acknowledgement) or the pipe closes."""
-    stack: list[Node] = []
+def apply_events(pipe: FramedPipe, writer: RunWriter, stack: list[Node] | None = None) -> bool:
+    """Replay batches from ``pipe`` into ``writer`` (whose open nodes are ``stack``, when
+    it was handed over mid-run) until the run ends (True: robot has its acknowledgement)
+    or the pipe closes."""
+    stack = [] if stack is None else stack
     while True:
         try:
             message = marshal.loads(pipe.recv_bytes())

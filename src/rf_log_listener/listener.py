@@ -19,6 +19,7 @@ import hashlib
 import marshal
 import os
 import re
+import select
 import signal
 import sqlite3
 import subprocess
@@ -47,7 +48,7 @@ from .rows import SqliteRowSink
 from .run_context import ci_context, pabot_group
 from .store import open_store
 from .writer import RunWriter
-from .writer_process import WRITER_WARNED, ForkedWriter, fork_writer
+from .writer_process import READY, WRITER_WARNED, ForkedWriter, fork_writer, why
 
 FLUSH_EVERY_S = 0.5
 # ... or sooner, after this many pending items (about 2,000 events): small batches keep the
@@ -55,6 +56,21 @@ FLUSH_EVERY_S = 0.5
 # events die young, before Python's garbage collector has to look at them twice.
 FLUSH_ITEMS = 12_000
 HEARTBEAT_EVERY_S = 5.0
+# A writer process takes the run over once writing it in robot's process has taken this long:
+# a short run is cheaper to write in place than to hand to another process (a one-test
+# suite: 1.11x plain robot's wall in-process, 1.16-1.18x with a writer process from the
+# start), a big one cheaper to hand over (20,000 keywords at TRACE on two cores: 1.09x
+# against 1.22x in-process).
+HAND_OVER_AFTER_S = 0.05
+HAND_OVER_POLL_S = 0.02  # how often the ticker looks whether that process is ready
+ENV_HAND_OVER = "RF_LOG_MCP_HAND_OVER_AFTER_S"  # another threshold (0: at the first flush)
+
+
+def _hand_over_after() -> float:
+    try:
+        return max(0.0, float(os.environ.get(ENV_HAND_OVER, HAND_OVER_AFTER_S)))
+    except ValueError:
+        return HAND_OVER_AFTER_S
 
 
 def _alarm_maskers() -> tuple[Callable[[], bool], Callable[[], None]]:
@@ -104,7 +120,7 @@ def _guarded(method: Callable[..., None]) -> Callable[..., None]:
         try:
             method(self, first, second)
         except Exception as exc:  # never fail a test because of the capture
-            self._disable(f"{type(exc).__name__}: {exc}")
+            self._disable_for(exc)
         finally:
             lock.release()
             if held:
@@ -117,6 +133,15 @@ def _guarded(method: Callable[..., None]) -> Callable[..., None]:
 
 
 _ANOTHER_OPTION = re.compile(r"[;:,](db|label|writer)=")
+
+
+def _default_writer() -> str:
+    """In-process, handed over to a writer process when the run proves big, where a second
+    process can run beside robot and its readiness can be polled (a pipe ``select`` can
+    wait on); a process from the start elsewhere."""
+    if _one_cpu():
+        return "inline"
+    return "auto" if os.name == "posix" else "process"
 
 
 def _one_cpu() -> bool:
@@ -183,18 +208,26 @@ class rf_log_listener:
         unknown = [option for option in options if "=" not in option]
         self.db: str | None = settings.get("db")
         self.label: str | None = settings.get("label")
-        # writer=inline keeps the writer in robot's process (no child process at all);
-        # writer=spawn starts it as a fresh interpreter, never as a fork of robot's process;
-        # writer=process: a process even where robot may use one CPU only, which by default
-        # writes in-process (a second process there only takes turns with robot).
-        writer = settings.get("writer") or ("inline" if _one_cpu() else "process")
-        self.inline, self.spawn = writer == "inline", writer == "spawn"
+        # By default the run is written in robot's process until writing has cost robot
+        # HAND_OVER_AFTER_S; then a writer process (a fresh interpreter) takes it over and
+        # robot only packs events. writer=inline never hands over (nor does a robot that may
+        # use one CPU only: a second process there only takes turns with robot);
+        # writer=process starts the writer process at once (a fork of robot's process where
+        # that is safe), writer=spawn starts it at once as a fresh interpreter.
+        writer = settings.get("writer")
+        if writer in (None, "", "auto"):
+            writer = _default_writer()
+        self.inline, self.spawn = writer in ("inline", "auto"), writer == "spawn"
+        self._hand_over = writer == "auto"
+        self._inline_seconds = 0.0  # how long writing in robot's process has taken so far
+        self._hand_over_after = _hand_over_after()
         self._lock = threading.Lock()
         self._disabled = False
         self._events_out: EventBatcher | None = None
         self._nodes = OpenNodes(list().extend)  # _events_out's extend, once the run starts
         self._sink: SqliteRowSink | None = None  # only when rows are written in-process
         self._conn: sqlite3.Connection | None = None
+        self._db_path = self.db or ""  # the store's file, once it is open
         self._process: subprocess.Popen[bytes] | ForkedWriter | None = None
         self._pipe: FramedPipe | None = None
         self._last_flush = self._last_beat = time.monotonic()
@@ -251,6 +284,7 @@ class rf_log_listener:
         # fails here, at once, if the store is unusable; a damaged one is set aside
         self._conn = conn = open_store(self.db, on_corrupt=lambda moved: _warn(
             f"the store was damaged and was moved to {moved}; this run goes to a new store"))
+        self._db_path = conn.execute("PRAGMA database_list").fetchone()[2]
         local = SqliteRowSink(conn, replace_nodes=True)
         output_dir = _output_dir()
         info = RunInfo(origin="listener", generator=get_full_version("Robot"),
@@ -258,7 +292,7 @@ class rf_log_listener:
                        output_dir=output_dir, ci=ci_context(),
                        run_group=pabot_group(_variable, output_dir))
         run_id = local.begin_run(info)
-        forwarder = None if self.inline else self._writer_process(conn, run_id, info.generator or "")
+        forwarder = None if self.inline else self._writer_process(run_id, info.generator or "")
         if forwarder is not None:
             self._events_out = forwarder
         else:
@@ -483,28 +517,33 @@ class rf_log_listener:
         if not self.spawn and (forked := fork_writer()) is not None:
             self._process, self._pipe = forked
             return
+        self._spawn_writer(ready=False)
+
+    def _spawn_writer(self, ready: bool) -> bool:
+        """Start ``python -m rf_log_listener.writer_process`` (``ready``: it says when it has
+        imported what it needs); False when it cannot start (robot writes in-process)."""
         package_root = str(Path(__file__).resolve().parent.parent)
         env = {**os.environ, "PYTHONPATH": os.pathsep.join(
             p for p in (package_root, os.environ.get("PYTHONPATH")) if p)}
         try:
             self._process = subprocess.Popen(
-                [sys.executable, "-m", "rf_log_listener.writer_process"],
+                [sys.executable, "-m", "rf_log_listener.writer_process", *([READY] if ready else [])],
                 stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env, bufsize=1 << 16,
             )
         except OSError as exc:
             _warn(f"writing in-process (no writer process: {exc})")
-            return
+            return False
         assert self._process.stdin is not None and self._process.stdout is not None
         self._pipe = FramedPipe(self._process.stdout, self._process.stdin)
+        return True
 
-    def _writer_process(self, conn: sqlite3.Connection, run_id: int, generator: str) -> EventForwarder | None:
+    def _writer_process(self, run_id: int, generator: str) -> EventForwarder | None:
         """The writer process, told which run to write; None (all is done in-process) when
         there is none."""
         if self._pipe is None:
             return None
-        db_path = conn.execute("PRAGMA database_list").fetchone()[2]
         try:
-            self._pipe.send_bytes(marshal.dumps(("run", db_path, run_id, generator)))
+            self._pipe.send_bytes(marshal.dumps(("run", self._db_path, run_id, generator)))
         except OSError as exc:  # it died before the run began
             _warn(f"writing in-process (the writer process ended: {exc})")
             self._pipe = None
@@ -512,22 +551,87 @@ class rf_log_listener:
         return EventForwarder(self._pipe, run_id)
 
     def _flush(self) -> None:
-        assert self._events_out is not None
-        self._events_out.flush()
+        out = self._events_out
+        assert out is not None
+        if self._hand_over and isinstance(out, LocalEvents):
+            started = time.perf_counter()
+            out.flush()
+            self._inline_seconds += time.perf_counter() - started
+            if self._inline_seconds >= self._hand_over_after:
+                self._hand_over_to_process(out)
+        else:
+            out.flush()
         self._last_flush = time.monotonic()
+
+    def _hand_over_to_process(self, local: LocalEvents) -> None:
+        """Writing in robot's process has cost HAND_OVER_AFTER_S: start a writer process
+        (once), and when it is ready give it the run (at a flush, by whichever thread holds
+        the listener's lock). Robot goes on writing in-process meanwhile; if the process
+        cannot start or dies first, it writes in-process to the end."""
+        if self._pipe is None:
+            if not self._spawn_writer(ready=True):
+                self._hand_over = False
+            return
+        if not self._writer_ready():
+            return  # still starting
+        try:
+            if marshal.loads(self._pipe.recv_bytes()) != "ready":
+                raise EOFError
+            forwarder = local.hand_over(self._pipe, self._db_path)
+        except Exception:  # it died, or a value in the writer's state cannot be pickled:
+            # robot keeps writing the run itself, as it did until now (nothing was lost)
+            self._hand_over = False
+            self._pipe.close()
+            self._pipe = None
+            return
+        self._hand_over = False
+        self._events_out = forwarder
+        self._nodes.extend = forwarder.extend
+        self._sink = None  # robot's connection only records the output file from now on
 
     def _tick(self) -> None:
         """Every half second: on RF 7.2+ read what robot has run since the last look; send
         what waits while robot is busy elsewhere (a long keyword, a sleep); keep the
         heartbeat fresh, so readers can tell a live run from a dead one."""
-        self._last_beat = time.monotonic()
+        self._last_beat = now = time.monotonic()
         seen = -1
-        while not self._stop.wait(FLUSH_EVERY_S):
-            events, seen = seen, self._events
-            # RF 7.0/7.1: only while robot is quiet (no listener call since the previous
-            # tick); when it is busy its own events flush, and a flush from here would
-            # contend with it for the GIL.
-            self.tick(quiet=events == seen or self._follows)
+        due = now + FLUSH_EVERY_S
+        while True:
+            # While a writer process is starting, look often whether it is ready: until it
+            # takes the run over, robot writes it itself.
+            waiting = self._hand_over and self._pipe is not None
+            if self._stop.wait(max(0.0, min(due, now + HAND_OVER_POLL_S) - now if waiting
+                                   else due - now)):
+                return
+            now = time.monotonic()
+            if waiting:
+                self._hand_over_when_ready()
+            if now >= due:
+                due = now + FLUSH_EVERY_S
+                events, seen = seen, self._events
+                # RF 7.0/7.1: only while robot is quiet (no listener call since the previous
+                # tick); when it is busy its own events flush, and a flush from here would
+                # contend with it for the GIL.
+                self.tick(quiet=events == seen or self._follows)
+
+    def _hand_over_when_ready(self) -> None:
+        """From the ticker: hand the run over as soon as the writer process is ready."""
+        if not self._lock.acquire(blocking=False):
+            return  # robot is in a listener method; it looks itself at its next flush
+        try:
+            out = self._events_out
+            if not self._disabled and not self._ended and isinstance(out, LocalEvents) \
+                    and self._hand_over and self._writer_ready():
+                out.flush()  # what waits is written here first
+                self._hand_over_to_process(out)
+        except Exception as exc:
+            self._disable_for(exc)
+        finally:
+            self._lock.release()
+
+    def _writer_ready(self) -> bool:
+        """The writer process started for a hand-over has said it is ready (or died)."""
+        return self._pipe is not None and bool(select.select([self._pipe.inp], [], [], 0)[0])
 
     def tick(self, quiet: bool = True) -> None:
         """One look of the ticker: it may run at any moment of robot's own thread (see
@@ -548,9 +652,17 @@ class rf_log_listener:
                 self._events_out.heartbeat()
                 self._last_beat = now
         except Exception as exc:
-            self._disable(f"{type(exc).__name__}: {exc}")
+            self._disable_for(exc)
         finally:
             self._lock.release()
+
+    def _disable_for(self, exc: Exception) -> None:
+        """Stop capturing because of ``exc``; a store that cannot be written is named (it is
+        written in robot's process until a writer process takes the run over)."""
+        if isinstance(exc, sqlite3.Error):
+            self._disable(f"{why(exc, self._db_path)}. What was committed before is kept.")
+        else:
+            self._disable(f"{type(exc).__name__}: {exc}")
 
     def _disable(self, reason: str) -> None:
         if self._disabled:

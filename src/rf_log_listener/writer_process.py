@@ -21,6 +21,7 @@ import contextlib
 import gc
 import marshal
 import os
+import pickle
 import signal
 import sqlite3
 import subprocess
@@ -37,38 +38,55 @@ from .writer import RunWriter
 WRITER_WARNED = 3  # exit code: the writer printed why it stopped; the listener adds nothing
 
 
+READY = "--ready"  # argument: say so (one frame) once imported, before the run is sent
+
+
 def main() -> int:
     out = os.fdopen(os.dup(sys.stdout.fileno()), "wb")
     sys.stdout = sys.stderr  # the real stdout carries frames
-    return serve(FramedPipe(sys.stdin.buffer, out))
+    pipe = FramedPipe(sys.stdin.buffer, out)
+    if READY in sys.argv[1:]:
+        try:
+            pipe.send_bytes(marshal.dumps("ready"))
+        except BrokenPipeError:
+            return 0  # robot wrote the run itself and is gone
+    return serve(pipe)
 
 
 def serve(pipe: FramedPipe) -> int:
-    """Write the run robot sends over ``pipe``; the exit code."""
-    try:  # started while robot parses the suite: the run comes as the first frame
-        _, db, run_id, generator = marshal.loads(pipe.recv_bytes())
+    """Write the run robot sends over ``pipe``; the exit code. The first frame says which
+    run: one to write from its start ("run": the store, the run id, the generator), or one
+    robot began writing itself and hands over ("resume": the store, the run id, the
+    writer's state, see ``event_pipe.LocalEvents.hand_over``)."""
+    try:  # started while robot parses the suite (or runs it): the run comes as the first frame
+        kind, db, run_id, detail = marshal.loads(pipe.recv_bytes())
     except EOFError:
-        return 0  # robot ended before a run began (a parse error, --help)
+        return 0  # robot ended before a run began (a parse error, --help), or wrote it itself
     try:
         conn = open_store(db)
         try:
             sink = SqliteRowSink(conn, replace_nodes=True)
             sink.attach(run_id)
-            writer = RunWriter(sink, live=True, batch_rows=10_000)
-            writer.attach_run(run_id, generator)
-            if apply_events(pipe, writer):
+            stack = None
+            if kind == "resume":
+                writer, stack = pickle.loads(detail)
+                writer.sink = sink
+            else:
+                writer = RunWriter(sink, live=True, batch_rows=10_000)
+                writer.attach_run(run_id, detail)
+            if apply_events(pipe, writer, stack):
                 _outlive_robot(pipe)
         finally:
             conn.close()
     except Exception as exc:  # a full disk, a store gone read-only: one clear line on robot's console
-        sys.stderr.write(f"[ WARN ] rf_log_listener: capture stopped, the run goes on: {_why(exc, db)}."
+        sys.stderr.write(f"[ WARN ] rf_log_listener: capture stopped, the run goes on: {why(exc, db)}."
                          " What was committed before is kept.\n")
         sys.stderr.flush()
         return WRITER_WARNED
     return 0
 
 
-def _why(exc: Exception, db: str) -> str:
+def why(exc: Exception, db: str) -> str:
     """What stopped the writer, blaming the disk only when SQLite says it is the disk."""
     reason = getattr(exc, "message", None) or f"{type(exc).__name__}: {exc}"
     if isinstance(exc, sqlite3.OperationalError) and any(
