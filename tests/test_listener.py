@@ -4,6 +4,7 @@ concurrent runs, a store that cannot be written, --output NONE."""
 from __future__ import annotations
 
 import os
+import pickle
 import resource
 import signal
 import sqlite3
@@ -655,3 +656,39 @@ def test_a_run_that_proves_big_is_handed_over_to_a_writer_process_mid_run(tmp_pa
     assert conn.execute("SELECT status, total, failed FROM runs").fetchall() == [("complete", 3, 1)]
     answer = service.search_messages(conn, "once more", run_id=1)
     assert [hit.text for hit in answer.hits] == ["*** once more"] and answer.masked_values == 1
+
+
+def test_a_writer_state_a_fresh_process_could_not_read_is_not_handed_over(tmp_path: Path) -> None:
+    """An open node holding an object of a test library's own type (which the writer process
+    would have to import to read the state) stops the hand-over before anything is sent;
+    robot's process keeps the writer, its store connection and the run, and ends the run."""
+    from fractions import Fraction
+
+    from rf_log_listener import events as ev
+    from rf_log_listener.event_pipe import MESSAGE, OPEN, LocalEvents
+    from rf_log_listener.events import RunEnd, RunInfo
+    from rf_log_listener.row_pipe import FramedPipe
+    from rf_log_listener.rows import SqliteRowSink
+    from rf_log_listener.writer import RunWriter
+
+    conn = open_store(tmp_path / "store.sqlite3")
+    sink = SqliteRowSink(conn, replace_nodes=True)
+    run_id = sink.begin_run(RunInfo(origin="listener", generator="Robot 7.5"))
+    writer = RunWriter(sink, live=True)
+    writer.attach_run(run_id, "Robot 7.5")
+    local = LocalEvents(writer, run_id)
+    local.extend((OPEN, ev.SUITE, "suite", "Suite", None, None, None, None,
+                  OPEN, ev.TEST, "test", "Test", None, None, None, None,
+                  OPEN, ev.KEYWORD, "kw", "Keep", "Lib", [Fraction(1, 3)], None, None,
+                  MESSAGE, "INFO", "kept", False, "2026-12-01T00:00:00"))
+    local.flush()
+    read_end, write_end = os.pipe()
+    pipe = FramedPipe(os.fdopen(read_end, "rb"), os.fdopen(write_end, "wb"))
+    with pytest.raises(pickle.PicklingError, match="fractions"):
+        local.hand_over(pipe, str(tmp_path / "store.sqlite3"))
+    pipe.out.close()
+    assert pipe.inp.read() == b""  # nothing went to the writer process
+    assert writer.sink is sink
+    local.end_run(RunEnd(complete=True))
+    assert conn.execute("SELECT status FROM runs").fetchone() == ("complete",)
+    assert [row[0] for row in conn.execute("SELECT text FROM messages")] == ["kept"]

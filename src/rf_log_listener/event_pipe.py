@@ -10,6 +10,7 @@ until a writer process takes the run over, or when none can run beside robot.
 
 from __future__ import annotations
 
+import io
 import marshal
 import pickle
 from datetime import datetime
@@ -137,11 +138,12 @@ class LocalEvents(EventBatcher):
         assert not self._events, "hand over right after a flush"
         writer = self.writer
         sink, writer.sink = writer.sink, None  # a connection stays with its process
+        state = io.BytesIO()
         try:
-            state = pickle.dumps((writer, self.stack), protocol=pickle.HIGHEST_PROTOCOL)
+            _StatePickler(state, protocol=pickle.HIGHEST_PROTOCOL).dump((writer, self.stack))
         finally:
             writer.sink = sink
-        pipe.send_bytes(marshal.dumps(("resume", db, self.run_id, state)))
+        pipe.send_bytes(marshal.dumps(("resume", db, self.run_id, state.getvalue())))
         return EventForwarder(pipe, self.run_id)
 
     heartbeat = flush  # a commit refreshes the heartbeat
@@ -149,6 +151,21 @@ class LocalEvents(EventBatcher):
     def end_run(self, end: RunEnd) -> None:
         apply_batch(self.writer, self.stack, self._take(), flush=False)
         self.writer.end_run(end)
+
+
+# What the writer's state may be made of: the writer process imports nothing else to read it
+# (a value of a test library's own type would need that library on its path).
+_STATE_MODULES = frozenset({"rf_log_listener", "builtins", "re", "datetime", "collections"})
+
+
+class _StatePickler(pickle.Pickler):
+    """Refuses an object of any other module's type (PicklingError: robot keeps writing)."""
+
+    def reducer_override(self, obj: Any) -> Any:
+        module = obj.__module__ if isinstance(obj, type) else type(obj).__module__
+        if module.partition(".")[0] not in _STATE_MODULES:
+            raise pickle.PicklingError(f"the writer's state holds a {module} object")
+        return NotImplemented
 
 
 def apply_batch(writer: RunWriter, stack: list[Node], events: list[Any],
