@@ -1,12 +1,16 @@
-"""A live run's writer, in a process of its own: forked from robot, or
-``python -m rf_log_listener.writer_process``.
+"""A live run's writer, in a process of its own: ``python -m rf_log_listener.writer_process``,
+or forked from robot.
 
-It is started early, when robot loads the listener. On Linux, while robot has no other
-thread, it is a fork of robot's process (:func:`fork_writer`): ready in a few milliseconds,
-with these modules already loaded. A fresh interpreter (and these imports) takes 50-80 ms,
-longer than robot takes to run a one-test suite after loading the listener, and robot then
-waited for it at the end of the run; it is still used elsewhere, or with the listener's
-``writer=spawn``. Either way the run (store, id, generator) arrives as the first frame.
+By default robot writes a run itself first and starts this process (a fresh interpreter,
+``--ready``: it says when it has imported what it needs) only once writing has cost robot
+the listener's HAND_OVER_AFTER_S; the run then arrives as a "resume" frame with the
+writer's whole state (``event_pipe.LocalEvents.hand_over``), and this process goes on from
+there. A short run is never handed over: for a one-test suite any second process costs
+robot more than the writing. With the listener's ``writer=process`` it is started when
+robot loads the listener, on Linux while robot has no other thread as a fork of robot's
+process (:func:`fork_writer`: ready in a few milliseconds, these modules already loaded),
+else (``writer=spawn``, other systems) as a fresh interpreter; the run (store, id,
+generator) arrives as a "run" frame.
 
 The listener packs robot's events and sends them here (``event_pipe.py``); this process
 runs the one :class:`RunWriter` and does the SQLite work (rows, full-text index, commits) on
