@@ -600,8 +600,8 @@ class rf_log_listener:
             # While a writer process is starting, look often whether it is ready: until it
             # takes the run over, robot writes it itself.
             waiting = self._hand_over and self._pipe is not None
-            if self._stop.wait(max(0.0, min(due, now + HAND_OVER_POLL_S) - now if waiting
-                                   else due - now)):
+            timeout = max(0.0, due - now)
+            if self._stop.wait(min(timeout, HAND_OVER_POLL_S) if waiting else timeout):
                 return
             now = time.monotonic()
             if waiting:
@@ -619,11 +619,8 @@ class rf_log_listener:
         if not self._lock.acquire(blocking=False):
             return  # robot is in a listener method; it looks itself at its next flush
         try:
-            out = self._events_out
-            if not self._disabled and not self._ended and isinstance(out, LocalEvents) \
-                    and self._hand_over and self._writer_ready():
-                out.flush()  # what waits is written here first
-                self._hand_over_to_process(out)
+            if not self._disabled and not self._ended and self._hand_over and self._writer_ready():
+                self._flush()  # what waits is written here first, then the run goes over
         except Exception as exc:
             self._disable_for(exc)
         finally:

@@ -21,11 +21,10 @@ class Answer(dict):  # type: ignore[type-arg]
     Answers too, so ``answer.summary.totals.failed`` reads like the model. A field named
     like a dict method (``values``: DICT_NAMED_FIELDS) is read by key."""
 
+    # get_attachment's image, sent beside the JSON; unset it reads None (``__getattr__``),
+    # so the many nested Answers of a page cost no __init__ call
     __slots__ = ("_image",)
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self._image: bytes | None = None  # get_attachment's image, sent beside the JSON
+    _image: bytes | None
 
     def __getattr__(self, name: str) -> Any:
         if name.startswith("__"):  # copy/pickle protocols ask for these
