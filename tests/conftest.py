@@ -96,3 +96,35 @@ def conn(db_path: Path) -> Iterator[sqlite3.Connection]:
 def anyio_backend() -> str:
     """The MCP client tests run on asyncio (the SDK's stdio transport)."""
     return "asyncio"
+
+
+@pytest.fixture(scope="session")
+def pg_server() -> Iterator[Any]:
+    """A real PostgreSQL server for the session (tests/pg_server.py). Where the machine has
+    none the PostgreSQL tests skip, saying so; CI sets RF_LOG_MCP_REQUIRE_POSTGRES=1 (its
+    script installs the server), and there a missing server fails them instead."""
+    from pg_server import PgServer, binaries
+
+    bindir = binaries()
+    if bindir is None:
+        if os.environ.get("RF_LOG_MCP_REQUIRE_POSTGRES") == "1":
+            pytest.fail("no PostgreSQL server binaries, and RF_LOG_MCP_REQUIRE_POSTGRES=1")
+        pytest.skip("no PostgreSQL server binaries here (Debian: apt-get install postgresql)")
+    server = PgServer(bindir).start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def pg_url(pg_server: Any) -> str:
+    """The URL of a new, empty database on the session's PostgreSQL server."""
+    return str(pg_server.new_database())
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def any_store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Any]:
+    """A new, empty store of each kind: a SQLite file, a PostgreSQL database."""
+    spec = tmp_path / "store.sqlite3" if request.param == "sqlite" else request.getfixturevalue("pg_url")
+    connection = open_store(spec)
+    yield connection
+    connection.close()

@@ -88,19 +88,34 @@ def test_live_capture_equals_the_import_of_the_same_run(tmp_path: Path, fixture_
     done = robot("--listener", f"rf_log_listener:db={db}:writer={writer}", "--loglevel", "DEBUG",
                  "--output", str(tmp_path / output), str(fixture_suite), cwd=tmp_path,
                  env={ENV_HAND_OVER: "0"})
+    _assert_live_equals_import(done, open_store(db), tmp_path / output)
+
+
+# A team's store: the listener writes into PostgreSQL (its URL holds ':', so the listener's
+# options are separated with ';', as RF allows).
+@pytest.mark.parametrize("writer", ["auto", "process", "inline"])
+def test_live_capture_into_postgresql_equals_the_import_of_the_same_run(
+        tmp_path: Path, fixture_suite: Path, pg_url: str, writer: str) -> None:
+    done = robot("--listener", f"rf_log_listener;db={pg_url};writer={writer}", "--loglevel",
+                 "DEBUG", "--output", str(tmp_path / "output.xml"), str(fixture_suite),
+                 cwd=tmp_path, env={ENV_HAND_OVER: "0"})
+    _assert_live_equals_import(done, open_store(pg_url), tmp_path / "output.xml")
+
+
+def _assert_live_equals_import(done: Any, conn: Any, output: Path) -> None:
+    """The run robot just wrote into ``conn`` live equals the import of its output file."""
     assert done.returncode == 11, done.stderr  # 11 failed tests, on purpose
     assert "rf_log_listener" not in done.stderr  # no warnings from the capture
-    conn = open_store(db)
     [(run_id, status, origin, totals)] = [
         (r[0], r[1], r[2], r[3:]) for r in conn.execute(
             "SELECT run_id, status, origin, total, passed, failed, skipped FROM runs")]
     assert (status, origin, totals) == ("complete", "listener", (25, 12, 11, 2))
     # importing the file robot wrote finds the live run instead of importing it again
-    again = import_result(conn, tmp_path / output, stable_window=0)
+    again = import_result(conn, output, stable_window=0)
     assert again.run_id == run_id and again.deduplicated
-    imported = import_result(open_store(tmp_path / "imported.sqlite3"), tmp_path / output,
-                             stable_window=0)
-    reference = dump_store(open_store(tmp_path / "imported.sqlite3"), imported.run_id)
+    imported_db = output.parent / "imported.sqlite3"
+    imported = import_result(open_store(imported_db), output, stable_window=0)
+    reference = dump_store(open_store(imported_db), imported.run_id)
     live = dump_store(conn, run_id)
     flattened = next(n["id"] for n in live["nodes"] if n.get("name") == "Flattened")
     assert _without_flattened(live, flattened) == _without_flattened(reference, flattened)
@@ -280,6 +295,34 @@ def test_a_killed_robot_leaves_an_interrupted_run(tmp_path: Path) -> None:
     conn = open_store(db)
     runs = service.list_runs(conn)
     assert [(r.run_id, r.status) for r in runs.runs] == [(1, "interrupted")]
+    statuses = dict(conn.execute("SELECT name, status FROM nodes").fetchall())
+    assert statuses["First"] == "PASS" and statuses["Second"] == "NOT FINISHED"
+    assert statuses["Sleep"] == "NOT FINISHED"
+    found = service.search_messages(conn, "started", run_id=1, detail="full")
+    assert [h.node_id for h in found.hits] == ["s1-t2-k1"]
+
+
+def test_a_killed_robot_on_another_host_is_marked_interrupted_by_its_heartbeat(
+        tmp_path: Path, pg_url: str) -> None:
+    """A team's store: a reader cannot ask another host whether robot's process lives, so the
+    run's heartbeat tells. Until it is stale the run is running; then interrupted, and what
+    the run committed stays."""
+    suite = tmp_path / "killed.robot"
+    suite.write_text("*** Test Cases ***\nFirst\n    Log    done\nSecond\n    Log    started\n"
+                     "    Sleep    30s\n")
+    process = robot("--listener", f"rf_log_listener;db={pg_url}", str(suite), cwd=tmp_path,
+                    wait=False, env={"PYTHONUNBUFFERED": "1"})
+    conn = open_store(pg_url)
+    deadline = time.monotonic() + 60
+    while not conn.execute("SELECT 1 FROM nodes WHERE name = 'Sleep'").fetchone():
+        assert time.monotonic() < deadline and process.poll() is None, process.communicate()
+        time.sleep(0.2)
+    os.kill(process.pid, signal.SIGKILL)
+    process.wait()
+    conn.execute("UPDATE runs SET host = 'ci-agent-7'")  # as if robot ran on another machine
+    assert [(r.run_id, r.status) for r in service.list_runs(conn).runs] == [(1, "running")]
+    conn.execute("UPDATE runs SET heartbeat = heartbeat - 600")  # silent for ten minutes
+    assert [(r.run_id, r.status) for r in service.list_runs(conn).runs] == [(1, "interrupted")]
     statuses = dict(conn.execute("SELECT name, status FROM nodes").fetchall())
     assert statuses["First"] == "PASS" and statuses["Second"] == "NOT FINISHED"
     assert statuses["Sleep"] == "NOT FINISHED"
@@ -668,11 +711,11 @@ def test_a_writer_state_a_fresh_process_could_not_read_is_not_handed_over(tmp_pa
     from rf_log_listener.event_pipe import MESSAGE, OPEN, LocalEvents
     from rf_log_listener.events import RunEnd, RunInfo
     from rf_log_listener.row_pipe import FramedPipe
-    from rf_log_listener.rows import SqliteRowSink
+    from rf_log_listener.rows import StoreRowSink
     from rf_log_listener.writer import RunWriter
 
     conn = open_store(tmp_path / "store.sqlite3")
-    sink = SqliteRowSink(conn, replace_nodes=True)
+    sink = StoreRowSink(conn, replace_nodes=True)
     run_id = sink.begin_run(RunInfo(origin="listener", generator="Robot 7.5"))
     writer = RunWriter(sink, live=True)
     writer.attach_run(run_id, "Robot 7.5")

@@ -13,7 +13,8 @@ from rf_log_listener.importers import import_result
 
 
 @pytest.mark.parametrize("path", fixture_files(), ids=lambda p: f"{p.parent.name}/{p.name}")
-def test_store_equals_execution_result(conn: sqlite3.Connection, path: Path) -> None:
+def test_store_equals_execution_result(any_store: sqlite3.Connection, path: Path) -> None:
+    conn = any_store
     outcome = import_result(conn, path, stable_window=0)
     assert outcome.status == "complete"
     assert outcome.source_format == path.suffix[1:]
@@ -25,7 +26,8 @@ def test_store_equals_execution_result(conn: sqlite3.Connection, path: Path) -> 
 
 
 @pytest.mark.parametrize("version", ["7.2.2", "7.5"])
-def test_xml_and_json_of_one_run_are_equal(conn: sqlite3.Connection, version: str) -> None:
+def test_xml_and_json_of_one_run_are_equal(any_store: sqlite3.Connection, version: str) -> None:
+    conn = any_store
     folder = FIXTURE_RESULTS / version
     from_xml = import_result(conn, folder / "output.xml", stable_window=0)
     from_json = import_result(conn, folder / "rebot.json", stable_window=0)
@@ -39,7 +41,8 @@ def _nodes(conn: sqlite3.Connection, run_id: int) -> dict[str, dict]:
     return {row[names.index("node_id")]: dict(zip(names, row, strict=True)) for row in cur}
 
 
-def test_structure_columns_on_a_real_run(conn: sqlite3.Connection) -> None:
+def test_structure_columns_on_a_real_run(any_store: sqlite3.Connection) -> None:
+    conn = any_store
     run_id = import_result(conn, FIXTURE_RESULTS / "7.5" / "output.json", stable_window=0).run_id
     nodes = _nodes(conn, run_id)
     loop_test = next(n for n in nodes.values() if n["name"] == "Long Loop With One Failing Iteration")

@@ -133,20 +133,22 @@ def test_store_of_schema_1_is_migrated_on_open(db_path: Path) -> None:
     conn.execute("DROP TABLE definitions")
     conn.execute("DROP INDEX runs_by_name")
     conn.execute("DROP INDEX runs_by_group")
-    for column in ("ci", "run_group", "tests_indexed"):
+    conn.execute("DROP INDEX runs_by_content")
+    for column in ("ci", "run_group", "tests_indexed", "content_hash"):
         conn.execute(f"ALTER TABLE runs DROP COLUMN {column}")
     for table in ("run_tests", "test_names", "signatures", "usage_calls", "usage_imports"):
         conn.execute(f"DROP TABLE {table}")
     conn.execute("UPDATE meta SET value = '1' WHERE key = 'schema_version'")
     conn.close()
     conn = open_store(db_path)
-    assert conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()[0] == "9"
+    assert conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()[0] == "10"
     for index in ("nodes_failed", "messages_notable", "nodes_notable", "secrets", "messages_html",
                   "definitions", "nodes_with_message", "run_tests", "run_tests_by_name",
                   "run_tests_by_signature", "test_names", "signatures", "runs_by_name",
-                  "runs_by_group", "usage_calls", "usage_imports", "usage_calls_by_time"):
+                  "runs_by_group", "usage_calls", "usage_imports", "usage_calls_by_time",
+                  "runs_by_content"):
         assert conn.execute("SELECT 1 FROM sqlite_master WHERE name = ?", (index,)).fetchone(), index
-    assert {"output_dir", "ci", "run_group", "tests_indexed"} <= {
+    assert {"output_dir", "ci", "run_group", "tests_indexed", "content_hash"} <= {
         row[1] for row in conn.execute("PRAGMA table_info(runs)")}
 
 

@@ -1,6 +1,6 @@
 """A run's tests by full name, with their failure signatures: what questions across runs read.
 
-Written when a run ends (``rows.SqliteRowSink.finish_run``, before the run is published, and
+Written when a run ends (``rows.StoreRowSink.finish_run``, before the run is published, and
 ``store.mark_dead_live_runs`` for a run whose robot died), from the run's stored rows: the
 writer's hot path does not pay for it. A test is the same test in another run when its full
 name (RF's ``longname``: suite names and the test name joined by dots) is the same; a renamed

@@ -44,9 +44,9 @@ from .result_events import (
     rf_version,
 )
 from .row_pipe import FramedPipe
-from .rows import SqliteRowSink
+from .rows import StoreRowSink
 from .run_context import ci_context, pabot_group
-from .store import open_store
+from .store import open_store, shown
 from .writer import RunWriter
 from .writer_process import READY, WRITER_WARNED, ForkedWriter, fork_writer, why
 
@@ -225,7 +225,7 @@ class rf_log_listener:
         self._disabled = False
         self._events_out: EventBatcher | None = None
         self._nodes = OpenNodes(list().extend)  # _events_out's extend, once the run starts
-        self._sink: SqliteRowSink | None = None  # only when rows are written in-process
+        self._sink: StoreRowSink | None = None  # only when rows are written in-process
         self._conn: sqlite3.Connection | None = None
         self._db_path = self.db or ""  # the store's file, once it is open
         self._process: subprocess.Popen[bytes] | ForkedWriter | None = None
@@ -247,6 +247,13 @@ class rf_log_listener:
             self.start_keyword = self.end_keyword = None  # type: ignore[assignment]
             self.start_body_item = self.end_body_item = None  # type: ignore[assignment]
             self.log_message = None  # type: ignore[assignment]
+        if self.db in ("postgresql", "postgres") and unknown:
+            # robot split a PostgreSQL URL at its ':'s; its pieces (one holds the password)
+            # are never echoed, and nothing is written to a file named "postgresql"
+            self._disabled = True
+            _warn("capture is off for this run: robot split the store's URL (db=postgresql://...)"
+                  " at ':'; name the listener with ';': rf_log_listener;db=postgresql://...")
+            return
         if not self._rf6 and not self.inline:
             self._start_writer_process()  # it starts while robot parses the suite
         if unknown:
@@ -254,7 +261,7 @@ class rf_log_listener:
                   " writer=inline|process|spawn")
         for name, value in settings.items():
             if _ANOTHER_OPTION.search(value):
-                _warn(f"the value of option {name}, {value!r}, looks like it holds another option:"
+                _warn(f"the value of option {name}, {shown(value)!r}, looks like it holds another option:"
                       " robot splits listener options at ':' (or at ';' when the listener is"
                       " named with ';': rf_log_listener;db=PATH;label=TEXT)")
         if self._rf6:
@@ -285,7 +292,7 @@ class rf_log_listener:
         self._conn = conn = open_store(self.db, on_corrupt=lambda moved: _warn(
             f"the store was damaged and was moved to {moved}; this run goes to a new store"))
         self._db_path = conn.execute("PRAGMA database_list").fetchone()[2]
-        local = SqliteRowSink(conn, replace_nodes=True)
+        local = StoreRowSink(conn, replace_nodes=True)
         output_dir = _output_dir()
         info = RunInfo(origin="listener", generator=get_full_version("Robot"),
                        rpa=bool(getattr(result, "rpa", False)), label=self.label,

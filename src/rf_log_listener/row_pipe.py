@@ -1,4 +1,4 @@
-"""Rows over a pipe: a :class:`RowSink` in one process, a :class:`SqliteRowSink` in another.
+"""Rows over a pipe: a :class:`RowSink` in one process, a :class:`StoreRowSink` in another.
 
 Used both ways round: a large import parses in a child process and writes here; a live
 run builds rows inside robot and a writer process commits them, so robot never waits for
@@ -16,7 +16,7 @@ from typing import Any, BinaryIO
 
 from .errors import IMPORT_FAILED, ResultError
 from .events import RunInfo
-from .rows import SqliteRowSink
+from .rows import StoreRowSink
 
 
 class FramedPipe:
@@ -77,7 +77,7 @@ class PipeRowSink:
         self._call("finish", fields)
 
 
-def serve(pipe: FramedPipe, sink: SqliteRowSink, progress: Callable[[int], None] | None) -> None:
+def serve(pipe: FramedPipe, sink: StoreRowSink, progress: Callable[[int], None] | None) -> None:
     reply = pipe.send_bytes
     while True:
         try:

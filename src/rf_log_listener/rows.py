@@ -1,8 +1,9 @@
-"""Rows -> SQLite: the only code that writes a run's rows into the store.
+"""Rows -> the store: the only code that writes a run's rows, into SQLite or PostgreSQL.
 
 :class:`~rf_log_listener.writer.RunWriter` computes rows from events and hands them to a
-:class:`RowSink`. :class:`SqliteRowSink` commits them, keeps the full-text index up to date
-(on a thread of its own when asked) and publishes the run at the end. A sink in another
+:class:`RowSink`. :class:`StoreRowSink` commits them (new rows by COPY on PostgreSQL),
+keeps SQLite's full-text index up to date (on a thread of its own when asked; PostgreSQL's
+trigram index keeps itself) and publishes the run at the end. A sink in another
 process (see ``importers/parallel.py``) forwards the same calls to one of these.
 """
 
@@ -16,6 +17,7 @@ import threading
 import time
 from typing import Any, Protocol
 
+from . import postgres
 from .events import RunInfo, rf_version, suite_status
 from .store import BUSY_TIMEOUT_MS, transaction
 
@@ -24,15 +26,17 @@ _INSERT_RUN = (
     " source_mtime_ns, generator, rf_version, schema_version, generated, rpa, label, output_dir,"
     " ci, run_group, pid, host, heartbeat, created_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"
 )
-_INSERT_NODE = (
-    "INSERT INTO nodes (key, last, parent_pre, seq, depth, node_id, type, raw_type,"
-    " name, owner, status, start_time, elapsed, message, owner_test, child_count,"
-    " failed_descendant_count, max_descendant_level, message_count, msg_lo, msg_hi, args,"
-    " assign, fields) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"
+NODE_COLUMNS = (
+    "key", "last", "parent_pre", "seq", "depth", "node_id", "type", "raw_type", "name", "owner",
+    "status", "start_time", "elapsed", "message", "owner_test", "child_count",
+    "failed_descendant_count", "max_descendant_level", "message_count", "msg_lo", "msg_hi",
+    "args", "assign", "fields",
 )
-_INSERT_MESSAGE = (
-    "INSERT INTO messages (key, node_pre, msg_no, level, time, html, text) VALUES (?,?,?,?,?,?,?)"
-)
+MESSAGE_COLUMNS = ("key", "node_pre", "msg_no", "level", "time", "html", "text")
+_INSERT_NODE = (f"INSERT INTO nodes ({', '.join(NODE_COLUMNS)})"
+                f" VALUES ({','.join('?' * len(NODE_COLUMNS))})")
+_INSERT_MESSAGE = (f"INSERT INTO messages ({', '.join(MESSAGE_COLUMNS)})"
+                   f" VALUES ({','.join('?' * len(MESSAGE_COLUMNS))})")
 _INSERT_ERROR = "INSERT INTO errors (run_id, seq, level, time, html, text) VALUES (?,?,?,?,?,?)"
 _INSERT_SECRET = "INSERT OR IGNORE INTO secrets (run_id, value) VALUES (?, ?)"
 _INSERT_DEFINITION = ("INSERT OR IGNORE INTO definitions (run_id, owner, name_key, source, lineno)"
@@ -58,7 +62,7 @@ class RowSink(Protocol):
     def live_totals(self, name: str, passed: int, failed: int, skipped: int) -> None: ...
 
 
-class SqliteRowSink:
+class StoreRowSink:
     """Writes one run's rows; with ``background_index`` the full-text index is built on a
     thread, overlapping with whatever produces the rows."""
 
@@ -68,10 +72,13 @@ class SqliteRowSink:
         self.background_index = background_index
         self.nodes_written = 0  # for progress reports
         # A live run writes open nodes early and replaces them with their final rows.
+        self.replace_nodes = replace_nodes
         self._insert_node = _INSERT_NODE.replace("INSERT", "INSERT OR REPLACE", 1) if replace_nodes \
             else _INSERT_NODE
         self.run_id: int | None = None
         self._indexer: _FullTextIndexer | None = None
+        # PostgreSQL takes new rows fastest by COPY (a live run's replaced rows are upserts)
+        self._copy = postgres.is_connection(conn)
 
     def begin_run(self, info: RunInfo) -> int:
         status = "importing" if info.origin == "import" else "running"
@@ -86,7 +93,8 @@ class SqliteRowSink:
         self.run_id = run_id = int(cur.lastrowid or 0)
         self.conn.execute("UPDATE runs SET fts_upto = ? WHERE run_id = ?", (run_id << 32, run_id))
         db_path = self.conn.execute("PRAGMA database_list").fetchone()[2]
-        if self.background_index and db_path:
+        # PostgreSQL's trigram index keeps itself up to date: nothing to build beside it.
+        if self.background_index and db_path and not postgres.is_connection(self.conn):
             self._indexer = _FullTextIndexer(db_path, run_id)
         return run_id
 
@@ -106,10 +114,16 @@ class SqliteRowSink:
             if definitions:
                 conn.executemany(_INSERT_DEFINITION, [(self.run_id, *d) for d in definitions])
             if nodes:
-                conn.executemany(self._insert_node, nodes)
+                if self._copy and not self.replace_nodes:
+                    conn.copy_rows("nodes", NODE_COLUMNS, nodes)
+                else:
+                    conn.executemany(self._insert_node, nodes)
                 self.nodes_written += len(nodes)
             if messages:
-                conn.executemany(_INSERT_MESSAGE, messages)
+                if self._copy:
+                    conn.copy_rows("messages", MESSAGE_COLUMNS, messages)
+                else:
+                    conn.executemany(_INSERT_MESSAGE, messages)
             if errors:
                 conn.executemany(_INSERT_ERROR, errors)
             conn.execute("UPDATE runs SET heartbeat = ? WHERE run_id = ?", (time.time(), self.run_id))

@@ -12,7 +12,7 @@ import sqlite3
 from pathlib import Path
 from typing import Any
 
-from .rows import index_messages
+from .rows import MESSAGE_COLUMNS, NODE_COLUMNS, index_messages
 from .store import run_base, transaction
 
 _STEP = 2_000  # keys read per range: a damaged page loses this much at most
@@ -22,11 +22,6 @@ _RUN_COLUMNS = ("origin", "source_path", "source_format", "source_hash", "source
                 "rpa", "label", "name", "result_status", "start_time", "elapsed", "total",
                 "passed", "failed", "skipped", "node_count", "message_count", "error_count",
                 "pid", "host", "heartbeat", "created_at", "finished_at")
-_NODE_COLUMNS = ("key", "last", "parent_pre", "seq", "depth", "node_id", "type", "raw_type",
-                 "name", "owner", "status", "start_time", "elapsed", "message", "owner_test",
-                 "child_count", "failed_descendant_count", "max_descendant_level",
-                 "message_count", "msg_lo", "msg_hi", "args", "assign", "fields")
-_MESSAGE_COLUMNS = ("key", "node_pre", "msg_no", "level", "time", "html", "text")
 
 
 def salvage_live_runs(damaged: Path, conn: sqlite3.Connection) -> list[dict[str, Any]]:
@@ -56,8 +51,8 @@ def _salvage_run(old: sqlite3.Connection, conn: sqlite3.Connection, run_id: int)
             f" ({', '.join('?' * len(_RUN_COLUMNS))}, 'interrupted')", row).lastrowid
     assert new_id is not None
     shift = run_base(new_id) - run_base(run_id)
-    nodes, lost_nodes = _copy(old, conn, "nodes", _NODE_COLUMNS, run_id, shift)
-    messages, lost_messages = _copy(old, conn, "messages", _MESSAGE_COLUMNS, run_id, shift)
+    nodes, lost_nodes = _copy(old, conn, "nodes", NODE_COLUMNS, run_id, shift)
+    messages, lost_messages = _copy(old, conn, "messages", MESSAGE_COLUMNS, run_id, shift)
     with transaction(conn, immediate=True):
         lo, hi = run_base(new_id), run_base(new_id + 1)
         conn.execute("UPDATE nodes SET status = 'NOT FINISHED' WHERE key >= ? AND key < ?"

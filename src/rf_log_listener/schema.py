@@ -25,7 +25,9 @@ from __future__ import annotations
 
 import sqlite3
 
-SCHEMA_VERSION = 9
+from . import postgres
+
+SCHEMA_VERSION = 10
 
 # Runs readers see: not an import in progress, not a run being deleted by prune.
 VISIBLE_RUNS = "status NOT IN ('importing', 'deleting')"
@@ -175,10 +177,12 @@ CREATE TABLE IF NOT EXISTS runs (
     ci              TEXT,                     -- JSON: commit, branch, build, build_url, job, provider
     run_group       TEXT,                     -- the runs of one pabot execution share it
     tests_indexed   INTEGER,                  -- run_tests written with these signature RULES
+    content_hash    TEXT,                     -- a pushed run's rows' digest (push.py): its identity
     created_at      REAL NOT NULL,
     finished_at     REAL
 );
 CREATE INDEX IF NOT EXISTS runs_by_hash ON runs(source_hash);
+CREATE INDEX IF NOT EXISTS runs_by_content ON runs(content_hash) WHERE content_hash IS NOT NULL;
 CREATE INDEX IF NOT EXISTS runs_by_path ON runs(source_path);
 
 CREATE TABLE IF NOT EXISTS nodes (
@@ -276,6 +280,9 @@ _MIGRATIONS: dict[int, str] = {
     7: "ALTER TABLE runs ADD COLUMN ci TEXT; ALTER TABLE runs ADD COLUMN run_group TEXT;"
        "ALTER TABLE runs ADD COLUMN tests_indexed INTEGER;" + _HISTORY,
     8: _USAGE,
+    9: "ALTER TABLE runs ADD COLUMN content_hash TEXT;"
+       "CREATE INDEX IF NOT EXISTS runs_by_content ON runs(content_hash)"
+       " WHERE content_hash IS NOT NULL;",
 }
 
 
@@ -283,7 +290,7 @@ def migrate(conn: sqlite3.Connection) -> None:
     """Create the schema, or bring an older one up to date; inside the caller's transaction."""
     version = schema_version(conn)
     if version is None:
-        for statement in _split_sql(_SCHEMA):
+        for statement in _dialect(conn, _split_sql(_SCHEMA)):
             conn.execute(statement)
         version = SCHEMA_VERSION
     elif version > SCHEMA_VERSION:
@@ -291,7 +298,7 @@ def migrate(conn: sqlite3.Connection) -> None:
             f"store schema version {version} is newer than this rf-log-mcp ({SCHEMA_VERSION})"
         )
     while version < SCHEMA_VERSION:
-        for statement in _split_sql(_MIGRATIONS[version]):
+        for statement in _dialect(conn, _split_sql(_MIGRATIONS[version])):
             conn.execute(statement)
         version += 1
     conn.execute(
@@ -301,12 +308,20 @@ def migrate(conn: sqlite3.Connection) -> None:
 
 def schema_version(conn: sqlite3.Connection) -> int | None:
     has_meta = conn.execute(
+        "SELECT to_regclass('meta') IS NOT NULL" if postgres.is_connection(conn) else
         "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'meta'"
     ).fetchone()
-    if not has_meta:
+    if not has_meta or not has_meta[0]:
         return None
     row = conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
     return int(row[0]) if row else None
+
+
+def _dialect(conn: object, statements: list[str]) -> list[str]:
+    """The statements as this store's database takes them (PostgreSQL: ``postgres.py``)."""
+    if not postgres.is_connection(conn):
+        return statements
+    return list(postgres.schema_statements(statements))
 
 
 def _split_sql(script: str) -> list[str]:

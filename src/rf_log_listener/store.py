@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from . import postgres
 from .errors import STORE_CORRUPT, STORE_NOT_FOUND, STORE_UNAVAILABLE, ResultError
 from .schema import FAILED_STARTS as FAILED_STARTS  # re-exported: where readers look
 from .schema import NOTABLE_MESSAGES as NOTABLE_MESSAGES
@@ -27,11 +28,27 @@ BUSY_TIMEOUT_MS = 30_000
 
 
 def default_store_path() -> Path:
-    """The per-user store shared by listener and server; ``RF_LOG_MCP_DB`` overrides it."""
+    """The per-user store shared by listener and server; ``RF_LOG_MCP_DB`` overrides it (a
+    PostgreSQL URL there is :func:`store_setting`'s; this is then the file it replaces)."""
     override = os.environ.get(ENV_DB)
-    if override:
+    if override and not postgres.is_url(override):
         return Path(override).expanduser()
     return _user_data_dir() / "rf-log-mcp" / "store.sqlite3"
+
+
+def store_setting(spec: str | os.PathLike[str] | None = None) -> str | Path:
+    """The store to open: ``spec`` (--db, the listener's db=), else ``RF_LOG_MCP_DB``, else
+    the per-user file. A PostgreSQL URL stays a string; anything else is a file path."""
+    chosen = os.fspath(spec) if spec else os.environ.get(ENV_DB)
+    if chosen and postgres.is_url(chosen):
+        return chosen
+    return Path(chosen).expanduser() if chosen else default_store_path()
+
+
+def shown(spec: str | os.PathLike[str]) -> str:
+    """A store as output may name it: a URL's password masked."""
+    text = os.fspath(spec)
+    return postgres.redacted(text) if postgres.is_url(text) else text
 
 
 def _user_data_dir() -> Path:
@@ -57,7 +74,10 @@ def open_store(path: str | os.PathLike[str] | None = None, *, readonly: bool = F
     where, and a new store is started, so capture and answers go on. ``create=False`` (commands
     that only read): a store that does not exist is STORE_NOT_FOUND, and nothing is created.
     """
-    db_path = Path(path).expanduser() if path else default_store_path()
+    setting = store_setting(path)
+    if isinstance(setting, str):
+        return postgres.open_store(setting, readonly=readonly)
+    db_path = setting
     if not create and not db_path.is_file():
         raise ResultError(
             STORE_NOT_FOUND, f"No store at {db_path}.",
@@ -142,8 +162,43 @@ def _open_readonly(db_path: Path) -> sqlite3.Connection:
 
 
 def is_read_only(exc: BaseException) -> bool:
-    """SQLite's way of saying this connection may not write (a read-only file or folder)."""
-    return isinstance(exc, sqlite3.OperationalError) and "readonly" in str(exc)
+    """The store's way of saying this connection may not write: SQLite's for a read-only file
+    or folder, PostgreSQL's for a role without the privilege."""
+    text = str(exc)
+    return isinstance(exc, sqlite3.OperationalError) and (
+        "readonly" in text or "permission denied" in text)
+
+
+def can_write(conn: sqlite3.Connection) -> bool:
+    """Whether this connection may write the store (nothing is written to find out)."""
+    if postgres.is_connection(conn):
+        return bool(conn.execute("SELECT has_table_privilege('runs', 'INSERT')").fetchone()[0])
+    try:
+        conn.execute("BEGIN IMMEDIATE")
+        conn.execute("ROLLBACK")
+        return True
+    except sqlite3.OperationalError as exc:
+        if is_read_only(exc):
+            return False
+        raise
+
+
+def quick_check(conn: sqlite3.Connection) -> str | None:
+    """SQLite's page check ("ok", or what is damaged); None on PostgreSQL, whose server looks
+    after its own pages."""
+    if postgres.is_connection(conn):
+        return None
+    return str(conn.execute("PRAGMA quick_check").fetchone()[0])
+
+
+def store_bytes(conn: sqlite3.Connection) -> int:
+    """The store's size on disk: the SQLite file with its -wal and -shm, the PostgreSQL
+    database."""
+    if postgres.is_connection(conn):
+        return int(conn.execute("SELECT pg_database_size(current_database())").fetchone()[0])
+    path = Path(conn.execute("PRAGMA database_list").fetchone()[2])
+    return sum(p.stat().st_size for p in path.parent.glob(path.name + "*")
+               if p.name in {path.name, f"{path.name}-wal", f"{path.name}-shm"})
 
 
 @contextmanager

@@ -35,8 +35,8 @@ import time
 
 from .event_pipe import apply_events
 from .row_pipe import FramedPipe
-from .rows import SqliteRowSink
-from .store import open_store
+from .rows import StoreRowSink
+from .store import open_store, shown
 from .writer import RunWriter
 
 WRITER_WARNED = 3  # exit code: the writer printed why it stopped; the listener adds nothing
@@ -69,7 +69,7 @@ def serve(pipe: FramedPipe) -> int:
     try:
         conn = open_store(db)
         try:
-            sink = SqliteRowSink(conn, replace_nodes=True)
+            sink = StoreRowSink(conn, replace_nodes=True)
             sink.attach(run_id)
             stack = None
             if kind == "resume":
@@ -95,9 +95,9 @@ def why(exc: Exception, db: str) -> str:
     reason = getattr(exc, "message", None) or f"{type(exc).__name__}: {exc}"
     if isinstance(exc, sqlite3.OperationalError) and any(
             word in str(exc).lower() for word in ("full", "readonly", "read-only", "disk i/o")):
-        return f"cannot write the store {db}: {reason} (is the disk full or read-only?)"
+        return f"cannot write the store {shown(db)}: {reason} (is the disk full or read-only?)"
     if isinstance(exc, sqlite3.Error):
-        return f"cannot write the store {db}: {reason}"
+        return f"cannot write the store {shown(db)}: {reason}"
     return f"the writer process failed on this run's events: {reason}"
 
 

@@ -99,7 +99,8 @@ def store_error(exc: sqlite3.DatabaseError) -> ResultError:
     if is_read_only(exc):
         return ResultError(STORE_READ_ONLY, f"The store is read-only here: {exc}",
                            "Reading works; importing needs a store this user can write: point"
-                           f" {ENV_DB} (or --db) at a writable file.")
+                           f" {ENV_DB} (or --db) at a writable file, or connect as a"
+                           " PostgreSQL role that may insert.")
     if is_corruption(exc):
         return ResultError(STORE_CORRUPT, f"The store is damaged: {exc}",
                            "Run `rf-log-mcp doctor --repair` (it keeps the damaged file, starts a"

@@ -29,7 +29,7 @@ from ..errors import (
     ResultError,
 )
 from ..events import RunInfo
-from ..rows import SqliteRowSink
+from ..rows import StoreRowSink
 from ..run_context import ci_context
 from ..store import delete_run, find_reusable_run, reap_stale_runs, release_free_pages
 from ..usage import measured_import
@@ -213,7 +213,7 @@ def _parse_into_store(
         source_size=stat.st_size, source_mtime_ns=stat.st_mtime_ns, label=label,
         output_dir=str(source.parent), ci=ci_context(),
     )
-    sink = SqliteRowSink(conn, background_index=True)
+    sink = StoreRowSink(conn, background_index=True)
     report = (lambda done: progress(done, stat.st_size, sink.nodes_written)) if progress else None
     try:
         if stat.st_size >= parallel_min_bytes:

@@ -4,7 +4,7 @@ Parsing and row building are Python work that holds the GIL; committing rows and
 the full-text index are SQLite work. On one process they add up; split across a process
 boundary they overlap. The child runs the very same :class:`RunWriter` as an in-process
 import, only its :class:`RowSink` forwards each call over a pipe (rows as ``marshal``
-batches, the cheapest serialization of plain tuples) to a :class:`SqliteRowSink` here.
+batches, the cheapest serialization of plain tuples) to a :class:`StoreRowSink` here.
 Nothing about the result differs; only small files skip this (process start-up costs more
 than it saves).
 """
@@ -26,7 +26,7 @@ from pathlib import Path
 from ..errors import ResultError
 from ..events import RunInfo
 from ..row_pipe import FramedPipe, PipeRowSink, serve
-from ..rows import SqliteRowSink
+from ..rows import StoreRowSink
 from ..writer import RunWriter
 
 # Below this size a single process is faster: the child's start-up is ~0.1-0.3 s.
@@ -72,7 +72,7 @@ def child_main(argv: list[str]) -> None:
             pipe.close()
 
 
-def import_in_child(sink: SqliteRowSink, source: Path, fmt: str, info: RunInfo,
+def import_in_child(sink: StoreRowSink, source: Path, fmt: str, info: RunInfo,
                     allow_incomplete: bool, progress: Callable[[int], None] | None) -> None:
     """Parse ``source`` in a child process and write its rows through ``sink``.
 

@@ -121,13 +121,14 @@ def _number(kind: type[int] | type[float], low: float, high: float | None = None
 def _parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog="rf-log-mcp",
-        description="Robot Framework results in a SQLite store, for LLM agents and humans. "
-                    "With no command and stdin not a terminal, serves MCP over stdio.",
-        epilog=f"Store: --db, else ${ENV_DB}, else {default_store_path()}. Exit codes: 0 ok;"
+        description="Robot Framework results in a SQLite (or PostgreSQL) store, for LLM agents"
+                    " and humans. With no command and stdin not a terminal, serves MCP over stdio.",
+        epilog=f"Store: --db, else ${ENV_DB}, else {default_store_path()}; a file, or a"
+               " postgresql:// URL. Exit codes: 0 ok;"
                " 1 the command failed (the error and a hint are printed); 2 usage; 130 Ctrl-C.",
     )
     parser.add_argument("--version", action="version", version=f"rf-log-mcp {__version__}")
-    db_help = f"store file (default: ${ENV_DB} or {default_store_path()})"
+    db_help = f"store file or postgresql:// URL (default: ${ENV_DB} or {default_store_path()})"
     parser.add_argument("--db", help=db_help)
     sub = parser.add_subparsers(metavar="COMMAND")
 
@@ -270,6 +271,14 @@ def _parser() -> argparse.ArgumentParser:
     cmd.add_argument("--vacuum", action="store_true",
                      help="then compact the whole file (VACUUM: blocks writers while it runs; "
                           "needed once for stores made before incremental space release)")
+
+    cmd = command("push", "upkeep:cmd_push", "Copy finished runs into another store (the team's"
+                  " PostgreSQL): once each (by content), resuming a push that was cut off.")
+    cmd.add_argument("runs", nargs="*", type=_number(int, 1), metavar="RUN_ID",
+                     help="the runs to push (see --all)")
+    cmd.add_argument("--all", action="store_true", help="every finished run of the store")
+    cmd.add_argument("--to", required=True, metavar="STORE",
+                     help="the target: a postgresql:// URL (or a store file)")
 
     cmd = command("usage", "agents:cmd_usage", "How the tools were used (the usage record: "
                   "shapes of answers and imports, never content): tokens, truncation, pages, "

@@ -19,15 +19,19 @@ from rf_log_listener.importers import import_result
 from rf_log_listener.salvage import salvage_live_runs
 from rf_log_listener.store import (
     ENV_DB,
+    can_write,
     compact,
-    default_store_path,
     forget_unused_names,
     is_corruption,
     mark_dead_live_runs,
     open_store,
     prune_run,
+    quick_check,
     release_free_pages,
     set_aside,
+    shown,
+    store_bytes,
+    store_setting,
 )
 
 from .. import __version__, render
@@ -98,8 +102,8 @@ class _ProgressBar:
 
 def cmd_doctor(args: argparse.Namespace) -> int:
     """Facts about the installation and the store, then a one-line verdict."""
-    path = Path(args.db).expanduser() if args.db else default_store_path()
-    facts: dict[str, Any] = {"store": str(path), "rf_log_mcp": __version__,
+    path = store_setting(args.db)
+    facts: dict[str, Any] = {"store": shown(path), "rf_log_mcp": __version__,
                              "python": sys.version.split()[0]}
     problems: list[str] = []
     corrupt = False
@@ -117,23 +121,23 @@ def cmd_doctor(args: argparse.Namespace) -> int:
     store_problems: list[str] = []
     conn: sqlite3.Connection | None = None
     try:
-        if not path.is_file():
+        if isinstance(path, Path) and not path.is_file():
             store_problems += _store_to_be(path, chosen=bool(args.db or os.environ.get(ENV_DB)), facts=facts)
         else:
             conn = open_store(path)
             facts["schema_version"] = int(conn.execute(
                 "SELECT value FROM meta WHERE key = 'schema_version'").fetchone()[0])
-            conn.execute("BEGIN IMMEDIATE")
-            conn.execute("ROLLBACK")
-            facts["writable"] = True
+            facts["writable"] = can_write(conn)
             by_status = dict(conn.execute("SELECT status, count(*) FROM runs GROUP BY status"))
             facts["runs"] = {s: n for s, n in by_status.items() if s not in HIDDEN_RUNS}
             hidden = {s: n for s, n in by_status.items() if s in HIDDEN_RUNS}
             if hidden:  # readers do not see these; the next import or prune removes them
                 facts["unfinished_imports_and_deletions"] = hidden
-            facts["size_mb"] = round(_store_bytes(path) / 1e6, 1)
-            facts["integrity"] = conn.execute("PRAGMA quick_check").fetchone()[0]
-            if facts["integrity"] != "ok":
+            facts["size_mb"] = round(store_bytes(conn) / 1e6, 1)
+            integrity = quick_check(conn)
+            if integrity is not None:
+                facts["integrity"] = integrity
+            if integrity not in ("ok", None):
                 corrupt = True
                 store_problems.append(f"the store is damaged: {facts['integrity']}")
     except (ResultError, sqlite3.Error) as exc:
@@ -147,7 +151,7 @@ def cmd_doctor(args: argparse.Namespace) -> int:
     finally:
         if conn is not None:
             conn.close()
-    if corrupt and args.repair:
+    if corrupt and args.repair and isinstance(path, Path):
         facts["repair"] = _repair(path)
         facts["runs"] = {"complete": len(facts["repair"]["reimported"]),
                          "interrupted": len(facts["repair"]["salvaged_live_runs"])}
@@ -155,7 +159,7 @@ def cmd_doctor(args: argparse.Namespace) -> int:
     elif corrupt:
         store_problems.append("`rf-log-mcp doctor --repair` starts a new store")
     problems += store_problems
-    verdict = ("OK: ready; " + f"{sum(facts.get('runs', {}).values())} runs in {path}"
+    verdict = ("OK: ready; " + f"{sum(facts.get('runs', {}).values())} runs in {shown(path)}"
                if not problems else "PROBLEM: " + "; ".join(problems))
     facts["verdict"] = verdict
     if args.json:
@@ -226,8 +230,7 @@ def cmd_prune(args: argparse.Namespace) -> int:
             forget(conn)
     mark_dead_live_runs(conn)
     chosen = _runs_to_prune(conn, args.run, args.keep, args.older_than)
-    path = Path(conn.execute("PRAGMA database_list").fetchone()[2])
-    before = _store_bytes(path)
+    before = store_bytes(conn)
     deleted = [] if args.dry_run else [run for run in chosen if prune_run(conn, run)]
     if deleted:
         forget_unused_names(conn)
@@ -235,7 +238,7 @@ def cmd_prune(args: argparse.Namespace) -> int:
     if args.vacuum and not args.dry_run:
         compact(conn)
     report = {"dry_run": args.dry_run, "chosen": chosen, "deleted": deleted,
-              "pages_released": released, "bytes_before": before, "bytes_after": _store_bytes(path)}
+              "pages_released": released, "bytes_before": before, "bytes_after": store_bytes(conn)}
     if forgotten is not None:
         report["usage_records"] = forgotten
     if args.json:
@@ -246,7 +249,8 @@ def cmd_prune(args: argparse.Namespace) -> int:
         verb = "would delete" if args.dry_run else "deleted"
         print(f"{verb} {len(chosen if args.dry_run else deleted)} runs: "
               f"{', '.join(map(str, chosen if args.dry_run else deleted)) or '-'}")
-        print(f"store {path}: {before / 1e6:.1f} MB -> {report['bytes_after'] / 1e6:.1f} MB")
+        print(f"store {shown(store_setting(args.db))}: {before / 1e6:.1f} MB"
+              f" -> {report['bytes_after'] / 1e6:.1f} MB")
     return 0
 
 
@@ -268,11 +272,6 @@ def _runs_to_prune(conn: sqlite3.Connection, explicit: list[int], keep: int | No
         chosen |= by_age & beyond
     chosen |= {r for (r,) in conn.execute("SELECT run_id FROM runs WHERE status = 'deleting'")}
     return sorted(chosen)
-
-
-def _store_bytes(path: Path) -> int:
-    return sum(p.stat().st_size for p in path.parent.glob(path.name + "*")
-               if p.is_file() and ".corrupt-" not in p.name)
 
 
 def _version_of(distribution: str) -> str | None:
@@ -298,6 +297,31 @@ def cmd_serve(args: argparse.Namespace) -> int:
 DEMO_SUITE = Path(__file__).resolve().parents[1] / "demo" / "shop"
 
 
+def cmd_push(args: argparse.Namespace) -> int:
+    """Copy finished runs into the store --to names; print what each became there."""
+    from rf_log_listener.push import FINISHED, push_run
+
+    if not args.runs and not args.all:
+        raise ResultError(INVALID_ARGUMENT, "push needs run ids or --all.",
+                          "`rf-log-mcp runs` lists the runs.")
+    source = connect(args)
+    target = open_store(args.to)
+    if args.all:
+        marks = ", ".join("?" * len(FINISHED))
+        args.runs = [r for (r,) in source.execute(
+            f"SELECT run_id FROM runs WHERE status IN ({marks}) ORDER BY run_id", FINISHED)]
+    pushed = [push_run(source, target, run_id) for run_id in args.runs]
+    if args.json:
+        print_json({"ok": True, "to": shown(args.to), "runs": [p.to_dict() for p in pushed]})
+    else:
+        for item in pushed:
+            done = {"pushed": "pushed as", "resumed": "pushed (resumed) as",
+                    "already": "already there as"}[item.outcome]
+            print(f"run {item.source_run_id}: {done} run {item.run_id} in {shown(args.to)}"
+                  f" ({item.nodes} nodes, {item.messages} messages)")
+    return 0
+
+
 def cmd_demo(args: argparse.Namespace) -> int:
     suite = Path(args.suite) if args.suite else DEMO_SUITE
     if not suite.exists():
@@ -311,7 +335,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
     subprocess.run(command, check=False, env={**os.environ, "PYTHONUNBUFFERED": "1"})
     conn = connect(args, create=True)
     outcome = import_result(conn, outdir / "output.xml", stable_window=0)
-    print(f"\nImported run {outcome.run_id} into {args.db or default_store_path()}\n")
+    print(f"\nImported run {outcome.run_id} into {shown(store_setting(args.db))}\n")
     render.summary(summary(conn, outcome.run_id), Style())
     print()
     render.failures(failure_paths(conn, outcome.run_id, None, 5), Style())

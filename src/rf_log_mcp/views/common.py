@@ -130,7 +130,7 @@ def first_child(conn: sqlite3.Connection, parent: NodeRow) -> NodeRow | None:
 
 
 def next_notable_child(conn: sqlite3.Connection, run_id: int, parent: NodeRow, from_pre: int,
-                       also: str = "1") -> NodeRow | None:
+                       also: str = "TRUE") -> NodeRow | None:
     """The first child of ``parent`` at or after ``from_pre`` that is notable (NOTABLE_NODES:
     failed, above a failure, WARN or worse below, an iteration that did not pass) and meets
     the SQL condition ``also``; one seek of a small index, however many siblings it skips."""

@@ -335,7 +335,7 @@ def _candidates(conn: sqlite3.Connection, run: dict[str, Any], flt: Filter, span
                            pattern=f"%{piece}%", key="f.rowid")
         lo = indexed_upto
     if lo < span.hi:
-        yield from _rounds(conn, "messages AS m", "1", flt, span, lo, span.hi, piece)
+        yield from _rounds(conn, "messages AS m", "TRUE", flt, span, lo, span.hi, piece)
 
 
 def _rounds(conn: sqlite3.Connection, source: str, condition: str, flt: Filter, span: Span,

@@ -1,0 +1,353 @@
+"""The PostgreSQL store (shared store stage): every difference from SQLite, in one place.
+
+The writer, the importers and the views speak one dialect, SQLite's, through a DB-API
+connection. :func:`connect` returns a :class:`PgConnection` that speaks the same API over
+psycopg 3 and turns each statement into PostgreSQL once (cached by its text):
+
+* placeholders ``?`` and ``:name`` become ``%s`` and ``%(name)s``; a literal ``%`` is doubled;
+* ``INSERT OR IGNORE`` / ``INSERT OR REPLACE`` become ``ON CONFLICT`` clauses;
+* ``a IS ?`` becomes ``a IS NOT DISTINCT FROM %s`` (and ``IS NOT ?`` its opposite);
+* ``IN ()`` (SQLite takes an empty list) becomes ``= ANY('{}')``, ``NOT IN ()`` ``<> ALL('{}')``;
+* ``LIKE`` becomes ``ILIKE``: SQLite's LIKE ignores ASCII case, and the read side only ever
+  gives LIKE pieces whose case folds alike (``views/search.py``);
+* SQLite's index hints (``INDEXED BY``) are dropped;
+* ``json_extract(x, '$.k')`` becomes ``x::jsonb ->> 'k'``;
+* an INSERT into a table with a generated id returns it (``cursor.lastrowid``);
+* the PRAGMAs the store code asks are answered from PostgreSQL's own facts or are no-ops.
+
+The schema is SQLite's, translated (:func:`schema_statements`): the full-text index is a
+trigram GIN index (``pg_trgm``) on ``messages.text`` behind a ``messages_fts`` view with
+SQLite's column names, so search runs the same SQL. Errors come out as ``sqlite3``'s
+exception classes, so the code above handles one set; their text never holds a password.
+
+psycopg is an optional extra (``pip install 'rf-log-mcp[postgres]'``), imported only here.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+import sqlite3
+from collections.abc import Iterable, Iterator, Sequence
+from typing import Any
+from urllib.parse import urlsplit, urlunsplit
+
+from .errors import STORE_UNAVAILABLE, ResultError
+
+URL_SCHEMES = ("postgresql://", "postgres://")
+EXTRA = "pip install 'rf-log-mcp[postgres]'"
+# Tables whose id PostgreSQL generates (SQLite's rowid): an INSERT returns it.
+_GENERATED_IDS = {"runs": "run_id", "usage_calls": "id", "usage_imports": "id"}
+# What INSERT OR REPLACE replaces on: each table's primary key.
+_PRIMARY_KEYS = {"nodes": "key", "meta": "key"}
+
+
+def is_url(spec: object) -> bool:
+    """Whether a store setting names a PostgreSQL database instead of a SQLite file."""
+    return isinstance(spec, str) and spec.startswith(URL_SCHEMES)
+
+
+def is_connection(conn: object) -> bool:
+    """Whether ``conn`` is a PostgreSQL store's connection (else a sqlite3 one)."""
+    return isinstance(conn, PgConnection)
+
+
+def redacted(url: str) -> str:
+    """The URL as it may be shown: its password (and a ``password=`` parameter) masked."""
+    parts = urlsplit(url)
+    netloc = parts.netloc
+    if "@" in netloc:
+        credentials, _, host = netloc.rpartition("@")
+        user, colon, _password = credentials.partition(":")
+        netloc = f"{user}{':***' if colon else ''}@{host}"
+    query = re.sub(r"(?i)(password=)[^&]*", r"\1***", parts.query)
+    return urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
+
+
+def _scrubbed(text: str, url: str) -> str:
+    """An error text with the URL's password removed wherever a driver may have echoed it."""
+    password = urlsplit(url).password
+    text = text.replace(url, redacted(url))
+    return text.replace(password, "***") if password else text
+
+
+# -- statements ------------------------------------------------------------------------------
+
+_LITERAL_OR_MARK = re.compile(r"""
+    (?P<literal> '(?:[^']|'')*' | "(?:[^"]|"")*" )
+    | \b IS \s+ (?P<isnot> NOT \s+ )? \? | (?P<mark> \? )
+    | \b (?P<notin> NOT \s+ )? IN \s* \( \s* \) (?P<empty>)
+    | (?<![:\w]) : (?P<name> [A-Za-z_]\w* ) | (?P<percent> % ) | \b (?P<like> LIKE ) \b
+    """, re.IGNORECASE | re.VERBOSE)
+_INSERT_OR = re.compile(r"^\s*INSERT\s+OR\s+(IGNORE|REPLACE)\s+INTO\s+(\w+)\s*\(([^)]*)\)",
+                        re.IGNORECASE)
+_JSON_EXTRACT = re.compile(r"json_extract\(\s*([\w.]+)\s*,\s*'\$\.(\w+)'\s*\)", re.IGNORECASE)
+_INDEX_HINT = re.compile(r"\s+(?:INDEXED\s+BY\s+\w+|NOT\s+INDEXED)\b", re.IGNORECASE)
+_INSERT_INTO = re.compile(r"^\s*INSERT\s+INTO\s+(\w+)", re.IGNORECASE)
+_FTS_WRITE = re.compile(r"^\s*INSERT\s+INTO\s+messages_fts\b", re.IGNORECASE)
+
+
+@functools.lru_cache(maxsize=1024)
+def translate(sql: str) -> tuple[str, str | None]:
+    """A SQLite statement as PostgreSQL runs it, and the generated id it returns (if any)."""
+    text = sql.strip().rstrip(";")
+    if re.match(r"(?i)BEGIN\s+IMMEDIATE\b", text):
+        return "BEGIN", None
+    if _FTS_WRITE.match(text):
+        return "", None  # the trigram index keeps itself up to date
+    conflict = ""
+    found = _INSERT_OR.match(text)
+    if found:
+        kind, table, columns = found[1].upper(), found[2], found[3]
+        text = f"INSERT INTO {table} ({columns})" + text[found.end():]
+        if kind == "IGNORE":
+            conflict = " ON CONFLICT DO NOTHING"
+        else:
+            key = _PRIMARY_KEYS[table]
+            names = [c.strip() for c in columns.split(",") if c.strip() != key]
+            updates = ", ".join(f"{c} = EXCLUDED.{c}" for c in names)
+            conflict = f" ON CONFLICT ({key}) DO UPDATE SET {updates}"
+    text = _INDEX_HINT.sub("", text)  # PostgreSQL's planner takes no hints
+    text = _JSON_EXTRACT.sub(r"(\1::jsonb ->> '\2')", text)
+    returning = None
+    into = _INSERT_INTO.match(text)
+    if into and into[1] in _GENERATED_IDS and "RETURNING" not in text.upper():
+        returning = _GENERATED_IDS[into[1]]
+    text = _LITERAL_OR_MARK.sub(_placeholder, text) + conflict
+    return (f"{text} RETURNING {returning}" if returning else text), returning
+
+
+def _placeholder(match: re.Match[str]) -> str:
+    kind = match.lastgroup
+    if kind == "literal":
+        return match[0].replace("%", "%%")
+    if kind == "mark":
+        return "%s"
+    if kind == "name":
+        return f"%({match['name']})s"
+    if kind == "percent":
+        return "%%"
+    if kind == "like":
+        return "ILIKE"
+    if kind == "empty":  # SQLite takes an empty list: nothing is IN it
+        return "<> ALL('{}')" if match["notin"] else "= ANY('{}')"
+    # SQLite's IS compares anything, NULL included; PostgreSQL's takes only NULL/TRUE/FALSE
+    return "IS DISTINCT FROM %s" if match["isnot"] else "IS NOT DISTINCT FROM %s"
+
+
+# -- schema ----------------------------------------------------------------------------------
+
+_FTS_TABLE = re.compile(r"CREATE VIRTUAL TABLE IF NOT EXISTS messages_fts USING fts5\(.*",
+                        re.DOTALL)
+_FULL_TEXT = (
+    "CREATE EXTENSION IF NOT EXISTS pg_trgm",
+    "CREATE INDEX IF NOT EXISTS messages_trgm ON messages USING gin (text gin_trgm_ops)",
+    "CREATE OR REPLACE VIEW messages_fts AS SELECT key AS rowid, text FROM messages",
+)
+
+
+def schema_statements(statements: Iterable[str]) -> Iterator[str]:
+    """SQLite's DDL statements (``schema.py``) as PostgreSQL's: 64-bit integers, generated
+    ids, stored generated columns, the trigram index for the FTS5 table."""
+    for statement in statements:
+        if _FTS_TABLE.match(statement):
+            yield from _FULL_TEXT
+            continue
+        text = re.sub(r"\bINTEGER PRIMARY KEY\b", "BIGSERIAL PRIMARY KEY", statement)
+        text = re.sub(r"\bINTEGER\b", "BIGINT", text)
+        text = re.sub(r"\bREAL\b", "DOUBLE PRECISION", text)
+        text = re.sub(r"\)\s*WITHOUT ROWID\s*$", ")", text)
+        text = re.sub(r"\)\s*VIRTUAL\b", ") STORED", text)
+        yield text
+
+
+# -- the connection --------------------------------------------------------------------------
+
+
+class _Result:
+    """A cursor's rows, and the id an INSERT generated (``lastrowid``), as sqlite3 gives them."""
+
+    def __init__(self, rows: list[tuple[Any, ...]], description: Any, rowcount: int,
+                 lastrowid: int | None = None) -> None:
+        self._rows = rows
+        self.description = description
+        self.rowcount = rowcount
+        self.lastrowid = lastrowid
+
+    def fetchone(self) -> tuple[Any, ...] | None:
+        return self._rows.pop(0) if self._rows else None
+
+    def fetchall(self) -> list[tuple[Any, ...]]:
+        rows, self._rows = self._rows, []
+        return rows
+
+    def fetchmany(self, size: int = 1) -> list[tuple[Any, ...]]:
+        rows, self._rows = self._rows[:size], self._rows[size:]
+        return rows
+
+    def __iter__(self) -> Iterator[tuple[Any, ...]]:
+        while self._rows:
+            yield self._rows.pop(0)
+
+
+class PgConnection:
+    """A psycopg 3 connection that takes the statements and calls the store code gives a
+    ``sqlite3.Connection`` (autocommit; explicit BEGIN/COMMIT, as the store opens SQLite)."""
+
+    def __init__(self, raw: Any, url: str) -> None:
+        self.raw = raw
+        self.url = url
+
+    @property
+    def in_transaction(self) -> bool:
+        from psycopg.pq import TransactionStatus
+
+        return self.raw.info.transaction_status != TransactionStatus.IDLE
+
+    def execute(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> Any:
+        if sql.lstrip()[:6].upper() == "PRAGMA":
+            return self._pragma(sql)
+        text, returning = translate(sql)
+        if not text:
+            return _Result([], None, 0)
+        with self._errors():
+            cur = self.raw.execute(text, params)
+            rows = cur.fetchall() if cur.description is not None else []
+            if returning:
+                return _Result(rows, cur.description, cur.rowcount, rows[0][0] if rows else None)
+            return _Result(rows, cur.description, cur.rowcount)
+
+    def executemany(self, sql: str, seq: Iterable[Sequence[Any]]) -> _Result:
+        text, _ = translate(sql)
+        with self._errors(), self.raw.cursor() as cur:
+            cur.executemany(text, list(seq))
+            return _Result([], None, cur.rowcount)
+
+    def copy_rows(self, table: str, columns: Sequence[str], rows: Iterable[Sequence[Any]]) -> None:
+        """Many rows into ``table`` by COPY (the bulk path of an import)."""
+        with self._errors(), self.raw.cursor() as cur, \
+                cur.copy(f"COPY {table} ({', '.join(columns)}) FROM STDIN") as copy:
+            for row in rows:
+                copy.write_row(row)
+
+    def close(self) -> None:
+        self.raw.close()
+
+    def __enter__(self) -> PgConnection:  # ``with conn:`` on an autocommit sqlite3 connection
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        return None
+
+    def commit(self) -> None:  # autocommit: nothing is pending outside an explicit BEGIN
+        pass
+
+    # -- what SQLite answers with PRAGMAs ------------------------------------------------------
+
+    def _pragma(self, sql: str) -> _Result:
+        name = re.match(r"(?i)\s*PRAGMA\s+(\w+)", sql)
+        pragma = name[1].lower() if name else ""
+        if pragma == "database_list":
+            return _Result([(0, "main", self.url)], None, 1)
+        if pragma == "page_size":
+            return _Result([(8192,)], None, 1)
+        if pragma == "page_count":
+            size = self.execute("SELECT pg_database_size(current_database())").fetchone()
+            return _Result([(int(size[0]) // 8192,)], None, 1)
+        if pragma in ("freelist_count", "auto_vacuum"):
+            return _Result([(0,)], None, 1)
+        if pragma == "journal_mode":
+            return _Result([("wal",)], None, 1)
+        return _Result([], None, 0)  # timeouts, caches, checkpoints: the server's own business
+
+    @functools.cached_property
+    def _error_classes(self) -> dict[type, type]:
+        import psycopg
+
+        return {psycopg.IntegrityError: sqlite3.IntegrityError,
+                psycopg.OperationalError: sqlite3.OperationalError,
+                psycopg.ProgrammingError: sqlite3.OperationalError,
+                psycopg.Error: sqlite3.DatabaseError}
+
+    def _errors(self) -> _ErrorMapper:
+        return _ErrorMapper(self)
+
+
+class _ErrorMapper:
+    """Turns psycopg's errors into sqlite3's classes, with the password scrubbed."""
+
+    def __init__(self, conn: PgConnection) -> None:
+        self.conn = conn
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, kind: type | None, exc: BaseException | None, _tb: object) -> bool:
+        if exc is None:
+            return False
+        for source, target in self.conn._error_classes.items():
+            if isinstance(exc, source):
+                raise target(_scrubbed(str(exc).strip(), self.conn.url)) from None
+        return False
+
+
+def connect(url: str) -> PgConnection:
+    """Connect to the store at ``url`` (libpq's URL; PGPASSWORD, PGPASSFILE, service files
+    and sslmode work as libpq defines them)."""
+    try:
+        import psycopg
+    except ImportError:
+        raise ResultError(
+            STORE_UNAVAILABLE, f"The store {redacted(url)} is a PostgreSQL database, and the"
+            " PostgreSQL driver (psycopg 3) is not installed.",
+            f"Install the extra: {EXTRA}.") from None
+    try:
+        raw = psycopg.connect(url, autocommit=True)
+    except psycopg.Error as exc:
+        raise ResultError(
+            STORE_UNAVAILABLE, f"Cannot connect to the store {redacted(url)}:"
+            f" {_scrubbed(str(exc).strip(), url)}",
+            "Check the host, port, database and credentials (PGPASSWORD, PGPASSFILE or a"
+            " service file) and that the server accepts this client.") from None
+    _load_numbers_as_python(raw)
+    return PgConnection(raw, url)
+
+
+def _load_numbers_as_python(raw: Any) -> None:
+    """sum() and avg() give NUMERIC, which psycopg loads as Decimal; SQLite gives int or
+    float, and so does this store (answers are JSON)."""
+    from psycopg.types.numeric import NumericLoader
+
+    class IntOrFloat(NumericLoader):
+        def load(self, data: Any) -> Any:
+            value = super().load(data)
+            return int(value) if value == value.to_integral_value() else float(value)
+
+    raw.adapters.register_loader("numeric", IntOrFloat)
+
+
+_SCHEMA_LOCK = 0x72666C6F  # an advisory lock id: one process creates or migrates the schema
+
+
+def open_store(url: str, *, readonly: bool = False) -> PgConnection:
+    """Connect and, unless only reading, create or migrate the schema (``schema.py``'s, one
+    process at a time)."""
+    from .schema import SCHEMA_VERSION, migrate, schema_version
+
+    conn = connect(url)
+    try:
+        if not readonly and schema_version(conn) != SCHEMA_VERSION:
+            conn.execute("BEGIN")
+            try:
+                conn.execute("SELECT pg_advisory_xact_lock(?)", (_SCHEMA_LOCK,))
+                migrate(conn)  # reads the version again: another process may have done it
+                conn.execute("COMMIT")
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
+    except sqlite3.Error as exc:
+        conn.close()
+        raise ResultError(STORE_UNAVAILABLE, f"Cannot prepare the store {redacted(url)}: {exc}",
+                          "The role needs CREATE on the database for its first use (a"
+                          " read-only role reads a store another role created).") from None
+    return conn
