@@ -11,7 +11,11 @@ from __future__ import annotations
 
 import compileall
 import os
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 SOURCES = Path(__file__).resolve().parent.parent / "src"
 
@@ -20,3 +24,20 @@ def with_bytecode() -> None:
     """Write the project's bytecode now and let the processes this one starts use it."""
     os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
     compileall.compile_dir(SOURCES, quiet=1)
+
+
+@contextmanager
+def postgres_server() -> Iterator[Any]:
+    """A PostgreSQL server of its own for a benchmark (the tests' ``pg_server.PgServer``:
+    the system's binaries, a temporary folder, a free port), stopped at the end."""
+    sys.path.insert(0, str(SOURCES.parent / "tests"))
+    from pg_server import PgServer, binaries
+
+    bindir = binaries()
+    if bindir is None:
+        raise SystemExit("no PostgreSQL server binaries (Debian: apt-get install postgresql)")
+    server = PgServer(bindir).start()
+    try:
+        yield server
+    finally:
+        server.stop()

@@ -40,7 +40,7 @@ sys.path.insert(0, str(HERE.parent / "src"))
 
 from rf_log_listener import events as ev  # noqa: E402
 from rf_log_listener.events import Node, RunEnd, RunInfo  # noqa: E402
-from rf_log_listener.rows import SqliteRowSink  # noqa: E402
+from rf_log_listener.rows import StoreRowSink  # noqa: E402
 from rf_log_listener.store import open_store  # noqa: E402
 from rf_log_listener.writer import RunWriter  # noqa: E402
 
@@ -57,7 +57,7 @@ CAUSES = [
 def write_run(conn: Any, suite: str, statuses: list[tuple[str, str]], start: str,
               label: str = "nightly", branch: str = "main", sub_suites: int = 10) -> int:
     """One run through the real writer: ``statuses`` (status, failure message) per test."""
-    writer = RunWriter(SqliteRowSink(conn))
+    writer = RunWriter(StoreRowSink(conn))
     run_id = writer.start_run(RunInfo(origin="import", label=label, generator="Robot 7.5",
                                       ci=json.dumps({"provider": "github", "branch": branch})))
     root = Node(ev.SUITE, "suite", suite, start_time=start)

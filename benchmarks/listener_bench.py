@@ -15,12 +15,14 @@ A generated suite runs >= 50,000 keyword executions at --loglevel TRACE. Each ro
 plain robot (default output.xml), robot + listener (default output), robot + listener with
 --output NONE; every other round in reverse order. Medians of the per-round ratios are
 printed. Targets (issue #3): listener <= 1.10x plain; listener with --output NONE <= 1.05x
-plain robot with its default output.
+plain robot with its default output. --postgres: the listener writes into a PostgreSQL store
+(a server of its own; issue #21: <= 1.10x).
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import resource
 import statistics
 import subprocess
@@ -125,24 +127,30 @@ def main() -> int:
     parser.add_argument("--iterations", type=int, default=250)
     parser.add_argument("--fixed", action="store_true", help="the one-test suite's fixed cost")
     parser.add_argument("--one-core", action="store_true", help="every robot on core 0 only")
+    parser.add_argument("--postgres", action="store_true",
+                        help="the listener writes into PostgreSQL (a server of its own)")
     args = parser.parse_args()
     if args.one_core:
         PREFIX[:] = ["taskset", "-c", "0"]
     if args.fixed:
         return _fixed_cost(args.rounds)
     keywords = args.tests * args.iterations * 4  # Process Item + its three keywords
-    with tempfile.TemporaryDirectory() as tmp:
+    with tempfile.TemporaryDirectory() as tmp, \
+            bench_env.postgres_server() if args.postgres else contextlib.nullcontext() as pg:
         folder = Path(tmp)
         suite = _suite(folder, args.tests, args.iterations)
-        print(f"{keywords:,} keyword executions per run, --loglevel TRACE, {args.rounds} rounds")
+        store = "PostgreSQL" if pg else "SQLite"
+        print(f"{keywords:,} keyword executions per run, --loglevel TRACE, {args.rounds} rounds,"
+              f" the store: {store}")
         _run(suite, folder)  # warm-up (bytecode, page cache)
         plain, live, live_none = [], [], []
         for round_no in range(args.rounds):
-            db = folder / f"store{round_no}.sqlite3"
+            db = pg.new_database() if pg else folder / f"store{round_no}.sqlite3"
+            listener = f"rf_log_listener;db={db}"  # ';': a URL holds ':'
             runs = [
                 (plain, ()),
-                (live, ("--listener", f"rf_log_listener:db={db}")),
-                (live_none, ("--output", "NONE", "--listener", f"rf_log_listener:db={db}")),
+                (live, ("--listener", listener)),
+                (live_none, ("--output", "NONE", "--listener", listener)),
             ]
             # Every other round in reverse order, so a drift of the machine (caches, clock,
             # other load) over a round does not favour whichever variant runs first.
@@ -152,7 +160,7 @@ def main() -> int:
     ratios_none = [c / a for a, c in zip(plain, live_none, strict=True)]
     print(f"plain robot              median {statistics.median(plain):6.2f} s")
     print(f"robot + listener         median {statistics.median(live):6.2f} s"
-          f"  ratio {statistics.median(ratios):.3f}x (target <= 1.10x;"
+          f"  ratio {statistics.median(ratios):.3f}x (target <= 1.10x, PostgreSQL too;"
           f" rounds {min(ratios):.3f}-{max(ratios):.3f})")
     print(f"--output NONE + listener median {statistics.median(live_none):6.2f} s"
           f"  ratio {statistics.median(ratios_none):.3f}x (target <= 1.05x;"

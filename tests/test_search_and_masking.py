@@ -47,9 +47,21 @@ def stores(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     return {"live": live, "import": imported, "output": work / "output.xml"}
 
 
-@pytest.fixture(params=["live", "import"])
+@pytest.fixture(scope="module")
+def postgresql_store(stores: dict[str, Path], pg_server: Any) -> str:
+    """The same run's output.xml imported into a PostgreSQL database: the same answers."""
+    url = pg_server.new_database()
+    conn = open_store(url)
+    import_result(conn, stores["output"])
+    conn.close()
+    return str(url)
+
+
+@pytest.fixture(params=["live", "import", "postgresql"])
 def store(request: pytest.FixtureRequest, stores: dict[str, Path]) -> sqlite3.Connection:
-    conn = open_store(stores[request.param])
+    spec = request.getfixturevalue("postgresql_store") if request.param == "postgresql" \
+        else stores[request.param]
+    conn = open_store(spec)
     yield conn
     conn.close()
 

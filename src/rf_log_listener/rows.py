@@ -79,6 +79,10 @@ class StoreRowSink:
         self._indexer: _FullTextIndexer | None = None
         # PostgreSQL takes new rows fastest by COPY (a live run's replaced rows are upserts)
         self._copy = postgres.is_connection(conn)
+        # and plans a search of a live run's keys well only once its statistics have seen
+        # them: refreshed as the run doubles (readers' plans, not this writer's)
+        self._messages = 0
+        self._refresh_at = 5_000
 
     def begin_run(self, info: RunInfo) -> int:
         status = "importing" if info.origin == "import" else "running"
@@ -127,6 +131,11 @@ class StoreRowSink:
             if errors:
                 conn.executemany(_INSERT_ERROR, errors)
             conn.execute("UPDATE runs SET heartbeat = ? WHERE run_id = ?", (time.time(), self.run_id))
+        if self._copy and self.replace_nodes:
+            self._messages += len(messages)
+            if self._messages >= self._refresh_at:
+                self._refresh_at *= 2
+                postgres.refresh_statistics(self.conn)
         if msg_hi > msg_lo:
             if self._indexer is not None:
                 self._indexer.add(msg_lo, msg_hi)
@@ -200,6 +209,8 @@ class StoreRowSink:
             " message_count = ?, error_count = ?, heartbeat = ?, finished_at = ? WHERE run_id = ?",
             (*(fields[name] for name in FINISH_FIELDS), now, now, self.run_id),
         )
+        if self._copy:
+            postgres.refresh_statistics(self.conn)
 
     def sync(self) -> None:
         """Wait until every committed message is in the full-text index."""

@@ -320,7 +320,7 @@ class Locator:
         """The files of the root suite's child suites (a run of several paths has no root
         file), read once: the root's children by hopping from one to the next (a child at
         pre + 1, its next sibling at its last + 1: primary-key seeks, as views.common's
-        first_child/next_sibling do), the first 1000."""
+        first_child/Siblings do), the first 1000."""
         if self._children is None:
             root, self._children = self._row(0), []
             pre, hops = 1, 0

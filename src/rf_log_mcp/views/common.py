@@ -117,10 +117,37 @@ def enclosing_scope(conn: sqlite3.Connection, run_id: int, node: NodeRow) -> Nod
     return node
 
 
-def next_sibling(conn: sqlite3.Connection, run_id: int, node: NodeRow, end_key: int) -> NodeRow | None:
-    """The node after ``node``'s subtree if its key is at most ``end_key`` (the parent's last)."""
-    key = run_base(run_id) + node.last + 1
-    return node_by_key(conn, key) if key <= end_key else None
+class Siblings:
+    """A parent's children, each after the one before it, read ahead a batch at a time.
+
+    A child's next sibling starts right after its subtree (key ``base + last + 1``): a walk of
+    primary-key seeks. One recursive query walks a batch of them, so a page of children is one
+    round trip instead of one per child: little in SQLite's process, most of a page's time
+    on a database server (PostgreSQL)."""
+
+    BATCH = 32
+    _WALK = (
+        "WITH RECURSIVE walk(key, n) AS (SELECT CAST(? AS BIGINT), 1 UNION ALL"
+        " SELECT ? + nodes.last + 1, walk.n + 1 FROM walk JOIN nodes ON nodes.key = walk.key"
+        " WHERE walk.n < ? AND ? + nodes.last + 1 <= ?) SELECT "
+        + ", ".join(f"nodes.{name.strip()}" for name in NODE_COLUMNS.split(","))
+        + " FROM walk JOIN nodes ON nodes.key = walk.key ORDER BY nodes.key"
+    )
+
+    def __init__(self, conn: sqlite3.Connection, run_id: int, end_key: int) -> None:
+        self.conn, self.base, self.end_key = conn, run_base(run_id), end_key
+        self._ahead: dict[int, NodeRow] = {}
+
+    def after(self, node: NodeRow) -> NodeRow | None:
+        """The sibling after ``node``, if its key is at most ``end_key`` (the parent's last)."""
+        key = self.base + node.last + 1
+        if key > self.end_key:
+            return None
+        if key not in self._ahead:
+            rows = self.conn.execute(self._WALK, (key, self.base, self.BATCH, self.base,
+                                                  self.end_key)).fetchall()
+            self._ahead = {row[0]: NodeRow(*row) for row in rows}
+        return self._ahead.get(key) or node_by_key(self.conn, key)
 
 
 # Children are found by hopping: the first child is at pre + 1, the next sibling of a node at

@@ -20,10 +20,10 @@ from .common import (
     NODE_NOT_FOUND,
     NodeContext,
     NodeRow,
+    Siblings,
     child_before,
     first_child,
     next_notable_child,
-    next_sibling,
     node_by_id,
     node_by_key,
     node_item,
@@ -77,8 +77,9 @@ def tree(conn: sqlite3.Connection, run_id: int, selector: str | None, projection
         first = first_child(conn, parent)
         fold, end_key = parent.type in _LOOPS, base + parent.last
     node = first
+    siblings = Siblings(conn, run_id, end_key)
     if after_key is not None:
-        node = next_sibling(conn, run_id, node_by_key(conn, after_key), end_key)
+        node = siblings.after(node_by_key(conn, after_key))
     also = _WANTED.get(projection)
     ids = NodeContext(conn, run_id)
     ids.seen(parent)
@@ -99,7 +100,7 @@ def tree(conn: sqlite3.Connection, run_id: int, selector: str | None, projection
                 node = boundary
                 continue
         items.append((node.key, node_item(node, shaper, ids)))
-        node = next_sibling(conn, run_id, node, end_key)
+        node = siblings.after(node)
     more = len(items) > page_size
     page = items[:page_size]
     view: dict[str, Any] = {"node": _expanded(conn, run_id, parent, shaper, ids)}
