@@ -26,6 +26,7 @@ psycopg is an optional extra (``pip install 'rf-log-mcp[postgres]'``), imported 
 from __future__ import annotations
 
 import functools
+import itertools
 import re
 import sqlite3
 from collections.abc import Iterable, Iterator, Sequence
@@ -174,25 +175,22 @@ class _Result:
 
     def __init__(self, rows: list[tuple[Any, ...]], description: Any, rowcount: int,
                  lastrowid: int | None = None) -> None:
-        self._rows = rows
+        self._rows = iter(rows)
         self.description = description
         self.rowcount = rowcount
         self.lastrowid = lastrowid
 
     def fetchone(self) -> tuple[Any, ...] | None:
-        return self._rows.pop(0) if self._rows else None
+        return next(self._rows, None)
 
     def fetchall(self) -> list[tuple[Any, ...]]:
-        rows, self._rows = self._rows, []
-        return rows
+        return list(self._rows)
 
     def fetchmany(self, size: int = 1) -> list[tuple[Any, ...]]:
-        rows, self._rows = self._rows[:size], self._rows[size:]
-        return rows
+        return list(itertools.islice(self._rows, size))
 
     def __iter__(self) -> Iterator[tuple[Any, ...]]:
-        while self._rows:
-            yield self._rows.pop(0)
+        return self._rows
 
 
 class PgConnection:
