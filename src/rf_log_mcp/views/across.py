@@ -246,14 +246,27 @@ def signature_texts(conn: sqlite3.Connection, ids: Iterable[int | None]) -> dict
 
 def seen_before(conn: sqlite3.Connection, signature_id: int, before_run: int) -> dict[str, Any]:
     """In how many earlier runs a signature appeared (any test), and the first of them."""
-    count, first = conn.execute(
-        "SELECT count(DISTINCT run_id), min(run_id) FROM run_tests"
-        " WHERE signature_id = ? AND run_id < ?", (signature_id, before_run)).fetchone()
-    seen: dict[str, Any] = {"earlier_runs": count}
-    if first is not None:
-        seen["first_run_id"] = first
-        seen["first_seen"] = conn.execute("SELECT start_time FROM runs WHERE run_id = ?",
-                                          (first,)).fetchone()[0]
+    return seen_before_many(conn, [signature_id], before_run)[signature_id]
+
+
+def seen_before_many(conn: sqlite3.Connection, signature_ids: Iterable[int],
+                     before_run: int) -> dict[int, dict[str, Any]]:
+    """``seen_before`` of several signatures in two queries (a page's, a summary's groups):
+    on a database server every query is a round trip."""
+    ids = sorted(set(signature_ids))
+    seen: dict[int, dict[str, Any]] = {sig: {"earlier_runs": 0} for sig in ids}
+    if not ids:
+        return seen
+    rows = conn.execute(
+        "SELECT signature_id, count(DISTINCT run_id), min(run_id) FROM run_tests"
+        f" WHERE signature_id IN ({', '.join('?' * len(ids))}) AND run_id < ?"
+        " GROUP BY signature_id", (*ids, before_run)).fetchall()
+    firsts = sorted({first for _, _, first in rows})
+    starts = dict(conn.execute(
+        f"SELECT run_id, start_time FROM runs WHERE run_id IN ({', '.join('?' * len(firsts))})",
+        firsts).fetchall()) if firsts else {}
+    for sig, count, first in rows:
+        seen[sig] = {"earlier_runs": count, "first_run_id": first, "first_seen": starts.get(first)}
     return seen
 
 

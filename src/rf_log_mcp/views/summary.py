@@ -13,7 +13,7 @@ from rf_log_listener.store import FAILED_STARTS, RUN_SHIFT, VISIBLE_RUNS, run_ba
 
 from ..shaping import Shaper
 from ..sources import Locator
-from .across import group_totals, run_signatures, seen_before, signature_texts
+from .across import group_totals, run_signatures, seen_before_many, signature_texts
 from .common import NODE_NOT_FOUND, mask_runs, node_by_key, run_errors, run_row
 from .failing import shown_cause
 
@@ -120,8 +120,9 @@ def _failed_page(conn: sqlite3.Connection, view: dict[str, Any], wanted: _Wanted
     position), and whether more follow."""
     page, more = wanted.page(conn, after_key, page_size)
     grouped = len(wanted.runs) > 1
+    seen = wanted.seen(conn, [key for key, *_ in page])
     tests = [{**({"run_id": key >> RUN_SHIFT} if grouped else {}), "node_id": i, "name": n,
-              "message": shaper.text(m or "", 500), **wanted.seen(conn, key)}
+              "message": shaper.text(m or "", 500), **seen.get(key, {})}
              for key, i, n, m in page]
     kept = shaper.fit(view, tests, "failed_tests")
     return page[kept - 1][0] if kept else after_key, more or kept < len(page)
@@ -165,13 +166,14 @@ class _Wanted:
                     page.append(row)
         return page, False
 
-    def seen(self, conn: sqlite3.Connection, key: int) -> dict[str, Any]:
-        """A listed test's signature seen in earlier runs (when it was)."""
-        sig = self.signatures.get(key)
-        if sig is None or self.follow:
+    def seen(self, conn: sqlite3.Connection, keys: list[int]) -> dict[int, dict[str, Any]]:
+        """The listed tests' signatures seen in earlier runs (those that were), by test key."""
+        if self.follow:
             return {}
-        earlier = seen_before(conn, sig, self.runs[0])
-        return {"signature_seen": earlier} if earlier["earlier_runs"] else {}
+        sigs = {key: sig for key in keys if (sig := self.signatures.get(key)) is not None}
+        earlier = seen_before_many(conn, sigs.values(), self.runs[0])
+        return {key: {"signature_seen": earlier[sig]} for key, sig in sigs.items()
+                if earlier[sig]["earlier_runs"]}
 
 
 def _wanted_tests(conn: sqlite3.Connection, runs: list[int], selector: str | None,
@@ -227,6 +229,7 @@ def _failure_groups(conn: sqlite3.Connection, wanted: _Wanted,
         members.setdefault(sig, []).append(key)
     grouped = len(wanted.runs) > 1
     groups = []
+    earlier = seen_before_many(conn, [sig for sig, _ in wanted.groups[:GROUPS_SHOWN]], wanted.runs[0])
     for sig, count in wanted.groups[:GROUPS_SHOWN]:
         tests = [node_by_key(conn, key) for key in members[sig][:GROUP_TESTS_SHOWN]]
         first_test = tests[0]
@@ -234,7 +237,7 @@ def _failure_groups(conn: sqlite3.Connection, wanted: _Wanted,
                  "message": shaper.text(first_test.message or "", 300),
                  "test_ids": [test.node_id for test in tests],
                  "tests_selector": f"group:{sig}",
-                 "seen_before": seen_before(conn, sig, wanted.runs[0])}
+                 "seen_before": earlier[sig]}
         if grouped:
             group["test_runs"] = [key >> RUN_SHIFT for key in members[sig][:GROUP_TESTS_SHOWN]]
         cause = shown_cause(conn, members[sig][0] >> RUN_SHIFT, first_test, shaper)
