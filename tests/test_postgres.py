@@ -282,3 +282,40 @@ def test_an_import_killed_half_way_leaves_no_run_readers_see(pg_url: str, tmp_pa
     assert pg.execute("SELECT run_id, status FROM runs").fetchall() == [(again.run_id, "complete")]
     assert pg.execute("SELECT count(*) FROM nodes").fetchone()[0] == again.node_count
     pg.close()
+
+
+@pytest.mark.parametrize(("sqlite", "postgresql"), [
+    ("SELECT a FROM t WHERE b = ? AND c = :name", "SELECT a FROM t WHERE b = %s AND c = %(name)s"),
+    # a literal's '%', '?' and ':x' stay text; LIKE ignores ASCII case as SQLite's does
+    ("SELECT 'a%?:x' FROM t WHERE m LIKE :like ESCAPE '\\'",
+     "SELECT 'a%%?:x' FROM t WHERE m ILIKE %(like)s ESCAPE '\\'"),
+    ("SELECT 1 FROM t WHERE a IS ? AND b IS NOT ?",
+     "SELECT 1 FROM t WHERE a IS NOT DISTINCT FROM %s AND b IS DISTINCT FROM %s"),
+    ("SELECT 1 FROM t WHERE a IN () OR b NOT IN ()", "SELECT 1 FROM t WHERE a = ANY('{}') OR b <> ALL('{}')"),
+    ("SELECT key FROM nodes INDEXED BY nodes_failed WHERE json_extract(ci, '$.branch') = ?",
+     "SELECT key FROM nodes WHERE (ci::jsonb ->> 'branch') = %s"),
+    ("INSERT OR IGNORE INTO secrets (run_id, value) VALUES (?, ?)",
+     "INSERT INTO secrets (run_id, value) VALUES (%s, %s) ON CONFLICT DO NOTHING"),
+    ("INSERT OR REPLACE INTO meta(key, value) VALUES ('schema_version', ?)",
+     "INSERT INTO meta (key, value) VALUES ('schema_version', %s)"
+     " ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value"),
+    ("INSERT INTO runs (origin, status) VALUES (?, ?)",
+     "INSERT INTO runs (origin, status) VALUES (%s, %s) RETURNING run_id"),
+    ("BEGIN IMMEDIATE", "BEGIN"),
+    ("INSERT INTO messages_fts (rowid, text) SELECT key, text FROM messages", ""),
+])
+def test_statements_translate_as_postgresql_takes_them(sqlite: str, postgresql: str) -> None:
+    from rf_log_listener.postgres import translate
+
+    assert translate(sqlite)[0] == postgresql
+
+
+def test_a_url_is_shown_without_its_password() -> None:
+    from rf_log_listener.postgres import redacted
+    from rf_log_listener.store import shown, store_setting
+
+    assert redacted("postgresql://ci:pw@db:5432/runs?sslmode=require&password=x") == (
+        "postgresql://ci:***@db:5432/runs?sslmode=require&password=***")
+    assert shown("postgres://ci@db/runs") == "postgres://ci@db/runs"
+    assert store_setting("postgresql://ci:pw@db/runs") == "postgresql://ci:pw@db/runs"
+    assert isinstance(store_setting("store.sqlite3"), Path)
