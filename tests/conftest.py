@@ -28,6 +28,16 @@ def fixture_files() -> list[Path]:
     return files
 
 
+def without_keys(data: Any, keys: set[str]) -> Any:
+    """``data`` (an answer) with every dict entry named in ``keys`` left out, at any depth:
+    what differs by nature between two answers that must otherwise be equal."""
+    if isinstance(data, dict):
+        return {k: without_keys(v, keys) for k, v in data.items() if k not in keys}
+    if isinstance(data, list):
+        return [without_keys(item, keys) for item in data]
+    return data
+
+
 def cli(*args: str, env: dict[str, str] | None = None, cwd: Path | None = None,
         db: Path | None = None) -> subprocess.CompletedProcess[str]:
     """Run ``rf-log-mcp ARGS`` as a process; ``db`` sets the store through RF_LOG_MCP_DB."""

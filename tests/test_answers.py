@@ -22,11 +22,16 @@ MODELS = {"parse_result": models.ParseResultResponse, "list_runs": models.RunLis
           "flaky_tests": models.FlakyTestsResponse, "get_attachment": models.AttachmentResponse}
 
 
+def fill(conn: sqlite3.Connection) -> None:
+    """The same suite imported three times (RF 7.0.1, 7.2.2, 7.5): history answers."""
+    for version in ("7.0.1", "7.2.2", "7.5"):
+        import_result(conn, FIXTURE_RESULTS / version / "output.xml", stable_window=0)
+
+
 @pytest.fixture(scope="module")
 def store(tmp_path_factory: pytest.TempPathFactory) -> Iterator[sqlite3.Connection]:
     conn = open_store(tmp_path_factory.mktemp("answers") / "store.sqlite3")
-    for version in ("7.0.1", "7.2.2", "7.5"):  # the same suite three times: history answers
-        import_result(conn, FIXTURE_RESULTS / version / "output.xml", stable_window=0)
+    fill(conn)
     yield conn
     conn.close()
 

@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import cli
+from conftest import cli, without_keys
 from test_listener import robot
 from test_mcp_server import call, server
 
@@ -139,11 +139,7 @@ def test_no_answer_shows_a_known_secret_and_look_alikes_stay(stores: dict[str, P
 def test_live_and_imports_answer_alike(stores: dict[str, Path]) -> None:
     """The masked answers are the same, whatever recorded the run."""
     def normalized(data: Any) -> Any:
-        if isinstance(data, dict):
-            return {k: normalized(v) for k, v in data.items() if k not in _BY_NATURE}
-        if isinstance(data, list):
-            return [normalized(item) for item in data]
-        return data
+        return without_keys(data, _BY_NATURE)
 
     reference = normalized(answers(open_store(stores["xml"])))
     for kind in ("live", "json", "live-json"):

@@ -15,9 +15,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import FIXTURE_RESULTS, cli
+from conftest import FIXTURE_RESULTS, cli, without_keys
 from oracle import dump_store
-from test_answers import _answers
+from test_answers import _answers, fill
 
 from rf_log_listener.importers import import_result
 from rf_log_listener.store import open_store
@@ -27,24 +27,15 @@ from rf_log_mcp import service
 _VOLATILE = {"seconds", "created_at", "finished_at", "imported_at", "heartbeat"}
 
 
-def _fill(conn: Any) -> None:
-    for version in ("7.0.1", "7.2.2", "7.5"):  # the same suite three times: history answers
-        import_result(conn, FIXTURE_RESULTS / version / "output.xml", stable_window=0)
-
-
 def _stable(data: object) -> object:
-    if isinstance(data, dict):
-        return {k: _stable(v) for k, v in data.items() if k not in _VOLATILE}
-    if isinstance(data, list):
-        return [_stable(v) for v in data]
-    return data
+    return without_keys(data, _VOLATILE)
 
 
 def test_every_answer_on_postgresql_equals_sqlites(pg_url: str, tmp_path: Path) -> None:
     lite = open_store(tmp_path / "store.sqlite3")
     pg = open_store(pg_url)
-    _fill(lite)
-    _fill(pg)
+    fill(lite)
+    fill(pg)
     lite_answers = list(_answers(lite))
     pg_answers = list(_answers(pg))
     for (tool, expected), (pg_tool, got) in zip(lite_answers, pg_answers, strict=False):  # lengths: below
@@ -123,7 +114,7 @@ async def test_a_read_only_role_reads_everything_and_cannot_write(
     from mcp.client.stdio import StdioServerParameters
 
     conn = open_store(pg_url)
-    _fill(conn)
+    fill(conn)
     conn.close()
     database = _database(pg_url)
     pg_server.admin(database, "CREATE ROLE reader LOGIN PASSWORD 'R3ader-pw'",
@@ -191,7 +182,7 @@ def test_a_postgresql_store_of_an_older_schema_is_migrated_on_open(pg_url: str) 
     from rf_log_listener.schema import SCHEMA_VERSION
 
     conn = open_store(pg_url)
-    _fill(conn)
+    fill(conn)
     # as a store of version 8 was: without the usage record's tables and pushed runs' digest
     conn.execute("DROP TABLE usage_calls")
     conn.execute("DROP TABLE usage_imports")
@@ -211,7 +202,7 @@ def test_a_postgresql_store_of_an_older_schema_is_migrated_on_open(pg_url: str) 
 def test_push_copies_finished_runs_once_with_the_same_answers(pg_url: str, tmp_path: Path) -> None:
     local = tmp_path / "local.sqlite3"
     lite = open_store(local)
-    _fill(lite)
+    fill(lite)
     first = cli("--db", str(local), "push", "--all", "--to", pg_url)
     assert first.returncode == 0, first.stderr
     assert first.stdout.count("pushed as run") == 3 and "Sup3r" not in first.stdout

@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from . import events as ev
+from . import postgres
 from .event_pipe import OPEN, EventBatcher, EventForwarder, LocalEvents
 from .events import INSTALLED, RunEnd, RunInfo, keyword_key
 from .masking import registering_redactor
@@ -247,7 +248,7 @@ class rf_log_listener:
             self.start_keyword = self.end_keyword = None  # type: ignore[assignment]
             self.start_body_item = self.end_body_item = None  # type: ignore[assignment]
             self.log_message = None  # type: ignore[assignment]
-        if self.db in ("postgresql", "postgres") and unknown:
+        if unknown and postgres.is_url(f"{self.db}:{unknown[0]}"):
             # robot split a PostgreSQL URL at its ':'s; its pieces (one holds the password)
             # are never echoed, and nothing is written to a file named "postgresql"
             self._disabled = True

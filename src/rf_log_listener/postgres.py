@@ -345,18 +345,14 @@ def open_store(url: str, *, readonly: bool = False) -> PgConnection:
     """Connect and, unless only reading, create or migrate the schema (``schema.py``'s, one
     process at a time)."""
     from .schema import SCHEMA_VERSION, migrate, schema_version
+    from .store import transaction  # store.py imports this module
 
     conn = connect(url)
     try:
         if not readonly and schema_version(conn) != SCHEMA_VERSION:
-            conn.execute("BEGIN")
-            try:
+            with transaction(conn):
                 conn.execute("SELECT pg_advisory_xact_lock(?)", (_SCHEMA_LOCK,))
                 migrate(conn)  # reads the version again: another process may have done it
-                conn.execute("COMMIT")
-            except BaseException:
-                conn.execute("ROLLBACK")
-                raise
     except sqlite3.Error as exc:
         conn.close()
         raise ResultError(STORE_UNAVAILABLE, f"Cannot prepare the store {redacted(url)}: {exc}",

@@ -37,6 +37,8 @@ RUN_COLUMNS = (
     "name", "result_status", "start_time", "elapsed", "total", "passed", "failed", "skipped",
     "node_count", "message_count", "error_count", "ci", "run_group", "created_at",
 )
+# What of the run row is part of its identity: all of it but when it was stored
+_IDENTITY_COLUMNS = tuple(c for c in RUN_COLUMNS if c != "created_at")
 _ERRORS = "SELECT seq, level, time, html, text FROM errors WHERE run_id = ? ORDER BY seq"
 _SECRETS = "SELECT value FROM secrets WHERE run_id = ? ORDER BY value"
 _DEFINITIONS = ("SELECT owner, name_key, source, lineno FROM definitions WHERE run_id = ?"
@@ -72,12 +74,13 @@ def push_run(source: sqlite3.Connection, target: sqlite3.Connection, run_id: int
                           " pushed.", "Push it once it has ended.")
     run = dict(zip(RUN_COLUMNS, row[1:1 + len(RUN_COLUMNS)], strict=True))
     finish = dict(zip(FINISH_FIELDS, row[1 + len(RUN_COLUMNS):], strict=True))
+    counts = finish["node_count"] or 0, finish["message_count"] or 0
     digest = content_hash(source, run_id)
     found = target.execute("SELECT run_id, status FROM runs WHERE content_hash = ?"
                            " ORDER BY run_id DESC", (digest,)).fetchall()
     done = next((found_id for found_id, status in found if status in FINISHED), None)
     if done is not None:
-        return Pushed(run_id, done, "already", finish["node_count"] or 0, finish["message_count"] or 0)
+        return Pushed(run_id, done, "already", *counts)
     partial = next((found_id for found_id, status in found if status == "importing"), None)
     new_id = partial if partial is not None else _begin(target, run, digest)
     sink = StoreRowSink(target)
@@ -98,8 +101,7 @@ def push_run(source: sqlite3.Connection, target: sqlite3.Connection, run_id: int
     sink.write([], [], errors, 0, 0, [v for (v,) in source.execute(_SECRETS, (run_id,))],
                source.execute(_DEFINITIONS, (run_id,)).fetchall())
     sink.finish_run(finish)
-    return Pushed(run_id, new_id, "resumed" if partial is not None else "pushed",
-                  finish["node_count"] or 0, finish["message_count"] or 0)
+    return Pushed(run_id, new_id, "resumed" if partial is not None else "pushed", *counts)
 
 
 def _begin(target: sqlite3.Connection, run: dict[str, Any], digest: str) -> int:
@@ -151,7 +153,7 @@ def content_hash(conn: sqlite3.Connection, run_id: int) -> str:
             digest.update(json.dumps(row, ensure_ascii=False, separators=(",", ":")).encode())
             digest.update(b"\n")
 
-    add([conn.execute(f"SELECT {', '.join(RUN_COLUMNS[:-1])} FROM runs WHERE run_id = ?",
+    add([conn.execute(f"SELECT {', '.join(_IDENTITY_COLUMNS)} FROM runs WHERE run_id = ?",
                       (run_id,)).fetchone()])
     for table, columns in (("nodes", NODE_COLUMNS), ("messages", MESSAGE_COLUMNS)):
         add(((key - base, *rest) for key, *rest in conn.execute(

@@ -77,10 +77,10 @@ class StoreRowSink:
             else _INSERT_NODE
         self.run_id: int | None = None
         self._indexer: _FullTextIndexer | None = None
-        # PostgreSQL takes new rows fastest by COPY (a live run's replaced rows are upserts)
-        self._copy = postgres.is_connection(conn)
-        # and plans a search of a live run's keys well only once its statistics have seen
-        # them: refreshed as the run doubles (readers' plans, not this writer's)
+        # PostgreSQL takes new rows fastest by COPY (a live run's replaced rows are upserts),
+        # keeps its trigram index itself, and plans a search of a live run's keys well only
+        # once its statistics have seen them: refreshed as the run doubles
+        self._postgres = postgres.is_connection(conn)
         self._messages = 0
         self._refresh_at = 5_000
 
@@ -98,7 +98,7 @@ class StoreRowSink:
         self.conn.execute("UPDATE runs SET fts_upto = ? WHERE run_id = ?", (run_id << 32, run_id))
         db_path = self.conn.execute("PRAGMA database_list").fetchone()[2]
         # PostgreSQL's trigram index keeps itself up to date: nothing to build beside it.
-        if self.background_index and db_path and not postgres.is_connection(self.conn):
+        if self.background_index and db_path and not self._postgres:
             self._indexer = _FullTextIndexer(db_path, run_id)
         return run_id
 
@@ -118,20 +118,20 @@ class StoreRowSink:
             if definitions:
                 conn.executemany(_INSERT_DEFINITION, [(self.run_id, *d) for d in definitions])
             if nodes:
-                if self._copy and not self.replace_nodes:
+                if self._postgres and not self.replace_nodes:
                     conn.copy_rows("nodes", NODE_COLUMNS, nodes)
                 else:
                     conn.executemany(self._insert_node, nodes)
                 self.nodes_written += len(nodes)
             if messages:
-                if self._copy:
+                if self._postgres:
                     conn.copy_rows("messages", MESSAGE_COLUMNS, messages)
                 else:
                     conn.executemany(_INSERT_MESSAGE, messages)
             if errors:
                 conn.executemany(_INSERT_ERROR, errors)
             conn.execute("UPDATE runs SET heartbeat = ? WHERE run_id = ?", (time.time(), self.run_id))
-        if self._copy and self.replace_nodes:
+        if self._postgres and self.replace_nodes:
             self._messages += len(messages)
             if self._messages >= self._refresh_at:
                 self._refresh_at *= 2
@@ -209,7 +209,7 @@ class StoreRowSink:
             " message_count = ?, error_count = ?, heartbeat = ?, finished_at = ? WHERE run_id = ?",
             (*(fields[name] for name in FINISH_FIELDS), now, now, self.run_id),
         )
-        if self._copy:
+        if self._postgres:
             postgres.refresh_statistics(self.conn)
 
     def sync(self) -> None:

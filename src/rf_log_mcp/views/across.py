@@ -261,10 +261,7 @@ def seen_before_many(conn: sqlite3.Connection, signature_ids: Iterable[int],
         "SELECT signature_id, count(DISTINCT run_id), min(run_id) FROM run_tests"
         f" WHERE signature_id IN ({', '.join('?' * len(ids))}) AND run_id < ?"
         " GROUP BY signature_id", (*ids, before_run)).fetchall()
-    firsts = sorted({first for _, _, first in rows})
-    starts = dict(conn.execute(
-        f"SELECT run_id, start_time FROM runs WHERE run_id IN ({', '.join('?' * len(firsts))})",
-        firsts).fetchall()) if firsts else {}
+    starts = _by_id(conn, "runs", "run_id", "start_time", (first for _, _, first in rows))
     for sig, count, first in rows:
         seen[sig] = {"earlier_runs": count, "first_run_id": first, "first_seen": starts.get(first)}
     return seen
