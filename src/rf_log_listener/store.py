@@ -417,17 +417,23 @@ def reap_stale_runs(conn: sqlite3.Connection) -> list[int]:
 STALE_LIVE_S = 60.0  # a live run's heartbeat is refreshed every few seconds
 
 
+def live_run_dead(pid: int | None, host: str | None, heartbeat: float | None,
+                  now: float | None = None) -> bool:
+    """Whether the robot process writing a ``running`` run is gone. On this host the process
+    itself answers; elsewhere only the heartbeat can (pids mean nothing across hosts)."""
+    if host == socket.gethostname() and pid is not None:
+        return not pid_alive(pid)
+    return heartbeat is None or (now or time.time()) - heartbeat > STALE_LIVE_S
+
+
 def mark_dead_live_runs(conn: sqlite3.Connection) -> list[int]:
     """Live runs whose robot process died (SIGKILL, power loss) become ``interrupted``, and
     their open nodes ``NOT FINISHED``; everything up to the last flush stays."""
-    host = socket.gethostname()
     now = time.time()
-    # On this host the robot process itself answers; elsewhere only the heartbeat can.
     dead = [
         run_id for run_id, pid, run_host, heartbeat in conn.execute(
             "SELECT run_id, pid, host, heartbeat FROM runs WHERE status = 'running'").fetchall()
-        if (not pid_alive(pid) if run_host == host and pid is not None
-            else heartbeat is None or now - heartbeat > STALE_LIVE_S)
+        if live_run_dead(pid, run_host, heartbeat, now)
     ]
     for run_id in dead:
         try:

@@ -81,11 +81,16 @@ class Locator:
         root = self._row(0)
         self.root_source = _field(root, "source") if root else None
         self.root_dir = _root_dir(self.root_source, self._child_sources)
-        start = conn.execute("SELECT start_time FROM runs WHERE run_id = ?", (run_id,)).fetchone()
-        self.started = _timestamp(start[0] if start else None)
         self.items: dict[int, Any] = {}  # pre -> the running model item it came from, or None
         self.states: dict[str, str | None] = {}  # file -> None (unchanged) or why not
         self._parsed: Any = False  # the running model of the run's suites (None: unparsable)
+
+    @functools.cached_property
+    def started(self) -> float | None:
+        """When the run started (read when a suite file's state is first checked)."""
+        start = self.conn.execute("SELECT start_time FROM runs WHERE run_id = ?",
+                                  (self.run_id,)).fetchone()
+        return _timestamp(start[0] if start else None)
 
     # -- what answers show ---------------------------------------------------------------
 

@@ -152,16 +152,11 @@ def recorded(tool: str) -> Callable[[F], F]:
 
 def _row(call: Call, arguments: dict[str, Any], response: Any) -> tuple[Any, ...]:
     session = _SESSION.get()
-    conn: sqlite3.Connection = arguments["conn"]
     selector = arguments.get("selector")
     if arguments.get("message_id"):
         selector = arguments["message_id"]
     kind, depth = selector_shape(selector)
     run_id = response.run_id
-    size = (None, None, None)
-    if run_id is not None:
-        size = conn.execute("SELECT node_count, message_count, source_size FROM runs"
-                            " WHERE run_id = ?", (run_id,)).fetchone() or size
     target = session.target(run_id, target_of(selector), arguments.get("test"),
                             arguments.get("head"), arguments.get("suite"))
     shape = answer_shape(call.answer or {}, arguments)
@@ -171,7 +166,7 @@ def _row(call: Call, arguments: dict[str, Any], response: Any) -> tuple[Any, ...
             arguments.get("budget"), response.estimated_tokens, int(response.message_truncated),
             int(response.budget_truncated), int(response.page_truncated), response.masked_values,
             response.error.code if response.error else None,
-            round((time.perf_counter() - call.started) * 1000, 3), *size, _compact_json(shape))
+            round((time.perf_counter() - call.started) * 1000, 3), run_id, _compact_json(shape))
 
 
 _TEST_OR_FIXTURE = re.compile(r"^(?:ig:)?(.*?-(?:t\d+|k\d+))(?:[-:]|$)")
@@ -310,7 +305,23 @@ def flush(conn: sqlite3.Connection) -> int:
     rows = []
     while _PENDING:
         rows.append(_PENDING.pop(0))
-    return len(rows) if insert(conn, "usage_calls", CALL_COLUMNS, rows) else 0
+    return len(rows) if insert(conn, "usage_calls", CALL_COLUMNS, _with_sizes(conn, rows)) else 0
+
+
+def _with_sizes(conn: sqlite3.Connection, rows: list[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
+    """The calls' rows with the size of the run each read (nodes, messages, bytes), read
+    here, once per run, rather than on each answer's path (a round trip to a database
+    server per call). A live run's size is then the one of a moment later."""
+    run_ids = sorted({row[-2] for row in rows if row[-2] is not None})
+    sizes: dict[int, tuple[Any, ...]] = {}
+    if run_ids:
+        try:
+            sizes = {rid: size for rid, *size in conn.execute(
+                "SELECT run_id, node_count, message_count, source_size FROM runs WHERE run_id"
+                f" IN ({','.join('?' * len(run_ids))})", run_ids)}
+        except sqlite3.Error:
+            log.debug("usage: run sizes not read", exc_info=True)
+    return [(*row[:-2], *sizes.get(row[-2], (None, None, None)), row[-1]) for row in rows]
 
 
 class Flusher(threading.Thread):

@@ -179,20 +179,25 @@ def previous_unit(conn: sqlite3.Connection, head: Unit) -> tuple[Unit | None, st
     return None, "no complete run of the same suite before it"
 
 
-def ensure_indexed(conn: sqlite3.Connection, run_ids: Iterable[int]) -> None:
+def ensure_indexed(conn: sqlite3.Connection, run_ids: Iterable[int]) -> set[int]:
     """Index the finished runs whose tests are not indexed yet with these rules (stores made
-    before history existed, rules changed). A read-only store reads them as they stand."""
+    before history existed, rules changed); the runs whose ``run_tests`` now hold their tests
+    (the others: running, or a read-only store that could not index them, are read from
+    their nodes as they stand)."""
     ids = list(run_ids)
-    stale = [rid for rid, status, indexed in conn.execute(
+    finished = {rid: indexed for rid, status, indexed in conn.execute(
         f"SELECT run_id, status, tests_indexed FROM runs WHERE run_id IN"
-        f" ({','.join('?' * len(ids))})", ids) if status in FINISHED and indexed != RULES]
-    for rid in stale:
+        f" ({','.join('?' * len(ids))})", ids) if status in FINISHED}
+    done = {rid for rid, indexed in finished.items() if indexed == RULES}
+    for rid in finished.keys() - done:
         try:
             index_run(conn, rid)
         except sqlite3.OperationalError as exc:
             if not is_read_only(exc):
                 raise
-            return
+            break
+        done.add(rid)
+    return done
 
 
 def index_all(conn: sqlite3.Connection) -> None:
@@ -202,20 +207,13 @@ def index_all(conn: sqlite3.Connection) -> None:
         " AND tests_indexed IS NOT ?", (RULES,))])
 
 
-def _indexed(conn: sqlite3.Connection, run_id: int) -> bool:
-    """Whether ``run_tests`` holds the run's tests, made with these rules (a finished run)."""
-    status, indexed = conn.execute("SELECT status, tests_indexed FROM runs WHERE run_id = ?",
-                                   (run_id,)).fetchone()
-    return status in FINISHED and indexed == RULES
-
-
 def tests_of(conn: sqlite3.Connection, unit_: Unit) -> dict[int, Outcome]:
     """The unit's tests by name id (``history.name_id`` of the full name). A running run's
     (or a run a read-only store could not index) are read from its nodes as they stand."""
-    ensure_indexed(conn, unit_.run_ids)
+    indexed = ensure_indexed(conn, unit_.run_ids)
     found: dict[int, Outcome] = {}
     for rid in unit_.run_ids:
-        if _indexed(conn, rid):
+        if rid in indexed:
             for nid, pre, st, elapsed, sig in conn.execute(
                     "SELECT name_id, pre, status, elapsed, signature_id FROM run_tests"
                     " WHERE run_id = ?", (rid,)):
@@ -231,8 +229,7 @@ def tests_of(conn: sqlite3.Connection, unit_: Unit) -> dict[int, Outcome]:
 def run_signatures(conn: sqlite3.Connection, run_id: int) -> tuple[dict[int, int], dict[int, str]]:
     """The signature id of each failed test of the run, by the test's pre; and the texts of
     those not in the store yet (a running run's, computed from its nodes)."""
-    ensure_indexed(conn, [run_id])
-    if _indexed(conn, run_id):
+    if run_id in ensure_indexed(conn, [run_id]):
         return dict(conn.execute("SELECT pre, signature_id FROM run_tests WHERE run_id = ?"
                                  " AND signature_id IS NOT NULL", (run_id,)).fetchall()), {}
     pairs = [(pre, name_id(text), text) for pre, text in failed_test_signatures(conn, run_id)]

@@ -13,7 +13,13 @@ from typing import Any
 from rf_log_listener.errors import ResultError
 from rf_log_listener.events import LEVEL_NAMES
 from rf_log_listener.registry import known_values
-from rf_log_listener.store import NOTABLE_NODES, VISIBLE_RUNS, mark_dead_live_runs, run_base
+from rf_log_listener.store import (
+    NOTABLE_NODES,
+    VISIBLE_RUNS,
+    live_run_dead,
+    mark_dead_live_runs,
+    run_base,
+)
 
 from ..attachments import Reference, describe
 from ..attachments import parse as parse_html
@@ -65,8 +71,15 @@ class NodeRow:
 
 
 def run_row(conn: sqlite3.Connection, run_id: int) -> dict[str, Any]:
-    if conn.execute("SELECT 1 FROM runs WHERE run_id = ? AND status = 'running'", (run_id,)).fetchone():
+    """The run's row (a live run whose robot died is marked interrupted first)."""
+    run = _visible_run(conn, run_id)
+    if run["status"] == "running" and live_run_dead(run["pid"], run["host"], run["heartbeat"]):
         mark_dead_live_runs(conn)
+        run = _visible_run(conn, run_id)
+    return run
+
+
+def _visible_run(conn: sqlite3.Connection, run_id: int) -> dict[str, Any]:
     cur = conn.execute(f"SELECT * FROM runs WHERE run_id = ? AND {VISIBLE_RUNS}", (run_id,))
     row = cur.fetchone()
     if row is None:
@@ -96,6 +109,15 @@ def node_by_key(conn: sqlite3.Connection, key: int) -> NodeRow:
     if row is None:
         raise ResultError(NODE_NOT_FOUND, f"No node at key {key}.")
     return NodeRow(*row)
+
+
+def nodes_by_keys(conn: sqlite3.Connection, keys: list[int]) -> dict[int, NodeRow]:
+    """Several nodes by key in one query (one round trip to a database server), by key."""
+    if not keys:
+        return {}
+    rows = conn.execute(f"SELECT {NODE_COLUMNS} FROM nodes WHERE key IN"
+                        f" ({','.join('?' * len(keys))})", keys).fetchall()
+    return {row[0]: NodeRow(*row) for row in rows}
 
 
 def enclosing_scope(conn: sqlite3.Connection, run_id: int, node: NodeRow) -> NodeRow:
@@ -293,6 +315,7 @@ def node_item(node: NodeRow, shaper: Shaper, ids: NodeContext, *, arg_limit: int
     """A node as every answer shows it (models.Node): the roadmap's common fields, then its
     non-empty type-specific ones, every text masked. ``message_limit`` None: its status
     message is said elsewhere in the answer, so it is left out (and never cut)."""
+    ids.seen(node)  # a test is its own owner_test
     item: dict[str, Any] = {
         "node_id": node.node_id, "parent_id": ids(node.parent_pre),
         "owner_test_id": ids(node.owner_test), "sequence": node.pre, "type": node.type,

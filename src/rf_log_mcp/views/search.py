@@ -18,12 +18,13 @@ searches cost O(scope), whatever the size of the run.
 
 from __future__ import annotations
 
+import itertools
 import json
 import re
 import sqlite3
-from collections.abc import Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 from rf_log_listener.errors import ResultError
 from rf_log_listener.events import LEVELS
@@ -58,6 +59,7 @@ FOLD_SCAN = 5_000  # repeats folded into one page at most: reading a page stays 
 FOLD_CHARS = 2_000  # longer messages never fold (two page sources may differ anywhere)
 SEVERITY = ("TRACE", "DEBUG", "INFO", "WARN", "ERROR", "FAIL")  # SKIP ranks with WARN
 _FETCH = 500  # candidates read per round while a page fills up
+_T = TypeVar("_T")
 _HIT_CHARS = 400
 _PATH_NAMES = 6  # call paths longer than this keep their first two and last three names
 _BRANCHES = frozenset({"IF", "ELSE IF", "ELSE", "TRY", "EXCEPT", "FINALLY"})
@@ -130,8 +132,8 @@ def search(conn: sqlite3.Connection, run_id: int, flt: Filter, selector: str | N
     more = False
     if phase == 0:
         folds = _Folds(unfold_upto)
-        for key, node_pre, msg_no, level, time, text, html in _candidates(conn, run, flt, span,
-                                                                          after):
+        for key, node_pre, msg_no, level, time, text, html in context.read_ahead(
+                _candidates(conn, run, flt, span, after), page_size, lambda row: row[1]):
             node = context.node(node_pre)
             shown, masked, offset, total = _masked_match(text, node, flt, shaper)
             if shown is None:
@@ -168,9 +170,10 @@ def search(conn: sqlite3.Connection, run_id: int, flt: Filter, selector: str | N
         if not more:
             phase, last_key = 1, None
     if phase == 1 and not more:
-        for node in _status_candidates(conn, run_id, flt, span, last_key):
+        for node in context.read_ahead(_status_candidates(conn, run_id, flt, span, last_key),
+                                       page_size, lambda node: node.pre):
             shown, masked, offset, total = _masked_match(node.message, node, flt, shaper)
-            if shown is None or _said_below(conn, run_id, node):
+            if shown is None:
                 last_key = node.key
                 continue
             if len(hits) == page_size:
@@ -384,6 +387,8 @@ def _status_candidates(conn: sqlite3.Connection, run_id: int, flt: Filter, span:
     if piece:
         where.append("message LIKE ? ESCAPE '\\'")
         params.append(f"%{_like_escaped(piece)}%")
+    where.append(_NOT_SAID_BELOW)
+    params += [run_base(run_id)] * 3
     sql = (f"SELECT {NODE_COLUMNS} FROM nodes INDEXED BY nodes_with_message WHERE"
            f" {' AND '.join(where)} ORDER BY key LIMIT {_FETCH}")
     while params[0] <= params[1]:
@@ -394,17 +399,16 @@ def _status_candidates(conn: sqlite3.Connection, run_id: int, flt: Filter, span:
         params[0] = rows[-1][0] + 1
 
 
-def _said_below(conn: sqlite3.Connection, run_id: int, node: NodeRow) -> bool:
-    """Whether a node below says the same status message, or the node logged it itself (RF
-    gives the keywords above a failure the failing one's message): the deepest says it."""
-    base = run_base(run_id)
-    if node.last > node.pre and conn.execute(
-            "SELECT 1 FROM nodes INDEXED BY nodes_with_message WHERE key > ? AND key <= ?"
-            " AND message = ? LIMIT 1", (node.key, base + node.last, node.message)).fetchone():
-        return True
-    return conn.execute(
-        "SELECT 1 FROM messages WHERE key >= ? AND key < ? AND node_pre = ? AND text = ? LIMIT 1",
-        (base + node.msg_lo, base + node.msg_hi, node.pre, node.message)).fetchone() is not None
+# A status message is said by the deepest node that says it: not by one whose descendant
+# says the same (RF gives the keywords above a failure the failing one's message), nor by
+# one that logged it itself. Checked in the candidates' query: no round trip per candidate.
+_NOT_SAID_BELOW = (
+    "NOT EXISTS (SELECT 1 FROM nodes AS below INDEXED BY nodes_with_message"
+    " WHERE below.key > nodes.key AND below.key <= ? + nodes.last"
+    " AND below.message = nodes.message)"
+    " AND NOT EXISTS (SELECT 1 FROM messages WHERE messages.key >= ? + nodes.msg_lo"
+    " AND messages.key < ? + nodes.msg_hi AND messages.node_pre = nodes.pre"
+    " AND messages.text = nodes.message)")
 
 
 def _error_candidates(conn: sqlite3.Connection, run_id: int, flt: Filter,
@@ -518,21 +522,36 @@ class _Context:
 
     # A node and its ancestors up to its test (or suite), in one query: one round trip to a
     # database server for a hit's whole call path instead of one per level.
-    _UP = ("WITH RECURSIVE up(k) AS (SELECT CAST(? AS BIGINT) UNION ALL"
-           " SELECT ? + nodes.parent_pre FROM up JOIN nodes ON nodes.key = up.k"
-           " WHERE nodes.parent_pre IS NOT NULL AND nodes.type NOT IN ('TEST', 'SUITE'))"
-           " SELECT nodes.key, nodes.parent_pre, nodes.node_id, nodes.type, nodes.name,"
-           " nodes.status, nodes.args, nodes.assign, nodes.fields"
-           " FROM up JOIN nodes ON nodes.key = up.k")
+    _ABOVE = ("SELECT CAST(? AS BIGINT) + nodes.parent_pre FROM up JOIN nodes ON nodes.key = up.k"
+              " WHERE nodes.parent_pre IS NOT NULL AND nodes.type NOT IN ('TEST', 'SUITE'))"
+              " SELECT nodes.key, nodes.parent_pre, nodes.node_id, nodes.type, nodes.name,"
+              " nodes.status, nodes.args, nodes.assign, nodes.fields"
+              " FROM up JOIN nodes ON nodes.key = up.k")
+    _UP = f"WITH RECURSIVE up(k) AS (SELECT CAST(? AS BIGINT) UNION ALL {_ABOVE}"
 
     def node(self, pre: int) -> _Node:
         node = self.nodes.get(pre)
         if node is None:
-            for key, *row in self.conn.execute(self._UP, (self.base + pre, self.base)):
-                self.nodes.setdefault(key - self.base, _Node(
-                    key - self.base, *row[:3], row[3] or "", *row[4:]))
+            self._read(self.conn.execute(self._UP, (self.base + pre, self.base)))
             node = self.nodes[pre]
         return node
+
+    def read_ahead(self, rows: Iterator[_T], size: int, pre_of: Callable[[_T], int]) -> Iterator[_T]:
+        """``rows`` (candidates of hits), with the nodes of the next ``size`` of them and their
+        ancestors read in one query as they come (one round trip for a page, not one a hit)."""
+        while batch := list(itertools.islice(rows, size)):
+            unknown = sorted({pre_of(row) for row in batch} - self.nodes.keys())
+            if unknown:
+                seeds = ",".join("?" * len(unknown))
+                self._read(self.conn.execute(
+                    f"WITH RECURSIVE up(k) AS (SELECT key FROM nodes WHERE key IN ({seeds}) UNION"
+                    f" {self._ABOVE}", [*(self.base + pre for pre in unknown), self.base]))
+            yield from batch
+
+    def _read(self, rows: Iterable[tuple[Any, ...]]) -> None:
+        for key, *row in rows:
+            self.nodes.setdefault(key - self.base, _Node(
+                key - self.base, *row[:3], row[3] or "", *row[4:]))
 
     def of(self, node: _Node) -> dict[str, Any]:
         """Owner, enclosing iteration and branch, and call path of a message of ``node``."""

@@ -14,7 +14,7 @@ from rf_log_listener.store import FAILED_STARTS, RUN_SHIFT, VISIBLE_RUNS, run_ba
 from ..shaping import Shaper
 from ..sources import Locator
 from .across import group_totals, run_signatures, seen_before_many, signature_texts
-from .common import NODE_NOT_FOUND, mask_runs, node_by_key, run_errors, run_row
+from .common import NODE_NOT_FOUND, mask_runs, nodes_by_keys, run_errors, run_row
 from .failing import shown_cause
 
 ERRORS_SHOWN = 20
@@ -230,8 +230,10 @@ def _failure_groups(conn: sqlite3.Connection, wanted: _Wanted,
     grouped = len(wanted.runs) > 1
     groups = []
     earlier = seen_before_many(conn, [sig for sig, _ in wanted.groups[:GROUPS_SHOWN]], wanted.runs[0])
+    shown = nodes_by_keys(conn, [key for sig, _ in wanted.groups[:GROUPS_SHOWN]
+                                 for key in members[sig][:GROUP_TESTS_SHOWN]])
     for sig, count in wanted.groups[:GROUPS_SHOWN]:
-        tests = [node_by_key(conn, key) for key in members[sig][:GROUP_TESTS_SHOWN]]
+        tests = [shown[key] for key in members[sig][:GROUP_TESTS_SHOWN]]
         first_test = tests[0]
         group = {"signature": shaper.text(texts.get(sig, ""), 300), "count": count,
                  "message": shaper.text(first_test.message or "", 300),
