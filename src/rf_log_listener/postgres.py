@@ -313,6 +313,12 @@ def connect(url: str) -> PgConnection:
             "Check the host, port, database and credentials (PGPASSWORD, PGPASSFILE or a"
             " service file) and that the server accepts this client.") from None
     _load_numbers_as_python(raw)
+    # Each execution is planned for its own values. The views' statements repeat with other
+    # key ranges and patterns; after a few runs of a prepared statement PostgreSQL may switch
+    # to one generic plan, and a generic plan of a range or a trigram search can read every
+    # run's rows (a search of 2 ms took 20 ms to 1 s). Statements are still prepared (parsed
+    # once); planning them costs well under a millisecond.
+    raw.execute("SET plan_cache_mode = force_custom_plan")
     return PgConnection(raw, url)
 
 

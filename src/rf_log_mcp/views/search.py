@@ -170,7 +170,8 @@ def search(conn: sqlite3.Connection, run_id: int, flt: Filter, selector: str | N
         if not more:
             phase, last_key = 1, None
     if phase == 1 and not more:
-        for node in context.read_ahead(_status_candidates(conn, run_id, flt, span, last_key),
+        for node in context.read_ahead(_status_candidates(conn, run_id, flt, span, last_key,
+                                                          page_size + 1),
                                        page_size, lambda node: node.pre):
             shown, masked, offset, total = _masked_match(node.message, node, flt, shaper)
             if shown is None:
@@ -369,9 +370,10 @@ _STATUS_LEVEL = {"FAIL": "FAIL", "SKIP": "SKIP"}  # a status message's level, fo
 
 
 def _status_candidates(conn: sqlite3.Connection, run_id: int, flt: Filter, span: Span,
-                       after: int | None) -> Iterator[NodeRow]:
-    """Nodes with a status message in the span, in order, through the index of such nodes
-    (failures and skips: few), prefiltered by level and by text (LIKE, confirmed masked)."""
+                       after: int | None, fetch: int) -> Iterator[NodeRow]:
+    """Nodes with a status message in the span that no node below says, in order, through
+    the index of such nodes (failures and skips: few), prefiltered by level and by text
+    (LIKE, confirmed masked); ``fetch`` per query (a page's worth: each is checked below)."""
     where = ["key >= ?", "key <= ?", "message IS NOT NULL"]
     params: list[Any] = [max(span.nodes_lo, after + 1) if after is not None else span.nodes_lo,
                          span.nodes_hi]
@@ -390,11 +392,11 @@ def _status_candidates(conn: sqlite3.Connection, run_id: int, flt: Filter, span:
     where.append(_NOT_SAID_BELOW)
     params += [run_base(run_id)] * 3
     sql = (f"SELECT {NODE_COLUMNS} FROM nodes INDEXED BY nodes_with_message WHERE"
-           f" {' AND '.join(where)} ORDER BY key LIMIT {_FETCH}")
+           f" {' AND '.join(where)} ORDER BY key LIMIT {fetch}")
     while params[0] <= params[1]:
         rows = conn.execute(sql, params).fetchall()
         yield from (NodeRow(*row) for row in rows)
-        if len(rows) < _FETCH:
+        if len(rows) < fetch:
             return
         params[0] = rows[-1][0] + 1
 
@@ -402,19 +404,25 @@ def _status_candidates(conn: sqlite3.Connection, run_id: int, flt: Filter, span:
 # A status message is said by the deepest node that says it: not by one whose descendant
 # says the same (RF gives the keywords above a failure the failing one's message), nor by
 # one that logged it itself. Checked in the candidates' query: no round trip per candidate.
+# (``text || ''``: the node's own messages are read by key; PostgreSQL would otherwise take
+# the trigram index for the equality and scan every message with that text, run after run.)
 _NOT_SAID_BELOW = (
     "NOT EXISTS (SELECT 1 FROM nodes AS below INDEXED BY nodes_with_message"
     " WHERE below.key > nodes.key AND below.key <= ? + nodes.last"
     " AND below.message = nodes.message)"
     " AND NOT EXISTS (SELECT 1 FROM messages WHERE messages.key >= ? + nodes.msg_lo"
     " AND messages.key < ? + nodes.msg_hi AND messages.node_pre = nodes.pre"
-    " AND messages.text = nodes.message)")
+    " AND messages.text || '' = nodes.message)")
 
 
 def _error_candidates(conn: sqlite3.Connection, run_id: int, flt: Filter,
                       after: int) -> Iterator[tuple[int, str, str | None, str]]:
-    rows = conn.execute("SELECT seq, level, time, text FROM errors WHERE run_id = ? AND seq > ?"
-                        " ORDER BY seq", (run_id, after))
+    """The run's errors after ``after``, prefiltered by text (LIKE, confirmed masked)."""
+    piece = _sql_piece(flt.query) if flt.query else ""
+    like = " AND text LIKE ? ESCAPE '\\'" if piece else ""
+    rows = conn.execute(f"SELECT seq, level, time, text FROM errors WHERE run_id = ? AND seq > ?"
+                        f"{like} ORDER BY seq",
+                        (run_id, after, *([f"%{_like_escaped(piece)}%"] if piece else [])))
     for row in rows:
         if flt.levels is None or row[1] in flt.levels:
             yield row
