@@ -275,6 +275,62 @@ def test_an_import_killed_half_way_leaves_no_run_readers_see(pg_url: str, tmp_pa
     pg.close()
 
 
+NUL_LIBRARY = """from robot.api import logger
+
+
+def log_a_nul():
+    logger.info("before\\x00after")
+    return "returned\\x00value"
+"""
+NUL_SUITE = """*** Settings ***
+Library    NulLib.py
+
+*** Test Cases ***
+Nul In Texts
+    ${value}=    Log A Nul
+    Fail    failed\\x00here
+"""
+
+
+def _nul_as_sign(data: Any) -> Any:
+    """``data`` as the PostgreSQL store keeps it: each NUL as U+2400 (postgres.NUL_SIGN)."""
+    if isinstance(data, str):
+        return data.replace("\x00", "\u2400")
+    if isinstance(data, dict):
+        return {key: _nul_as_sign(value) for key, value in data.items()}
+    if isinstance(data, list):
+        return [_nul_as_sign(value) for value in data]
+    return data
+
+
+def test_a_nul_character_stops_neither_capture_nor_import(pg_server: Any, tmp_path: Path) -> None:
+    """PostgreSQL's text cannot hold NUL: each is kept as ␀, live and imported alike, and
+    nothing else differs from SQLite, which keeps it."""
+    (tmp_path / "NulLib.py").write_text(NUL_LIBRARY)
+    (tmp_path / "nul.robot").write_text(NUL_SUITE)
+    live_url, import_url = pg_server.new_database(), pg_server.new_database()
+    done = subprocess.run(
+        [sys.executable, "-m", "robot", "--output", "output.json", "--log", "NONE", "--report",
+         "NONE", "--listener", f"rf_log_listener;db={live_url}", "nul.robot"],
+        capture_output=True, text=True, cwd=tmp_path, timeout=120, check=False)
+    assert done.returncode == 1 and "rf_log_listener" not in done.stderr, done.stderr
+    live, imported = open_store(live_url), open_store(import_url)
+    lite = open_store(tmp_path / "store.sqlite3")
+    for conn in (imported, lite):
+        assert import_result(conn, tmp_path / "output.json", stable_window=0).status == "complete"
+    texts = [t for (t,) in live.execute("SELECT text FROM messages ORDER BY key")]
+    assert texts == ["before\u2400after", "${value} = returned\u2400value", "failed\u2400here"]
+    assert live.execute("SELECT message FROM nodes WHERE type = 'TEST'").fetchone() == (
+        "failed\u2400here",)
+    assert lite.execute("SELECT text FROM messages ORDER BY key LIMIT 1").fetchone() == (
+        "before\x00after",)
+    assert dump_store(live, 1) == dump_store(imported, 1) == _nul_as_sign(dump_store(lite, 1))
+    found = service.search_messages(live, "before", run_id=1)
+    assert [hit.text for hit in found.hits] == ["before\u2400after"]
+    for conn in (live, imported, lite):
+        conn.close()
+
+
 @pytest.mark.parametrize(("sqlite", "postgresql"), [
     ("SELECT a FROM t WHERE b = ? AND c = :name", "SELECT a FROM t WHERE b = %s AND c = %(name)s"),
     # a literal's '%', '?' and ':x' stay text; LIKE ignores ASCII case as SQLite's does

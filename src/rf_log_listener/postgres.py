@@ -13,7 +13,10 @@ psycopg 3 and turns each statement into PostgreSQL once (cached by its text):
 * SQLite's index hints (``INDEXED BY``) are dropped;
 * ``json_extract(x, '$.k')`` becomes ``x::jsonb ->> 'k'``;
 * an INSERT into a table with a generated id returns it (``cursor.lastrowid``);
-* the PRAGMAs the store code asks are answered from PostgreSQL's own facts or are no-ops.
+* the PRAGMAs the store code asks are answered from PostgreSQL's own facts or are no-ops;
+* PostgreSQL's text cannot hold the NUL character (SQLite's can; output.json keeps it, RF's
+  XML writer drops it): a NUL in a written value is stored as ``NUL_SIGN`` (U+2400 ␀),
+  so a library logging one never stops a capture or an import.
 
 The schema is SQLite's, translated (:func:`schema_statements`): the full-text index is a
 trigram GIN index (``pg_trgm``) on ``messages.text`` behind a ``messages_fts`` view with
@@ -36,6 +39,7 @@ from urllib.parse import urlsplit, urlunsplit
 from .errors import STORE_UNAVAILABLE, ResultError
 
 URL_SCHEMES = ("postgresql://", "postgres://")
+NUL_SIGN = "\u2400"  # what a NUL character is stored as (PostgreSQL's text cannot hold it)
 EXTRA = "pip install 'rf-log-mcp[postgres]'"
 # Tables whose id PostgreSQL generates (SQLite's rowid): an INSERT returns it.
 _GENERATED_IDS = {"runs": "run_id", "usage_calls": "id", "usage_imports": "id"}
@@ -214,7 +218,10 @@ class PgConnection:
         if not text:
             return _Result([], None, 0)
         with self._errors():
-            cur = self.raw.execute(text, params)
+            try:
+                cur = self.raw.execute(text, params)
+            except self._nul_error:  # raised as the values are converted: nothing was sent
+                cur = self.raw.execute(text, _nul_free(params))
             rows = cur.fetchall() if cur.description is not None else []
             if returning:
                 return _Result(rows, cur.description, cur.rowcount, rows[0][0] if rows else None)
@@ -223,15 +230,39 @@ class PgConnection:
     def executemany(self, sql: str, seq: Iterable[Sequence[Any]]) -> _Result:
         text, _ = translate(sql)
         with self._errors(), self.raw.cursor() as cur:
-            cur.executemany(text, list(seq))
+            # Rows are sent as they are converted, so a NUL is replaced before, not retried.
+            cur.executemany(text, [_nul_free(row) if _has_nul(row) else row for row in seq])
             return _Result([], None, cur.rowcount)
 
     def copy_rows(self, table: str, columns: Sequence[str], rows: Iterable[Sequence[Any]]) -> None:
-        """Many rows into ``table`` by COPY (the bulk path of an import)."""
-        with self._errors(), self.raw.cursor() as cur, \
+        """Many rows into ``table`` by COPY (the bulk path of an import). A NUL stops the
+        COPY as a row is converted; the rows are then copied again, NULs replaced, from a
+        savepoint (two statements more per call, none per row)."""
+        rows = rows if isinstance(rows, list) else list(rows)
+        savepoint = self.in_transaction
+        with self._errors():
+            if savepoint:
+                self.raw.execute("SAVEPOINT copy_rows")
+            try:
+                self._copy(table, columns, rows)
+            except self._nul_error:
+                if savepoint:
+                    self.raw.execute("ROLLBACK TO SAVEPOINT copy_rows")
+                self._copy(table, columns, [_nul_free(row) if _has_nul(row) else row for row in rows])
+            if savepoint:
+                self.raw.execute("RELEASE SAVEPOINT copy_rows")
+
+    def _copy(self, table: str, columns: Sequence[str], rows: list[Sequence[Any]]) -> None:
+        with self.raw.cursor() as cur, \
                 cur.copy(f"COPY {table} ({', '.join(columns)}) FROM STDIN") as copy:
             for row in rows:
                 copy.write_row(row)
+
+    @functools.cached_property
+    def _nul_error(self) -> type[Exception]:
+        import psycopg
+
+        return psycopg.DataError
 
     def close(self) -> None:
         self.raw.close()
@@ -274,6 +305,20 @@ class PgConnection:
 
     def _errors(self) -> _ErrorMapper:
         return _ErrorMapper(self)
+
+
+def _has_nul(row: Sequence[Any]) -> bool:
+    return any(isinstance(value, str) and "\x00" in value for value in row)
+
+
+def _nul_free(params: Any) -> Any:
+    """``params`` (a row, or named values) with each NUL character as ``NUL_SIGN``."""
+    def free(value: Any) -> Any:
+        return value.replace("\x00", NUL_SIGN) if isinstance(value, str) else value
+
+    if isinstance(params, dict):
+        return {name: free(value) for name, value in params.items()}
+    return tuple(free(value) for value in params)
 
 
 class _ErrorMapper:
