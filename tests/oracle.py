@@ -230,3 +230,18 @@ class _Walk:
         self.nodes.append(_node_entry(node_id, parent, ntype, item.status,
                                       getattr(item, "message", ""), _attrs(item, ntype)))
         self.body(item, node_id)
+
+
+def as_postgresql_keeps_it(dump: dict[str, list[dict[str, Any]]]) -> dict[str, list[dict[str, Any]]]:
+    """``dump`` as the PostgreSQL store keeps it: PostgreSQL's text cannot hold the NUL
+    character, so in a text column (a node's name, owner and status message, a message's or
+    an error's text) each is U+2400 (rf_log_listener.postgres.NUL_SIGN); values held as JSON
+    (arguments, assignments, the other fields) keep it, escaped."""
+    def sign(value: Any) -> Any:
+        return value.replace("\x00", "\u2400") if isinstance(value, str) else value
+
+    text_columns = {"nodes": ("name", "owner", "message"), "messages": ("text",),
+                    "errors": ("text",)}
+    return {part: [{key: sign(value) if key in text_columns[part] else value
+                    for key, value in entry.items()} for entry in entries]
+            for part, entries in dump.items()}

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 from conftest import FIXTURE_RESULTS, cli, without_keys
-from oracle import dump_store
+from oracle import as_postgresql_keeps_it, dump_store
 from test_answers import _answers, fill
 
 from rf_log_listener.importers import import_result
@@ -292,17 +292,6 @@ Nul In Texts
 """
 
 
-def _nul_as_sign(data: Any) -> Any:
-    """``data`` as the PostgreSQL store keeps it: each NUL as U+2400 (postgres.NUL_SIGN)."""
-    if isinstance(data, str):
-        return data.replace("\x00", "\u2400")
-    if isinstance(data, dict):
-        return {key: _nul_as_sign(value) for key, value in data.items()}
-    if isinstance(data, list):
-        return [_nul_as_sign(value) for value in data]
-    return data
-
-
 def test_a_nul_character_stops_neither_capture_nor_import(pg_server: Any, tmp_path: Path) -> None:
     """PostgreSQL's text cannot hold NUL: each is kept as ␀, live and imported alike, and
     nothing else differs from SQLite, which keeps it."""
@@ -324,7 +313,7 @@ def test_a_nul_character_stops_neither_capture_nor_import(pg_server: Any, tmp_pa
         "failed\u2400here",)
     assert lite.execute("SELECT text FROM messages ORDER BY key LIMIT 1").fetchone() == (
         "before\x00after",)
-    assert dump_store(live, 1) == dump_store(imported, 1) == _nul_as_sign(dump_store(lite, 1))
+    assert dump_store(live, 1) == dump_store(imported, 1) == as_postgresql_keeps_it(dump_store(lite, 1))
     found = service.search_messages(live, "before", run_id=1)
     assert [hit.text for hit in found.hits] == ["before\u2400after"]
     for conn in (live, imported, lite):
