@@ -15,18 +15,25 @@ from rf_log_listener.importers import import_result
 from rf_log_listener.store import open_store
 
 
+@pytest.mark.parametrize("store", ["sqlite", "postgresql"])
 @pytest.mark.parametrize("version", ["7.0.1", "7.2.2", "7.4.2"])
-def test_live_capture_equals_the_import_under(version: str, tmp_path: Path) -> None:
+def test_live_capture_equals_the_import_under(version: str, store: str, tmp_path: Path,
+                                              request: pytest.FixtureRequest) -> None:
+    def new_store(name: str) -> Path | str:
+        if store == "sqlite":
+            return tmp_path / f"{name}.sqlite3"
+        return str(request.getfixturevalue("pg_server").new_database())
+
     suite = _suite_dir(tmp_path, VERSIONS[version])
     outputs = ["output.xml"] + (["output.json"] if version >= "7.2" else [])
     for output in outputs:
-        db = tmp_path / f"live-{output}.sqlite3"
-        done = robot("--listener", f"rf_log_listener:db={db}", "--loglevel", "DEBUG",
+        db = new_store(f"live-{output}")
+        done = robot("--listener", f"rf_log_listener;db={db}", "--loglevel", "DEBUG",
                      "--output", str(tmp_path / output), str(suite), cwd=tmp_path, version=version)
         assert done.returncode == 11 and "rf_log_listener" not in done.stderr, done.stderr[-2000:]
         live_conn = open_store(db)
         live = dump_store(live_conn, 1)
-        ref_conn = open_store(tmp_path / f"imported-{output}.sqlite3")
+        ref_conn = open_store(new_store(f"imported-{output}"))
         reference = dump_store(ref_conn, import_result(ref_conn, tmp_path / output,
                                                        stable_window=0).run_id)
         flattened = next(n["id"] for n in live["nodes"] if n.get("name") == "Flattened") + "-"

