@@ -220,7 +220,10 @@ class PgConnection:
         with self._errors():
             try:
                 cur = self.raw.execute(text, params)
-            except self._nul_error:  # raised as the values are converted: nothing was sent
+            except self._data_error as exc:
+                if not _refused_nul(exc):
+                    raise
+                # refused as the values were converted: nothing was sent
                 cur = self.raw.execute(text, _nul_free(params))
             rows = cur.fetchall() if cur.description is not None else []
             if returning:
@@ -245,7 +248,9 @@ class PgConnection:
                 self.raw.execute("SAVEPOINT copy_rows")
             try:
                 self._copy(table, columns, rows)
-            except self._nul_error:
+            except self._data_error as exc:
+                if not _refused_nul(exc):
+                    raise
                 if savepoint:
                     self.raw.execute("ROLLBACK TO SAVEPOINT copy_rows")
                 self._copy(table, columns, [_nul_free(row) if _has_nul(row) else row for row in rows])
@@ -259,7 +264,7 @@ class PgConnection:
                 copy.write_row(row)
 
     @functools.cached_property
-    def _nul_error(self) -> type[Exception]:
+    def _data_error(self) -> type[Exception]:
         import psycopg
 
         return psycopg.DataError
@@ -305,6 +310,11 @@ class PgConnection:
 
     def _errors(self) -> _ErrorMapper:
         return _ErrorMapper(self)
+
+
+def _refused_nul(exc: Exception) -> bool:
+    """Whether psycopg refused a value for its NUL character (before sending anything)."""
+    return "cannot contain NUL" in str(exc)
 
 
 def _has_nul(row: Sequence[Any]) -> bool:
