@@ -28,6 +28,7 @@ psycopg is an optional extra (``pip install 'rf-log-mcp[postgres]'``), imported 
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import itertools
 import re
@@ -372,8 +373,10 @@ def connect(url: str) -> PgConnection:
     # key ranges and patterns; after a few runs of a prepared statement PostgreSQL may switch
     # to one generic plan, and a generic plan of a range or a trigram search can read every
     # run's rows (a search of 2 ms took 20 ms to 1 s). Statements are still prepared (parsed
-    # once); planning them costs well under a millisecond.
-    raw.execute("SET plan_cache_mode = force_custom_plan")
+    # once); planning them costs well under a millisecond. A server that does not know the
+    # setting (a PostgreSQL-compatible one) answers as it plans.
+    with contextlib.suppress(psycopg.Error):
+        raw.execute("SET plan_cache_mode = force_custom_plan")
     return PgConnection(raw, url)
 
 
