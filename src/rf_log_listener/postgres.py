@@ -235,7 +235,7 @@ class PgConnection:
         text, _ = translate(sql)
         with self._errors(), self.raw.cursor() as cur:
             # Rows are sent as they are converted, so a NUL is replaced before, not retried.
-            cur.executemany(text, [_nul_free(row) if _has_nul(row) else row for row in seq])
+            cur.executemany(text, _nul_free_rows(seq))
             return _Result([], None, cur.rowcount)
 
     def copy_rows(self, table: str, columns: Sequence[str], rows: Iterable[Sequence[Any]]) -> None:
@@ -254,7 +254,7 @@ class PgConnection:
                     raise
                 if savepoint:
                     self.raw.execute("ROLLBACK TO SAVEPOINT copy_rows")
-                self._copy(table, columns, [_nul_free(row) if _has_nul(row) else row for row in rows])
+                self._copy(table, columns, _nul_free_rows(rows))
             if savepoint:
                 self.raw.execute("RELEASE SAVEPOINT copy_rows")
 
@@ -318,8 +318,10 @@ def _refused_nul(exc: Exception) -> bool:
     return "cannot contain NUL" in str(exc)
 
 
-def _has_nul(row: Sequence[Any]) -> bool:
-    return any(isinstance(value, str) and "\x00" in value for value in row)
+def _nul_free_rows(rows: Iterable[Sequence[Any]]) -> list[Sequence[Any]]:
+    """``rows`` with each NUL character as ``NUL_SIGN`` (rows without one as they are)."""
+    return [_nul_free(row) if any(isinstance(value, str) and "\x00" in value for value in row)
+            else row for row in rows]
 
 
 def _nul_free(params: Any) -> Any:

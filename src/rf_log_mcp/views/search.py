@@ -22,7 +22,7 @@ import itertools
 import json
 import re
 import sqlite3
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any, Literal, TypeVar
 
@@ -528,19 +528,10 @@ class _Context:
         self.owners.add(node.pre)
         return [node_item(row or node_by_key(self.conn, self.base + node.pre), self.shaper, self.ids)]
 
-    # A node and its ancestors up to its test (or suite), in one query: one round trip to a
-    # database server for a hit's whole call path instead of one per level.
-    _ABOVE = ("SELECT CAST(? AS BIGINT) + nodes.parent_pre FROM up JOIN nodes ON nodes.key = up.k"
-              " WHERE nodes.parent_pre IS NOT NULL AND nodes.type NOT IN ('TEST', 'SUITE'))"
-              " SELECT nodes.key, nodes.parent_pre, nodes.node_id, nodes.type, nodes.name,"
-              " nodes.status, nodes.args, nodes.assign, nodes.fields"
-              " FROM up JOIN nodes ON nodes.key = up.k")
-    _UP = f"WITH RECURSIVE up(k) AS (SELECT CAST(? AS BIGINT) UNION ALL {_ABOVE}"
-
     def node(self, pre: int) -> _Node:
         node = self.nodes.get(pre)
         if node is None:
-            self._read(self.conn.execute(self._UP, (self.base + pre, self.base)))
+            self._read_up([pre])
             node = self.nodes[pre]
         return node
 
@@ -550,13 +541,21 @@ class _Context:
         while batch := list(itertools.islice(rows, size)):
             unknown = sorted({pre_of(row) for row in batch} - self.nodes.keys())
             if unknown:
-                seeds = ",".join("?" * len(unknown))
-                self._read(self.conn.execute(
-                    f"WITH RECURSIVE up(k) AS (SELECT key FROM nodes WHERE key IN ({seeds}) UNION"
-                    f" {self._ABOVE}", [*(self.base + pre for pre in unknown), self.base]))
+                self._read_up(unknown)
             yield from batch
 
-    def _read(self, rows: Iterable[tuple[Any, ...]]) -> None:
+    def _read_up(self, pres: list[int]) -> None:
+        """The nodes and their ancestors up to their tests (or suites), in one query: one
+        round trip to a database server for the call paths of many hits, not one a level."""
+        rows = self.conn.execute(
+            f"WITH RECURSIVE up(k) AS (SELECT key FROM nodes WHERE key IN"
+            f" ({','.join('?' * len(pres))}) UNION"
+            " SELECT CAST(? AS BIGINT) + nodes.parent_pre FROM up JOIN nodes ON nodes.key = up.k"
+            " WHERE nodes.parent_pre IS NOT NULL AND nodes.type NOT IN ('TEST', 'SUITE'))"
+            " SELECT nodes.key, nodes.parent_pre, nodes.node_id, nodes.type, nodes.name,"
+            " nodes.status, nodes.args, nodes.assign, nodes.fields"
+            " FROM up JOIN nodes ON nodes.key = up.k",
+            [*(self.base + pre for pre in pres), self.base])
         for key, *row in rows:
             self.nodes.setdefault(key - self.base, _Node(
                 key - self.base, *row[:3], row[3] or "", *row[4:]))
