@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import io
 import marshal
-import pickle
 from datetime import datetime
 from typing import Any
 
@@ -140,7 +139,7 @@ class LocalEvents(EventBatcher):
         sink, writer.sink = writer.sink, None  # a connection stays with its process
         state = io.BytesIO()
         try:
-            _StatePickler(state, protocol=pickle.HIGHEST_PROTOCOL).dump((writer, self.stack))
+            _state_pickler(state).dump((writer, self.stack))
         finally:
             writer.sink = sink
         pipe.send_bytes(marshal.dumps(("resume", db, self.run_id, state.getvalue())))
@@ -158,14 +157,19 @@ class LocalEvents(EventBatcher):
 _STATE_MODULES = frozenset({"rf_log_listener", "builtins", "re", "datetime", "collections"})
 
 
-class _StatePickler(pickle.Pickler):
-    """Refuses an object of any other module's type (PicklingError: robot keeps writing)."""
+def _state_pickler(file: io.BytesIO) -> Any:
+    """A pickler that refuses an object of any other module's type (PicklingError: robot
+    keeps writing). pickle is imported here: most runs are never handed over."""
+    import pickle
 
-    def reducer_override(self, obj: Any) -> Any:
-        module = obj.__module__ if isinstance(obj, type) else type(obj).__module__
-        if module.partition(".")[0] not in _STATE_MODULES:
-            raise pickle.PicklingError(f"the writer's state holds a {module} object")
-        return NotImplemented
+    class StatePickler(pickle.Pickler):
+        def reducer_override(self, obj: Any) -> Any:
+            module = obj.__module__ if isinstance(obj, type) else type(obj).__module__
+            if module.partition(".")[0] not in _STATE_MODULES:
+                raise pickle.PicklingError(f"the writer's state holds a {module} object")
+            return NotImplemented
+
+    return StatePickler(file, protocol=pickle.HIGHEST_PROTOCOL)
 
 
 def apply_batch(writer: RunWriter, stack: list[Node], events: list[Any],

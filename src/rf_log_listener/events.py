@@ -17,7 +17,7 @@ Calls are plain methods, not event objects, because an import emits millions of 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 # Normalized node types: RF 7's own result ``type`` names, so the store reads like RF's model.
@@ -90,7 +90,6 @@ def rf_version(generator: str | None) -> str | None:
     return parts[1] if len(parts) > 1 else None
 
 
-@dataclass(slots=True)
 class Node:
     """One suite/test/keyword/control item as a source knows it.
 
@@ -98,22 +97,42 @@ class Node:
     filling it and hands the same object to ``close_node``. ``fields`` holds only non-empty
     type-specific values (doc, tags, timeout, lineno, source, metadata, flavor, values,
     condition, patterns, scope, ...).
+
+    Written out rather than a dataclass: it is built millions of times by an import, and a
+    dataclass costs every robot process that loads the listener its generation at import.
     """
 
-    type: str
-    raw_type: str = ""
-    name: str = ""
-    owner: str | None = None
-    status: str = NOT_FINISHED
-    start_time: str | None = None
-    elapsed: float | None = None
-    message: str = ""
-    args: list[str] | None = None
-    assign: Any = None  # list[str] for keywords/FOR, dict for ITERATION, str for EXCEPT
-    fields: dict[str, Any] = field(default_factory=dict)
+    __slots__ = ("type", "raw_type", "name", "owner", "status", "start_time", "elapsed",
+                 "message", "args", "assign", "fields")
+
+    def __init__(self, type: str, raw_type: str = "", name: str = "", owner: str | None = None,
+                 status: str = NOT_FINISHED, start_time: str | None = None,
+                 elapsed: float | None = None, message: str = "", args: list[str] | None = None,
+                 assign: Any = None, fields: dict[str, Any] | None = None) -> None:
+        self.type = type
+        self.raw_type = raw_type
+        self.name = name
+        self.owner = owner
+        self.status = status
+        self.start_time = start_time
+        self.elapsed = elapsed
+        self.message = message
+        self.args = args
+        self.assign = assign  # list[str] for keywords/FOR, dict for ITERATION, str for EXCEPT
+        self.fields = {} if fields is None else fields
+
+    def __repr__(self) -> str:
+        return f"Node({', '.join(f'{name}={getattr(self, name)!r}' for name in self.__slots__)})"
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Node):
+            return NotImplemented
+        return all(getattr(self, name) == getattr(other, name) for name in self.__slots__)
+
+    __hash__ = None  # type: ignore[assignment]  # mutable, as the dataclass was
 
 
-@dataclass(slots=True)
+@dataclass
 class RunInfo:
     """What a source knows about a run when it starts."""
 
@@ -133,7 +152,7 @@ class RunInfo:
     run_group: str | None = None  # the runs of one pabot execution share it
 
 
-@dataclass(slots=True)
+@dataclass
 class RunEnd:
     """What a source knows when a run ends. ``complete`` is False for a cut/killed run.
     Totals are not among it: the writer counts the tests it stored, as RF's own model does

@@ -44,7 +44,7 @@ def test_rows(conn: sqlite3.Connection, run_id: int) -> Iterator[StoredTest]:
     root = conn.execute(_NODE, (base,)).fetchone()
     if root is None or root[1] != ev.SUITE:
         return
-    mask = redactor().for_run(known_values(conn, [run_id]))
+    mask: Redactor | None = None  # built at the first failure: most runs need none
     suites = [(root[0], root[2] or "")]  # (last, full name) of the open suites
     pre = 1
     while suites:
@@ -60,7 +60,11 @@ def test_rows(conn: sqlite3.Connection, run_id: int) -> Iterator[StoredTest]:
             pre += 1
             continue
         if ntype == ev.TEST:
-            failure = _signature(conn, mask, base, pre, last, message) if status == "FAIL" else None
+            failure = None
+            if status == "FAIL":
+                if mask is None:
+                    mask = redactor().for_run(known_values(conn, [run_id]))
+                failure = _signature(conn, mask, base, pre, last, message)
             yield StoredTest(f"{suites[-1][1]}.{name or ''}", pre, status, elapsed, failure)
         pre = last + 1
 

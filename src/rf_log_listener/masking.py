@@ -84,23 +84,33 @@ def _whole_line(name: str) -> re.Pattern[str]:
     )
 
 
-_URL_CREDENTIALS = re.compile(r"(?i)(?<![a-z0-9+.-])([a-z][a-z0-9+.-]*://[^\s:/@]+:)([^\s/@]+)(@)")
-_BEARER = re.compile(r"(?i)\b(Bearer\s+)([A-Za-z0-9\-._~+/]{8,}=*)")
-_PRIVATE_KEY = re.compile(
-    r"(-----BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----)(.*?)"
-    r"(-----END [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----|\Z)", re.DOTALL,
-)
-_JWT = re.compile(r"\beyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]*")
-_VENDOR_TOKENS = re.compile(
-    r"\b(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{30,}|AKIA[0-9A-Z]{16}"
-    r"|xox[abprs]-[A-Za-z0-9-]{10,}|sk-[A-Za-z0-9_-]{20,}|glpat-[A-Za-z0-9_-]{20,})\b"
-)
-# What follows a secret's name: a closing quote or brace (``"token":``, ``${token} =``), the
-# separator, an auth scheme, the value.
-_AFTER_NAME = re.compile(
-    r"""(?P<close>[}"'])? [ \t]*[:=][ \t]* (?:(?:Bearer|Basic|Digest|Token|Negotiate|NTLM)[ \t]+)?
-        (?P<value> "(?:[^"\\\n]|\\.)*" | '(?:[^'\\\n]|\\.)*' | [^\s,;&'"<>)\]}|]+ )""",
-    re.IGNORECASE | re.VERBOSE)
+class _Shapes:
+    """Secrets by their shape, and what follows a secret's name: compiled when first used
+    (an answer masked, a message that mentions a secret), not by every robot process that
+    loads the listener."""
+
+    def __init__(self) -> None:
+        self.url_credentials = re.compile(
+            r"(?i)(?<![a-z0-9+.-])([a-z][a-z0-9+.-]*://[^\s:/@]+:)([^\s/@]+)(@)")
+        self.bearer = re.compile(r"(?i)\b(Bearer\s+)([A-Za-z0-9\-._~+/]{8,}=*)")
+        self.private_key = re.compile(
+            r"(-----BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----)(.*?)"
+            r"(-----END [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----|\Z)", re.DOTALL,
+        )
+        self.jwt = re.compile(r"\beyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]*")
+        self.vendor_tokens = re.compile(
+            r"\b(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{30,}|AKIA[0-9A-Z]{16}"
+            r"|xox[abprs]-[A-Za-z0-9-]{10,}|sk-[A-Za-z0-9_-]{20,}|glpat-[A-Za-z0-9_-]{20,})\b"
+        )
+        # What follows a secret's name: a closing quote or brace (``"token":``, ``${token} =``),
+        # the separator, an auth scheme, the value.
+        self.after_name = re.compile(
+            r"""(?P<close>[}"'])? [ \t]*[:=][ \t]* (?:(?:Bearer|Basic|Digest|Token|Negotiate|NTLM)[ \t]+)?
+                (?P<value> "(?:[^"\\\n]|\\.)*" | '(?:[^'\\\n]|\\.)*' | [^\s,;&'"<>)\]}|]+ )""",
+            re.IGNORECASE | re.VERBOSE)
+
+
+_shapes = functools.cache(_Shapes)
 # RF's TRACE lines: ``Arguments: [ 'id:pw' | 'hunter2' ]`` and ``Return: 'hunter2'``.
 _ARGUMENTS = re.compile(r"^(Arguments: \[ )(.*)( \])$", re.DOTALL)
 _RETURN = re.compile(r"^(Return: )(.+)$", re.DOTALL)
@@ -222,13 +232,14 @@ class Redactor:
                 return out
             return pattern.sub(counted, text)
 
-        text = sub(_PRIVATE_KEY, value, lambda m: f"{m[1]}{MASK if m[2].strip() else m[2]}{m[3]}")
+        shapes = _shapes()
+        text = sub(shapes.private_key, value, lambda m: f"{m[1]}{MASK if m[2].strip() else m[2]}{m[3]}")
         text = sub(self._whole_line, text, _masked_value)
         text = sub(self._key_value, text, _masked_value)
-        text = sub(_URL_CREDENTIALS, text, lambda m: m[0] if m[2] == MASK else f"{m[1]}{MASK}{m[3]}")
-        text = sub(_BEARER, text, lambda m: f"{m[1]}{MASK}" if _looks_random(m[2]) else m[0])
-        text = sub(_JWT, text, lambda m: MASK)
-        text = sub(_VENDOR_TOKENS, text, lambda m: MASK)
+        text = sub(shapes.url_credentials, text, lambda m: m[0] if m[2] == MASK else f"{m[1]}{MASK}{m[3]}")
+        text = sub(shapes.bearer, text, lambda m: f"{m[1]}{MASK}" if _looks_random(m[2]) else m[0])
+        text = sub(shapes.jwt, text, lambda m: MASK)
+        text = sub(shapes.vendor_tokens, text, lambda m: MASK)
         for pattern in self._extra:
             text = sub(pattern, text, _masked_group)
         return text, counter[0]
@@ -256,7 +267,7 @@ class Redactor:
         lowered = text.lower() if lowered is None else lowered
         if len(lowered) == len(text):  # else positions would shift: no name to follow
             for mention in self._named_value.finditer(lowered):
-                after = _AFTER_NAME.match(text, mention.end("name"))
+                after = _shapes().after_name.match(text, mention.end("name"))
                 if after is None:
                     continue
                 value = after["value"]
@@ -266,7 +277,7 @@ class Redactor:
                     value = value[1:-1]
                 found.append(value.strip())
         if "://" in text and "@" in text:
-            found += [m[2] for m in _URL_CREDENTIALS.finditer(text)]
+            found += [m[2] for m in _shapes().url_credentials.finditer(text)]
         return [value for value in found if registrable(value)]
 
     def names_secret(self, text: str) -> bool:

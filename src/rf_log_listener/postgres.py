@@ -79,30 +79,40 @@ def _scrubbed(text: str, url: str) -> str:
 
 # -- statements ------------------------------------------------------------------------------
 
-_LITERAL_OR_MARK = re.compile(r"""
-    (?P<literal> '(?:[^']|'')*' | "(?:[^"]|"")*" )
-    | \b IS \s+ (?P<isnot> NOT \s+ )? \? | (?P<mark> \? )
-    | \b (?P<notin> NOT \s+ )? IN \s* \( \s* \) (?P<empty>)
-    | (?<![:\w]) : (?P<name> [A-Za-z_]\w* ) | (?P<percent> % ) | \b (?P<like> LIKE ) \b
-    """, re.IGNORECASE | re.VERBOSE)
-_INSERT_OR = re.compile(r"^\s*INSERT\s+OR\s+(IGNORE|REPLACE)\s+INTO\s+(\w+)\s*\(([^)]*)\)",
-                        re.IGNORECASE)
-_JSON_EXTRACT = re.compile(r"json_extract\(\s*([\w.]+)\s*,\s*'\$\.(\w+)'\s*\)", re.IGNORECASE)
-_INDEX_HINT = re.compile(r"\s+(?:INDEXED\s+BY\s+\w+|NOT\s+INDEXED)\b", re.IGNORECASE)
-_INSERT_INTO = re.compile(r"^\s*INSERT\s+INTO\s+(\w+)", re.IGNORECASE)
-_FTS_WRITE = re.compile(r"^\s*INSERT\s+INTO\s+messages_fts\b", re.IGNORECASE)
+class _Statements:
+    """The patterns that translate a statement, compiled at the first translation: a robot
+    process writing into SQLite imports this module and never needs them."""
+
+    def __init__(self) -> None:
+        self.literal_or_mark = re.compile(r"""
+            (?P<literal> '(?:[^']|'')*' | "(?:[^"]|"")*" )
+            | \b IS \s+ (?P<isnot> NOT \s+ )? \? | (?P<mark> \? )
+            | \b (?P<notin> NOT \s+ )? IN \s* \( \s* \) (?P<empty>)
+            | (?<![:\w]) : (?P<name> [A-Za-z_]\w* ) | (?P<percent> % ) | \b (?P<like> LIKE ) \b
+            """, re.IGNORECASE | re.VERBOSE)
+        self.insert_or = re.compile(
+            r"^\s*INSERT\s+OR\s+(IGNORE|REPLACE)\s+INTO\s+(\w+)\s*\(([^)]*)\)", re.IGNORECASE)
+        self.json_extract = re.compile(r"json_extract\(\s*([\w.]+)\s*,\s*'\$\.(\w+)'\s*\)",
+                                       re.IGNORECASE)
+        self.index_hint = re.compile(r"\s+(?:INDEXED\s+BY\s+\w+|NOT\s+INDEXED)\b", re.IGNORECASE)
+        self.insert_into = re.compile(r"^\s*INSERT\s+INTO\s+(\w+)", re.IGNORECASE)
+        self.fts_write = re.compile(r"^\s*INSERT\s+INTO\s+messages_fts\b", re.IGNORECASE)
+
+
+_statements = functools.cache(_Statements)
 
 
 @functools.lru_cache(maxsize=1024)
 def translate(sql: str) -> tuple[str, str | None]:
     """A SQLite statement as PostgreSQL runs it, and the generated id it returns (if any)."""
+    patterns = _statements()
     text = sql.strip().rstrip(";")
     if re.match(r"(?i)BEGIN\s+IMMEDIATE\b", text):
         return "BEGIN", None
-    if _FTS_WRITE.match(text):
+    if patterns.fts_write.match(text):
         return "", None  # the trigram index keeps itself up to date
     conflict = ""
-    found = _INSERT_OR.match(text)
+    found = patterns.insert_or.match(text)
     if found:
         kind, table, columns = found[1].upper(), found[2], found[3]
         text = f"INSERT INTO {table} ({columns})" + text[found.end():]
@@ -113,13 +123,13 @@ def translate(sql: str) -> tuple[str, str | None]:
             names = [c.strip() for c in columns.split(",") if c.strip() != key]
             updates = ", ".join(f"{c} = EXCLUDED.{c}" for c in names)
             conflict = f" ON CONFLICT ({key}) DO UPDATE SET {updates}"
-    text = _INDEX_HINT.sub("", text)  # PostgreSQL's planner takes no hints
-    text = _JSON_EXTRACT.sub(r"(\1::jsonb ->> '\2')", text)
+    text = patterns.index_hint.sub("", text)  # PostgreSQL's planner takes no hints
+    text = patterns.json_extract.sub(r"(\1::jsonb ->> '\2')", text)
     returning = None
-    into = _INSERT_INTO.match(text)
+    into = patterns.insert_into.match(text)
     if into and into[1] in _GENERATED_IDS and "RETURNING" not in text.upper():
         returning = _GENERATED_IDS[into[1]]
-    text = _LITERAL_OR_MARK.sub(_placeholder, text) + conflict
+    text = patterns.literal_or_mark.sub(_placeholder, text) + conflict
     return (f"{text} RETURNING {returning}" if returning else text), returning
 
 
@@ -143,8 +153,7 @@ def _placeholder(match: re.Match[str]) -> str:
 
 # -- schema ----------------------------------------------------------------------------------
 
-_FTS_TABLE = re.compile(r"CREATE VIRTUAL TABLE IF NOT EXISTS messages_fts USING fts5\(.*",
-                        re.DOTALL)
+_FTS_TABLE = "CREATE VIRTUAL TABLE IF NOT EXISTS messages_fts USING fts5("
 _FULL_TEXT = (
     "CREATE EXTENSION IF NOT EXISTS pg_trgm",
     "CREATE INDEX IF NOT EXISTS messages_trgm ON messages USING gin (text gin_trgm_ops)",
@@ -161,7 +170,7 @@ def schema_statements(statements: Iterable[str]) -> Iterator[str]:
     """SQLite's DDL statements (``schema.py``) as PostgreSQL's: 64-bit integers, generated
     ids, stored generated columns, the trigram index for the FTS5 table."""
     for statement in statements:
-        if _FTS_TABLE.match(statement):
+        if statement.lstrip().startswith(_FTS_TABLE):
             yield from _FULL_TEXT
             continue
         text = re.sub(r"\bINTEGER PRIMARY KEY\b", "BIGSERIAL PRIMARY KEY", statement)

@@ -87,15 +87,16 @@ class StoreRowSink:
     def begin_run(self, info: RunInfo) -> int:
         status = "importing" if info.origin == "import" else "running"
         now = time.time()
-        cur = self.conn.execute(_INSERT_RUN, (
-            info.origin, status, info.source_path, info.source_format, info.source_hash,
-            info.source_size, info.source_mtime_ns, info.generator, rf_version(info.generator),
-            info.schema_version, info.generated, None if info.rpa is None else int(info.rpa),
-            info.label, info.output_dir, info.ci, info.run_group, os.getpid(),
-            socket.gethostname(), now, now,
-        ))
-        self.run_id = run_id = int(cur.lastrowid or 0)
-        self.conn.execute("UPDATE runs SET fts_upto = ? WHERE run_id = ?", (run_id << 32, run_id))
+        with transaction(self.conn):  # one commit, not two: robot waits for it
+            cur = self.conn.execute(_INSERT_RUN, (
+                info.origin, status, info.source_path, info.source_format, info.source_hash,
+                info.source_size, info.source_mtime_ns, info.generator, rf_version(info.generator),
+                info.schema_version, info.generated, None if info.rpa is None else int(info.rpa),
+                info.label, info.output_dir, info.ci, info.run_group, os.getpid(),
+                socket.gethostname(), now, now,
+            ))
+            self.run_id = run_id = int(cur.lastrowid or 0)
+            self.conn.execute("UPDATE runs SET fts_upto = ? WHERE run_id = ?", (run_id << 32, run_id))
         db_path = self.conn.execute("PRAGMA database_list").fetchone()[2]
         # PostgreSQL's trigram index keeps itself up to date: nothing to build beside it.
         if self.background_index and db_path and not self._postgres:

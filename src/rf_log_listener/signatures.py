@@ -26,13 +26,15 @@ Changing a rule changes ``RULES``: runs indexed with older rules are indexed aga
 
 from __future__ import annotations
 
+import functools
 import re
 
 RULES = 1  # the version of the rules below
 MAX_CHARS = 300
 
-_REPLACEMENTS: tuple[tuple[re.Pattern[str], str], ...] = tuple(
-    (re.compile(pattern, flags), replacement) for pattern, flags, replacement in (
+# The rules' patterns, compiled when first used: a run that ends with no failure (robot's
+# process writes its tests' history) never needs them.
+_RULES: tuple[tuple[str, int, str], ...] = (
         (r"\b\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(?::\d{2}(?:[.,]\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?",
          0, "<time>"),
         (r"\b\d{8} \d{2}:\d{2}:\d{2}(?:\.\d+)?", 0, "<time>"),  # RF's own 20261201 08:11:23.123
@@ -52,21 +54,25 @@ _REPLACEMENTS: tuple[tuple[re.Pattern[str], str], ...] = tuple(
          re.I, "<duration>"),
         (r"(?<![\w.])[-+]?\d+(?:[.,]\d+)*(?![\w])", 0, "<n>"),
         (r"\s+", 0, " "),
-    )
 )
 
 
 # What tells repeated log messages apart only by the moment they were logged (search folds
 # them): times, ids, addresses, durations and numbers (rules 2-4, 6-8), not quoted values.
-_REPEAT_RULES = tuple(rule for rule in _REPLACEMENTS
-                      if rule[1] not in ("[…]", "{…}", "'…'", "<tmp>"))
+_NOT_REPEATS = ("[…]", "{…}", "'…'", "<tmp>")
+
+
+@functools.cache
+def _replacements(repeats_only: bool = False) -> tuple[tuple[re.Pattern[str], str], ...]:
+    return tuple((re.compile(pattern, flags), replacement) for pattern, flags, replacement in _RULES
+                 if not (repeats_only and replacement in _NOT_REPEATS))
 
 
 def repeat_key(message: str) -> str:
     """``message`` with what differs between repeats of one log line replaced (masked text
     in, as every answer shows it)."""
     text = message
-    for pattern, replacement in _REPEAT_RULES:
+    for pattern, replacement in _replacements(True):
         text = pattern.sub(replacement, text)
     return text.strip()
 
@@ -74,7 +80,7 @@ def repeat_key(message: str) -> str:
 def normalize(message: str) -> str:
     """The message with its volatile parts replaced (rules 2-8; the caller masks secrets)."""
     text = message[:4 * MAX_CHARS]  # what survives rule 8 comes from the head
-    for pattern, replacement in _REPLACEMENTS:
+    for pattern, replacement in _replacements():
         text = pattern.sub(replacement, text)
     text = text.strip()
     return text if len(text) <= MAX_CHARS else text[:MAX_CHARS - 1] + "…"

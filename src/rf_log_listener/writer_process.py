@@ -25,7 +25,6 @@ import contextlib
 import gc
 import marshal
 import os
-import pickle
 import signal
 import sqlite3
 import subprocess
@@ -73,6 +72,8 @@ def serve(pipe: FramedPipe) -> int:
             sink.attach(run_id)
             stack = None
             if kind == "resume":
+                import pickle  # here: most runs are never handed over
+
                 writer, stack = pickle.loads(detail)
                 writer.sink = sink
             else:
