@@ -17,7 +17,7 @@ XML = FIXTURE_RESULTS / "7.5" / "output.xml"
 # Answers are plain JSON (answer.py): the response models and pydantic are for the server.
 NEVER_IN_READING = ("mcp", "rf_log_listener.importers", "ijson", "PIL", "uvicorn", "starlette",
                     "anyio", "rf_log_listener.listener", "pydantic", "pydantic_core",
-                    "rf_log_mcp.models")
+                    "rf_log_mcp.models", "logging", "uuid")
 NEVER_IN_PARSING = ("rf_log_mcp.service", "sqlite3.dump", *NEVER_IN_READING)
 
 
@@ -54,3 +54,26 @@ def test_reading_commands_import_no_mcp_and_no_importer(store: Path, command: tu
     assert not modules & set(NEVER_IN_READING), sorted(modules & set(NEVER_IN_READING))
     if command[0] != "failures":  # only source locations parse suite files with RF
         assert "robot" not in modules
+
+
+# Each reading command loads the views it runs (service.py imports them per operation) and,
+# unless it shows an HTML message, not the attachments' HTML parser.
+VIEWS_OF = {
+    ("runs",): set(),
+    ("summary", "1"): {"summary", "failing", "across"},
+    ("tree", "1"): {"tree"},
+    ("search", "1", "setup"): {"search", "tree"},
+    ("window", "1", "s1-s1-t1"): {"step_window"},
+    ("diff", "1", "1"): {"compare", "across"},
+    ("history", "Fixture.Missing"): {"history", "across"},
+}
+
+
+@pytest.mark.parametrize("command", list(VIEWS_OF), ids=" ".join)
+def test_a_command_loads_its_own_views_only(store: Path, command: tuple[str, ...]) -> None:
+    modules = imported(*command, db=store)
+    views = {name.rpartition(".")[2] for name in modules
+             if name.startswith("rf_log_mcp.views.") and name != "rf_log_mcp.views.common"}
+    assert views == VIEWS_OF[command]
+    assert "rf_log_mcp.attachments" not in modules
+    assert "html.parser" not in modules

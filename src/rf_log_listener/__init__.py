@@ -7,12 +7,10 @@ listener (:mod:`.listener`): ``robot --listener rf_log_listener`` finds the clas
 module's own name here.
 """
 
-from typing import Any
-
 __version__ = "0.1.0"
 
 
-def __getattr__(name: str) -> Any:
+def __getattr__(name: str) -> type:
     # Loaded on first use, so the read side does not import the listener (and robot) eagerly.
     if name == "rf_log_listener":
         from .listener import rf_log_listener

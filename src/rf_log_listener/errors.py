@@ -31,3 +31,4 @@ STORE_READ_ONLY = "STORE_READ_ONLY"  # opened for reading only: imports cannot b
 STORE_NOT_FOUND = "STORE_NOT_FOUND"  # a reading command's store does not exist (never created)
 IMPORT_FAILED = "IMPORT_FAILED"
 INVALID_ARGUMENT = "INVALID_ARGUMENT"  # every argument a tool or command cannot take
+ATTACHMENT_NOT_FOUND = "ATTACHMENT_NOT_FOUND"  # get_attachment (read side)

@@ -5,8 +5,6 @@ migrations are in ``schema.py``."""
 from __future__ import annotations
 
 import os
-import random
-import socket
 import sqlite3
 import sys
 import time
@@ -230,6 +228,8 @@ def _retry_when_locked(step: Callable[[], None]) -> None:
         except sqlite3.OperationalError as exc:
             if ("locked" not in str(exc) and "busy" not in str(exc)) or time.monotonic() > deadline:
                 raise
+            import random  # here: a store is rarely locked at opening
+
             time.sleep(0.02 + random.random() * 0.08)
 
 
@@ -395,7 +395,7 @@ def find_reusable_run(
 
 def reap_stale_runs(conn: sqlite3.Connection) -> list[int]:
     """Delete imports that died half-way (their process is gone or silent)."""
-    host = socket.gethostname()
+    host = _host()
     now = time.time()
     dead = []
     for run_id, pid, run_host, heartbeat in conn.execute(
@@ -414,6 +414,14 @@ def reap_stale_runs(conn: sqlite3.Connection) -> list[int]:
     return dead
 
 
+def _host() -> str:
+    """This host's name, as a run's ``host`` holds it (socket is imported when a run needs it:
+    a command that reads no live run does without)."""
+    import socket
+
+    return socket.gethostname()
+
+
 STALE_LIVE_S = 60.0  # a live run's heartbeat is refreshed every few seconds
 
 
@@ -421,7 +429,7 @@ def live_run_dead(pid: int | None, host: str | None, heartbeat: float | None,
                   now: float | None = None) -> bool:
     """Whether the robot process writing a ``running`` run is gone. On this host the process
     itself answers; elsewhere only the heartbeat can (pids mean nothing across hosts)."""
-    if host == socket.gethostname() and pid is not None:
+    if host == _host() and pid is not None:
         return not pid_alive(pid)
     return heartbeat is None or (now or time.time()) - heartbeat > STALE_LIVE_S
 

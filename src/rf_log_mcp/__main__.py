@@ -1,8 +1,6 @@
 """``python -m rf_log_mcp`` runs the ``rf-log-mcp`` command line."""
 
-import sys
-
-from .cli import main
+from .cli import entry
 
 if __name__ == "__main__":  # guarded: spawned import processes re-import this module
-    sys.exit(main())
+    entry()

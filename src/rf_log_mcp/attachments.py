@@ -27,9 +27,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlsplit
 
-from rf_log_listener.errors import ResultError
+from rf_log_listener.errors import ATTACHMENT_NOT_FOUND, ResultError
 
-ATTACHMENT_NOT_FOUND = "ATTACHMENT_NOT_FOUND"
 UNSUPPORTED_ATTACHMENT = "UNSUPPORTED_ATTACHMENT"
 # Images larger than this are downscaled before they are sent: the long side and the pixel
 # count that mainstream multimodal hosts take without resizing (Claude: 1568 px, ~1.15 MP),

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from rf_log_listener.errors import (
+    ATTACHMENT_NOT_FOUND,
     FILE_NOT_FOUND,
     INVALID_ARGUMENT,
     STORE_CORRUPT,
@@ -36,14 +37,11 @@ from rf_log_listener.store import (
 )
 
 from .answer import Answer, as_answer
-from .attachments import ATTACHMENT_NOT_FOUND, open_attachment
-from .attachments import parse as parse_html
 from .limits import DEFAULT_BUDGET, DEFAULT_PAGE, MAX_BUDGET, MAX_PAGE, MIN_BUDGET
 from .paths import PathPolicy
 from .shaping import Shaper, estimate_tokens, make_cursor, read_cursor
 from .usage import current as current_call
 from .usage import recorded
-from .views.across import group_totals, longname_of, previous_unit, unit
 from .views.common import (
     NODE_NOT_FOUND,
     RUN_NOT_FOUND,
@@ -53,20 +51,15 @@ from .views.common import (
     node_by_id,
     shown_attachments,
 )
-from .views.compare import CHANGES, NO_BASE_RUN, compare
-from .views.failure_path import failure_path
-from .views.flaky import flaky_tests as flaky
-from .views.history import history_of
-from .views.message import message_part
-from .views.search import Detail, Scope, make_filter, search
-from .views.search_groups import grouped_search
-from .views.step_window import step_window
-from .views.summary import summary
-from .views.tree import Projection, tree
-from .views.tree_snapshot import DEFAULT_DEPTH, MAX_DEPTH, tree_snapshot
 
+# Each operation imports the views it runs when it runs: a command pays for its own view
+# only (issue #19, tests/test_cli_imports.py), and the server's start for none of them.
 if TYPE_CHECKING:
     from rf_log_listener.importers import Progress
+
+    from .views.search import Detail, Scope
+    from .views.tree import Projection
+
 
 ViewName = Literal["summary", "failure_path", "step_window", "tree", "tree_snapshot", "message"]
 INTERNAL_ERROR = "INTERNAL_ERROR"  # a bug: the server's log has the traceback
@@ -196,6 +189,8 @@ def _run_items(conn: sqlite3.Connection, where: str, params: list[Any],
             if group in listed:
                 continue
             listed.add(group)
+            from .views.across import group_totals  # pabot groups: loaded when one is listed
+
             members = group_totals(conn, group)
             if before is not None and members["run_ids"][-1] >= before:
                 continue
@@ -259,6 +254,8 @@ def get_view(conn: sqlite3.Connection, view: ViewName, run_id: int | None = None
         position = read_cursor(cursor, binding)
         response: dict[str, Any] = {"run_id": rid, "view": view}
         if view == "summary":
+            from .views.summary import summary
+
             data, after = summary(conn, rid, shaper, position, size, selector)
             shaper.grow(data)
             follow = data.pop("follow_position", None)
@@ -266,6 +263,8 @@ def get_view(conn: sqlite3.Connection, view: ViewName, run_id: int | None = None
                 data["follow_cursor"] = make_cursor(binding, follow)
             response["summary"] = data
         elif view == "failure_path":
+            from .views.failure_path import failure_path
+
             data, after = failure_path(conn, rid, selector, shaper, position)
             shaper.grow(data)
             if data is None:
@@ -273,6 +272,8 @@ def get_view(conn: sqlite3.Connection, view: ViewName, run_id: int | None = None
                                   "Use the summary view for the run's status.")
             response["failure_path"] = data
         elif view == "step_window":
+            from .views.step_window import step_window
+
             data, after = step_window(conn, rid, selector, shaper, position, size)
             shaper.grow(data)
             prev = data.pop("prev_position", None)
@@ -280,15 +281,21 @@ def get_view(conn: sqlite3.Connection, view: ViewName, run_id: int | None = None
                 data["prev_cursor"] = make_cursor(binding, [data["first_pre"] + prev])
             response["step_window"] = data
         elif view == "tree":
+            from .views.tree import tree
+
             data, after = tree(conn, rid, selector, projection, shaper, position, size)
             shaper.grow(data)
             response["tree"] = {"projection": projection, **data}
         elif view == "tree_snapshot":
+            from .views.tree_snapshot import DEFAULT_DEPTH, MAX_DEPTH, tree_snapshot
+
             depth = in_range("max_depth", max_depth, 1, MAX_DEPTH, DEFAULT_DEPTH)
             after, data = None, tree_snapshot(conn, rid, selector, projection, depth, shaper, size)
             shaper.grow(data)
             response["tree_snapshot"] = data
         elif view == "message":
+            from .views.message import message_part
+
             data, after = message_part(conn, rid, selector, shaper, position)
             response["message"] = data
         else:
@@ -307,6 +314,8 @@ def search_messages(conn: sqlite3.Connection, query: str | None = None, run_id: 
                     page_size: int | None = None, budget: int | None = None,
                     policy: PathPolicy | None = None, detail: Detail = "compact",
                     group_by: str | None = None) -> Answer:
+    from .views.search import make_filter, search
+
     try:
         shaper = Shaper(budget=in_range("budget", budget, MIN_BUDGET, MAX_BUDGET, DEFAULT_BUDGET))
         size = in_range("page_size", page_size, 1, MAX_PAGE, DEFAULT_PAGE)
@@ -323,6 +332,8 @@ def search_messages(conn: sqlite3.Connection, query: str | None = None, run_id: 
             data, after = search(conn, rid, flt, selector, scope, shaper, position, size, detail)
             shaper.grow(data)
         elif group_by in ("iteration", "node"):
+            from .views.search_groups import grouped_search
+
             data, after = grouped_search(conn, rid, flt, selector, scope, group_by, shaper,
                                          position, size)
         else:
@@ -344,6 +355,9 @@ def get_attachment(conn: sqlite3.Connection, message_id: str, index: int = 0,
     """Open one attachment of an HTML message: an image (bytes in ``response._image``,
     downscaled past the limits) or a text file (masked, within the budget). Reads only the
     run's output folder or allowed roots; never writes or fetches anything."""
+    from .attachments import open_attachment
+    from .attachments import parse as parse_html
+
     try:
         shaper = Shaper(budget=in_range("budget", budget, MIN_BUDGET, MAX_BUDGET, DEFAULT_BUDGET))
         rid = resolve_run(conn, run_id, path, policy)
@@ -407,6 +421,9 @@ def compare_runs(conn: sqlite3.Connection, head: str | int, base: str | int | No
                  page_size: int | None = None, budget: int | None = None) -> Answer:
     """What changed from ``base`` (default: the previous complete run of the same suite) to
     ``head``, test by test (views/compare.py)."""
+    from .views.across import previous_unit, unit
+    from .views.compare import CHANGES, NO_BASE_RUN, compare
+
     try:
         shaper = Shaper(budget=in_range("budget", budget, MIN_BUDGET, MAX_BUDGET, DEFAULT_BUDGET))
         size = in_range("page_size", page_size, 1, MAX_PAGE, DEFAULT_PAGE)
@@ -440,6 +457,9 @@ def test_history(conn: sqlite3.Connection, test: str | None = None, run_id: int 
                  cursor: str | None = None, budget: int | None = None) -> Answer:
     """One test across the finished runs (views/history.py): by full name, or by a run and
     the test's node id in it."""
+    from .views.across import longname_of
+    from .views.history import history_of
+
     try:
         shaper = Shaper(budget=in_range("budget", budget, MIN_BUDGET, MAX_BUDGET, DEFAULT_BUDGET))
         size = in_range("limit", limit, 1, MAX_PAGE, 20)
@@ -467,6 +487,8 @@ def flaky_tests(conn: sqlite3.Connection, suite: str | None = None, window: int 
                 cursor: str | None = None, page_size: int | None = None,
                 budget: int | None = None) -> Answer:
     """A suite's tests ranked by flip rate over its last ``window`` runs (views/flaky.py)."""
+    from .views.flaky import flaky_tests as flaky
+
     try:
         shaper = Shaper(budget=in_range("budget", budget, MIN_BUDGET, MAX_BUDGET, DEFAULT_BUDGET))
         size = in_range("page_size", page_size, 1, MAX_PAGE, DEFAULT_PAGE)

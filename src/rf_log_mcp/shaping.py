@@ -36,7 +36,10 @@ _compact = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
 _WORD = re.compile(r"[A-Za-z]+")
 _DIGITS = re.compile(r"[0-9]+")
 _NON_ASCII = re.compile(r"[^\x00-\x7f]")
-_PUNCT = re.compile(r"[^A-Za-z0-9\s\x80-\U0010ffff]")
+# ASCII punctuation and controls: not a letter, digit or white space (re's \s, which holds
+# \x1c-\x1f). Written as ranges: the negated class reaching \U0010ffff took 3 ms to compile,
+# a third of what a command spends compiling patterns.
+_PUNCT = re.compile(r"[\x00-\x08\x0e-\x1b!-/:-@\[-`{-\x7f]")
 
 
 def estimate_tokens(data: Any) -> int:

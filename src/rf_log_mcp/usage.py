@@ -19,13 +19,11 @@ import contextvars
 import functools
 import hashlib
 import inspect
-import logging
 import os
 import re
 import sqlite3
 import threading
 import time
-import uuid
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -33,7 +31,14 @@ from typing import Any, TypeVar
 
 from rf_log_listener.usage import CALL_COLUMNS, enabled, insert
 
-log = logging.getLogger("rf_log_mcp")
+
+def _debug(what: str) -> None:
+    """A failure of the record itself, with its traceback, for the server's log at DEBUG
+    (logging is imported here: a command that records nothing wrong never loads it)."""
+    import logging
+
+    logging.getLogger("rf_log_mcp").debug(what, exc_info=True)
+
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -57,7 +62,7 @@ class Session:
 
 
 def _random_session(source: str) -> Session:
-    return Session(source, uuid.uuid4().hex[:16], os.urandom(16))
+    return Session(source, os.urandom(8).hex(), os.urandom(16))
 
 
 _DEFAULT = _random_session("api")  # service called from Python (benchmarks, scripts)
@@ -144,7 +149,7 @@ def recorded(tool: str) -> Callable[[F], F]:
                 arguments = signature.bind(*args, **kwargs).arguments
                 _PENDING.append(_row(call, arguments, response))
             except Exception:  # recording never costs an answer
-                log.debug("usage: not recorded", exc_info=True)
+                _debug("usage: not recorded")
             return response
         return run  # type: ignore[return-value]
     return decorate
@@ -320,7 +325,7 @@ def _with_sizes(conn: sqlite3.Connection, rows: list[tuple[Any, ...]]) -> list[t
                 "SELECT run_id, node_count, message_count, source_size FROM runs WHERE run_id"
                 f" IN ({','.join('?' * len(run_ids))})", run_ids)}
         except sqlite3.Error:
-            log.debug("usage: run sizes not read", exc_info=True)
+            _debug("usage: run sizes not read")
     return [(*row[:-2], *sizes.get(row[-2], (None, None, None)), row[-1]) for row in rows]
 
 
@@ -342,7 +347,7 @@ class Flusher(threading.Thread):
                 flush(conn)
             flush(conn)
         except Exception:
-            log.debug("usage: the record cannot be written", exc_info=True)
+            _debug("usage: the record cannot be written")
         finally:
             if conn is not None:
                 conn.close()

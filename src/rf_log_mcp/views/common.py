@@ -8,7 +8,7 @@ import sqlite3
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rf_log_listener.errors import ResultError
 from rf_log_listener.events import LEVEL_NAMES
@@ -21,10 +21,11 @@ from rf_log_listener.store import (
     run_base,
 )
 
-from ..attachments import Reference, describe
-from ..attachments import parse as parse_html
 from ..shaping import Shaper
 from ..sources import Locator
+
+if TYPE_CHECKING:
+    from ..attachments import Reference
 
 RUN_NOT_FOUND = "RUN_NOT_FOUND"
 NODE_NOT_FOUND = "NODE_NOT_FOUND"
@@ -252,6 +253,8 @@ def shown_message(message_id: str, level: str, text: str, html: int, node: Any,
     as its visible text and its attachments, not its markup."""
     if not html:
         return {"id": message_id, "level": level, "text": shaper.message(text, node, limit)}
+    from ..attachments import parse as parse_html  # HTML messages are few: loaded for them
+
     visible, found = parse_html(text)
     return {"id": message_id, "level": level, "text": shaper.message(visible, node, limit),
             "html": True, "attachments": shown_attachments(message_id, found, shaper, context)}
@@ -261,6 +264,8 @@ def shown_attachments(message_id: str, found: list[Reference], shaper: Shaper,
                       context: NodeContext) -> list[dict[str, Any]] | None:
     """The attachments of an HTML message (its references, ``attachments.parse``) as
     answers show them (models.Attachment), references masked."""
+    from ..attachments import describe
+
     shown = []
     for index, reference in enumerate(found):
         item = describe(reference, context.output_dir)

@@ -10,7 +10,6 @@ from typing import Any
 from rf_log_listener.events import LEVELS
 from rf_log_listener.store import FAILED_STARTS, run_base
 
-from ..attachments import parse as parse_html
 from ..shaping import Shaper, estimate_tokens
 from .common import (
     NodeContext,
@@ -215,6 +214,8 @@ def _attachments(conn: sqlite3.Connection, run_id: int, nodes: list[NodeRow], sh
             "SELECT node_pre, msg_no, text FROM messages INDEXED BY messages_html"
             " WHERE key >= ? AND key < ? AND html = 1 ORDER BY key LIMIT ?",
             (base + nodes[0].msg_lo, base + nodes[0].msg_hi, _ATTACHMENTS)).fetchall():
+        from ..attachments import parse as parse_html  # only for a test that logged HTML
+
         step = on_path.get(pre, len(nodes) - 1 if last.pre <= pre <= last.last else 0)
         shown = shown_attachments(f"{ids(pre)}-m{number}", parse_html(text)[1], shaper, ids)
         by_step.setdefault(step, []).extend(shown or [])
