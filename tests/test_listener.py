@@ -3,6 +3,7 @@ concurrent runs, a store that cannot be written, --output NONE."""
 
 from __future__ import annotations
 
+import marshal
 import os
 import pickle
 import resource
@@ -668,12 +669,17 @@ def test_a_short_run_or_one_cpu_is_written_in_robots_process(
 
 @pytest.mark.skipif(not Path("/proc/self/task").is_dir() or len(os.sched_getaffinity(0)) < 2,
                     reason="needs Linux's /proc and two CPUs")
-def test_a_run_that_proves_big_is_handed_over_to_a_writer_process_mid_run(tmp_path: Path) -> None:
+@pytest.mark.parametrize("env", [{ENV_HAND_OVER: "0.01"}, {ENV_HAND_OVER: "1000"}],
+                         ids=["writing-cost-10ms", "a-busy-batch"])
+def test_a_run_that_proves_big_is_handed_over_to_a_writer_process_mid_run(
+        tmp_path: Path, env: dict[str, str]) -> None:
     """Written in robot's process first, the run goes to a writer process when writing it
-    has cost robot HAND_OVER_AFTER_S (here 10 ms); the process takes the writer's state as
-    it stands (open suite, test and loop, counters, secrets) and the stored run equals the
-    output file robot wrote, messages and secrets included. (The sleep gives the ticker
-    three flushes: one starts the process, a later one hands over once it is ready.)"""
+    has cost robot HAND_OVER_AFTER_S (here 10 ms), or at once when one flush holds
+    HAND_OVER_ITEMS (the cost threshold out of reach: 400 loop rounds before the first
+    flush); the process takes the writer's state as it stands (open suite, test and loop,
+    counters, secrets) and the events held meanwhile, and the stored run equals the output
+    file robot wrote, messages and secrets included. (The sleep gives the ticker flushes:
+    one starts the process, a later one hands over once it is ready.)"""
     (tmp_path / "Children.py").write_text(CHILDREN_LIBRARY)
     suite = tmp_path / "big.robot"
     suite.write_text(
@@ -685,7 +691,7 @@ def test_a_run_that_proves_big_is_handed_over_to_a_writer_process_mid_run(tmp_pa
     db = tmp_path / "live.sqlite3"
     done = robot("--listener", f"rf_log_listener:db={db}", "--loglevel", "DEBUG", "--pythonpath",
                  str(tmp_path), "--output", str(tmp_path / "output.xml"), str(suite),
-                 cwd=tmp_path, env={ENV_HAND_OVER: "0.01"})
+                 cwd=tmp_path, env=env)
     assert done.returncode == 1, done.stderr
     assert "rf_log_listener" not in done.stderr
     conn = open_store(db)
@@ -735,3 +741,52 @@ def test_a_writer_state_a_fresh_process_could_not_read_is_not_handed_over(tmp_pa
     local.end_run(RunEnd(complete=True))
     assert conn.execute("SELECT status FROM runs").fetchone() == ("complete",)
     assert [row[0] for row in conn.execute("SELECT text FROM messages")] == ["kept"]
+
+
+def test_events_held_while_the_writer_process_starts_go_over_with_the_run(tmp_path: Path) -> None:
+    """A busy run's events are held in robot's process while its writer process starts
+    (listener.HAND_OVER_ITEMS), not written there: the hand-over sends the writer's state as
+    of the last flush, then the held events, and the real writer process stores them all,
+    in order, after those robot wrote itself."""
+    from rf_log_listener import events as ev
+    from rf_log_listener.event_pipe import CLOSE, MESSAGE, OPEN, LocalEvents
+    from rf_log_listener.events import RunEnd, RunInfo
+    from rf_log_listener.row_pipe import FramedPipe
+    from rf_log_listener.rows import StoreRowSink
+    from rf_log_listener.writer import RunWriter
+    from rf_log_listener.writer_process import READY
+
+    db = tmp_path / "store.sqlite3"
+    conn = open_store(db)
+    sink = StoreRowSink(conn, replace_nodes=True)
+    run_id = sink.begin_run(RunInfo(origin="listener", generator="Robot 7.5"))
+    writer = RunWriter(sink, live=True)
+    writer.attach_run(run_id, "Robot 7.5")
+    local = LocalEvents(writer, run_id)
+    local.extend((OPEN, ev.SUITE, "suite", "Suite", None, None, None, None,
+                  OPEN, ev.TEST, "test", "Test", None, None, None, None,
+                  OPEN, ev.KEYWORD, "kw", "Log", "BuiltIn", ("one",), None, None,
+                  MESSAGE, "INFO", "written by robot", False, "2026-12-02T00:00:00"))
+    local.flush()
+    local.extend((MESSAGE, "INFO", "held 1", False, "2026-12-02T00:00:01",
+                  CLOSE, "PASS", "", "2026-12-02T00:00:00", 1.0, None, None,
+                  OPEN, ev.KEYWORD, "kw", "Log", "BuiltIn", ("two",), None, None,
+                  MESSAGE, "WARN", "held 2", False, "2026-12-02T00:00:02"))
+    process = subprocess.Popen([sys.executable, "-m", "rf_log_listener.writer_process", READY],
+                               stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    assert process.stdin is not None and process.stdout is not None
+    pipe = FramedPipe(process.stdout, process.stdin)
+    assert marshal.loads(pipe.recv_bytes()) == "ready"
+    forwarder = local.hand_over(pipe, str(db))
+    assert len(local) == 0 and len(forwarder) == 25  # the held events go over with the run
+    forwarder.extend((CLOSE, "PASS", "", "2026-12-02T00:00:02", 1.0, None, None,
+                      CLOSE, "PASS", "", "2026-12-02T00:00:00", 3.0, None, None,
+                      CLOSE, "PASS", "", "2026-12-02T00:00:00", 3.0, None, None))
+    forwarder.end_run(RunEnd(complete=True))
+    pipe.close()
+    assert process.wait(30) == 0
+    assert [row for row in conn.execute("SELECT level, text FROM messages ORDER BY key")] == [
+        ("INFO", "written by robot"), ("INFO", "held 1"), ("WARN", "held 2")]
+    assert conn.execute("SELECT status, total, passed FROM runs").fetchall() == [("complete", 1, 1)]
+    assert [row[0] for row in conn.execute("SELECT node_id FROM nodes ORDER BY key")] == [
+        "s1", "s1-t1", "s1-t1-k1", "s1-t1-k2"]

@@ -132,9 +132,10 @@ class LocalEvents(EventBatcher):
     def hand_over(self, pipe: FramedPipe, db: str) -> EventForwarder:
         """Give the run to the writer process at the other end of ``pipe``: the writer's
         whole state (its open nodes, counters, secrets: everything but its store
-        connection) goes over as it stands after a flush, and the writer process goes on
-        from there (``writer_process.serve``). This object is spent afterwards."""
-        assert not self._events, "hand over right after a flush"
+        connection) goes over as it stands after the last flush, then the events that wait
+        (robot holds a busy run's events while that process starts, rather than write
+        them itself), and the writer process goes on from there (``writer_process.serve``).
+        This object is spent afterwards; if the state cannot be sent, nothing is taken."""
         writer = self.writer
         sink, writer.sink = writer.sink, None  # a connection stays with its process
         state = io.BytesIO()
@@ -143,7 +144,9 @@ class LocalEvents(EventBatcher):
         finally:
             writer.sink = sink
         pipe.send_bytes(marshal.dumps(("resume", db, self.run_id, state.getvalue())))
-        return EventForwarder(pipe, self.run_id)
+        forwarder = EventForwarder(pipe, self.run_id)
+        forwarder.extend(self._take())
+        return forwarder
 
     heartbeat = flush  # a commit refreshes the heartbeat
 

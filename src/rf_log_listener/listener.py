@@ -63,6 +63,11 @@ HEARTBEAT_EVERY_S = 5.0
 # start), a big one cheaper to hand over (20,000 keywords at TRACE on two cores: 1.09x
 # against 1.22x in-process).
 HAND_OVER_AFTER_S = 0.05
+# ... or at once when one flush would write this many items (about 700 events, some 40 ms of
+# robot's time): a busy run's first half second at TRACE took 0.8 s to write in robot's
+# process, so robot holds such a batch while the writer process starts and hands it over.
+HAND_OVER_ITEMS = 4_000
+HOLD_AT_MOST = FLUSH_ITEMS * 20  # items held while it starts; past this robot writes them
 HAND_OVER_POLL_S = 0.02  # how often the ticker looks whether that process is ready
 ENV_HAND_OVER = "RF_LOG_MCP_HAND_OVER_AFTER_S"  # another threshold (0: at the first flush)
 
@@ -562,20 +567,33 @@ class rf_log_listener:
         out = self._events_out
         assert out is not None
         if self._hand_over and isinstance(out, LocalEvents):
-            started = time.perf_counter()
-            out.flush()
-            self._inline_seconds += time.perf_counter() - started
-            if self._inline_seconds >= self._hand_over_after:
-                self._hand_over_to_process(out)
+            self._flush_or_hand_over(out)
         else:
             out.flush()
         self._last_flush = time.monotonic()
 
+    def _flush_or_hand_over(self, local: LocalEvents) -> None:
+        """Write in robot's process while that is cheap; once the run proves busy (writing
+        has cost HAND_OVER_AFTER_S, or one batch is HAND_OVER_ITEMS long), start a writer
+        process and hold the events until it is ready (up to HOLD_AT_MOST), then hand it
+        the run with them."""
+        if self._pipe is not None or len(local) >= HAND_OVER_ITEMS:
+            self._hand_over_to_process(local)  # starts the process, or hands over if it is ready
+            if self._events_out is not local:
+                self._events_out.flush()  # handed over: the writer process commits what was held
+                return
+            if self._hand_over and len(local) < HOLD_AT_MOST:
+                return  # held until the writer process is ready
+        started = time.perf_counter()
+        local.flush()
+        self._inline_seconds += time.perf_counter() - started
+        if self._inline_seconds >= self._hand_over_after:
+            self._hand_over_to_process(local)
+
     def _hand_over_to_process(self, local: LocalEvents) -> None:
-        """Writing in robot's process has cost HAND_OVER_AFTER_S: start a writer process
-        (once), and when it is ready give it the run (at a flush, by whichever thread holds
-        the listener's lock). Robot goes on writing in-process meanwhile; if the process
-        cannot start or dies first, it writes in-process to the end."""
+        """The run proved busy: start a writer process (once), and when it is ready give it
+        the run (at a flush, by whichever thread holds the listener's lock). If the process
+        cannot start or dies first, robot writes the run in-process to the end."""
         if self._pipe is None:
             if not self._spawn_writer(ready=True):
                 self._hand_over = False
