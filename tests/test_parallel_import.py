@@ -116,3 +116,37 @@ def test_killed_import_leaves_no_complete_run_and_reimport_works(
     assert [r[0] for r in conn.execute("SELECT status FROM runs")] == ["complete"]
     stray = conn.execute("SELECT count(*) FROM nodes WHERE run_id != ?", (outcome.run_id,))
     assert stray.fetchone()[0] == 0
+
+
+_ONE_CPU_IMPORT = """
+import os, sys
+from rf_log_listener import importers
+from rf_log_listener.store import open_store
+
+def no_child(*_args, **_kwargs):
+    raise SystemExit("a parser process was started")
+
+importers.import_in_child = no_child
+os.sched_setaffinity(0, sorted(os.sched_getaffinity(0))[:int(sys.argv[3])])
+outcome = importers.import_result(open_store(sys.argv[1]), sys.argv[2])
+print(outcome.node_count)
+"""
+
+
+@pytest.mark.skipif(not hasattr(os, "sched_setaffinity") or len(os.sched_getaffinity(0)) < 2,
+                    reason="needs Linux and two CPUs to tell one-CPU imports apart")
+@pytest.mark.parametrize("cpus", [1, 2])
+def test_a_large_file_is_parsed_in_a_child_process_only_where_two_cpus_can_work(
+        tmp_path: Path, cpus: int) -> None:
+    """On one CPU (taskset, a cpuset) the parser process and the writer would only take
+    turns: the import stays in one process (about 13 % less CPU for a 100 MB file)."""
+    big = tmp_path / "big.xml"
+    generate(big, 17, seed=3)  # over PARALLEL_MIN_BYTES
+    done = subprocess.run([sys.executable, "-c", _ONE_CPU_IMPORT, str(tmp_path / "s.db"),
+                           str(big), str(cpus)], capture_output=True, text=True, timeout=300,
+                          check=False)
+    if cpus == 1:
+        assert done.returncode == 0, done.stderr
+        assert int(done.stdout) > 10_000
+    else:
+        assert "a parser process was started" in done.stderr

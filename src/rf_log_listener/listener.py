@@ -32,6 +32,7 @@ from typing import Any
 
 from . import events as ev
 from . import postgres
+from .cpus import one_cpu
 from .event_pipe import OPEN, EventBatcher, EventForwarder, LocalEvents
 from .events import INSTALLED, RunEnd, RunInfo, keyword_key
 from .masking import registering_redactor
@@ -145,20 +146,9 @@ def _default_writer() -> str:
     """In-process, handed over to a writer process when the run proves big, where a second
     process can run beside robot and its readiness can be polled (a pipe ``select`` can
     wait on); a process from the start elsewhere."""
-    if _one_cpu():
+    if one_cpu():
         return "inline"
     return "auto" if os.name == "posix" else "process"
-
-
-def _one_cpu() -> bool:
-    """Robot may run on one CPU only (``taskset``, a container's cpuset, a one-core machine).
-    A writer process cannot overlap with robot there: it costs the fork's copied pages and
-    the hand-offs and saves nothing (one-test suite on one core: 1.22x plain robot's wall
-    with the process, 1.11x in-process; 20,000 keywords at TRACE: the same either way)."""
-    try:
-        return len(os.sched_getaffinity(0)) == 1
-    except (AttributeError, OSError):  # not Linux
-        return (os.cpu_count() or 1) == 1
 
 
 def _output_dir() -> str | None:

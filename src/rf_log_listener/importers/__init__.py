@@ -21,6 +21,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from ..cpus import one_cpu
 from ..errors import (
     FILE_NOT_FOUND,
     IMPORT_FAILED,
@@ -92,13 +93,17 @@ def import_result(
     stable_window: float = STABLE_WINDOW_S,
     progress: Progress | None = None,
     label: str | None = None,
-    parallel_min_bytes: int = PARALLEL_MIN_BYTES,
+    parallel_min_bytes: int | None = None,
 ) -> ImportOutcome:
     """Import one result file (or find the run that already holds the same bytes).
 
     Files of ``parallel_min_bytes`` or more are parsed in a child process while this one
-    writes (see ``parallel.py``); the result is the same either way.
+    writes (see ``parallel.py``). By default that is PARALLEL_MIN_BYTES, and never where
+    this process may use one CPU only: the two processes would take turns, and the pipe
+    between them is all they would add. The result is the same either way.
     """
+    if parallel_min_bytes is None:
+        parallel_min_bytes = (1 << 62) if one_cpu() else PARALLEL_MIN_BYTES
     started = time.perf_counter()
     with measured_import(conn) as facts:
         source = _checked_path(path)
