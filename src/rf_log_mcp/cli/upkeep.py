@@ -4,6 +4,7 @@ serve, demo."""
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import os
 import sqlite3
@@ -41,6 +42,10 @@ from .common import connect, failure_paths, print_json, summary
 
 
 def cmd_import(args: argparse.Namespace) -> int:
+    # This process receives millions of short-lived row tuples from the parser process (as
+    # that process builds them: importers/parallel.py): collecting young objects that often
+    # is wasted work here too (2 % of the import's wall time at 100 MB).
+    gc.set_threshold(100_000, 50, 50)
     conn = connect(args, create=True)
     progress: Any = _ProgressBar() if sys.stderr.isatty() and not args.json else None
     if getattr(args, "progress_json", False):
