@@ -102,17 +102,19 @@ def test_the_output_schemas_read_at_start_are_what_the_models_give() -> None:
     start-up; the file must be what the SDK derives from the response models now, and the
     tools must validate their results against those models."""
     from rf_log_mcp.server import (
-        _RESPONSES,
         OUTPUT_SCHEMAS,
+        RESPONSE_MODELS,
+        _attach_output_models,
         derived_output_schemas,
         mcp,
+        response_models,
         schema_libraries,
         written_output_schemas,
     )
 
     derived = derived_output_schemas()
     written = json.loads(OUTPUT_SCHEMAS.read_text(encoding="utf-8"))
-    assert set(written["tools"]) == set(_RESPONSES) == set(derived)
+    assert set(written["tools"]) == set(RESPONSE_MODELS) == set(derived)
     if written["derived_with"] == schema_libraries():
         assert written["tools"] == derived, "run python scripts/output_schemas.py"
         assert written_output_schemas() == derived
@@ -120,9 +122,24 @@ def test_the_output_schemas_read_at_start_are_what_the_models_give() -> None:
         assert written_output_schemas() is None
     assert derived["get_view"]["properties"]["summary"]["anyOf"][0] == {
         "$ref": "#/$defs/SummaryView"}
+    _attach_output_models()  # what the first tool call does
     for tool in mcp._tool_manager.list_tools():
         assert tool.output_schema == derived[tool.name]
-        assert tool.fn_metadata.output_model is _RESPONSES[tool.name]
+        assert tool.fn_metadata.output_model is response_models()[tool.name]
+        assert tool.fn_metadata.output_model.__name__ == RESPONSE_MODELS[tool.name]
+
+
+def test_the_server_starts_without_the_response_models() -> None:
+    """The pydantic models of every answer are loaded at the first tool call (the SDK then
+    validates each answer against its model), not when the server starts (issue #19)."""
+    done = subprocess.run([sys.executable, "-X", "importtime", "-c", "import rf_log_mcp.server"],
+                          capture_output=True, text=True, timeout=120, check=True)
+    modules = {line.rsplit("|", 1)[1].strip() for line in done.stderr.splitlines()
+               if line.startswith("import time:") and "|" in line}
+    assert "rf_log_mcp.server" in modules
+    assert not modules & {"rf_log_mcp.models", "rf_log_mcp.field_guide"}
+    assert not {name for name in modules if name.startswith("rf_log_mcp.views.")} - {
+        "rf_log_mcp.views", "rf_log_mcp.views.common"}
 
 
 @pytest.mark.anyio

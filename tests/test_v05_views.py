@@ -193,14 +193,14 @@ def test_the_skill_names_only_what_exists() -> None:
     from rf_log_mcp import models
     from rf_log_mcp.cli import _parser
     from rf_log_mcp.cli.agents import skill_text
-    from rf_log_mcp.server import _RESPONSES, mcp
+    from rf_log_mcp.server import RESPONSE_MODELS, mcp
 
     text = skill_text()
     repository_copy = Path(__file__).parents[1] / "skills" / "rf-log-triage" / "SKILL.md"
     assert repository_copy.read_text(encoding="utf-8") == text
     front = re.match(r"---\nname: (\S+)\ndescription: (.+)\n---\n", text)
     assert front and front.group(1) == "rf-log-triage" and len(front.group(2)) < 1024
-    tools = set(_RESPONSES)
+    tools = set(RESPONSE_MODELS)
     arguments = {name for tool in mcp._tool_manager.list_tools()
                  for name in tool.parameters.get("properties", {})}
     views = set(service.ViewName.__args__)  # type: ignore[attr-defined]

@@ -6,14 +6,19 @@ resource rf://docs/fields) and input schemas lose what says nothing to a caller 
 
 from __future__ import annotations
 
+import functools
 from typing import Any
-
-from .models import Envelope
 
 # Of the envelope every answer carries, the outline names what a caller acts on; the
 # instructions explain the rest.
 _ENVELOPE_LISTED = ("ok", "run_id", "next_cursor", "error")
-_ENVELOPE_UNLISTED = tuple(name for name in Envelope.model_fields if name not in _ENVELOPE_LISTED)
+
+
+@functools.cache
+def _envelope_unlisted() -> tuple[str, ...]:
+    from .models import Envelope  # at the first listing: the server starts without the models
+
+    return tuple(name for name in Envelope.model_fields if name not in _ENVELOPE_LISTED)
 
 OUTLINE_DEPTH = 2  # levels of an output schema spelled out; deeper objects are "object"
 
@@ -44,7 +49,7 @@ def outline(schema: dict[str, Any], defs: dict[str, Any], depth: int = 0,
         shape["properties"] = {name: outline(value, defs, depth + 1,
                                              nullable=not depth and name in _ENVELOPE_LISTED)
                                for name, value in schema["properties"].items()
-                               if depth or name not in _ENVELOPE_UNLISTED}
+                               if depth or name not in _envelope_unlisted()}
         if not depth and "error" in shape["properties"]:  # code, message, hint: instructions
             shape["properties"]["error"] = {"type": ["object", "null"]}
     return shape

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import functools
 import json
 import logging
 import sqlite3
@@ -40,20 +41,9 @@ from rf_log_listener import __version__
 from rf_log_listener.errors import ResultError
 from rf_log_listener.store import open_store
 
-from . import field_guide, prompts, service, usage
+from . import prompts, service, usage
 from .answer import Answer
 from .limits import DEFAULT_BUDGET, MAX_BUDGET, MIN_BUDGET
-from .models import (
-    AttachmentResponse,
-    CompareRunsResponse,
-    Envelope,
-    FlakyTestsResponse,
-    GetViewResponse,
-    HistoryResponse,
-    ParseResultResponse,
-    RunListResponse,
-    SearchResponse,
-)
 from .paths import PathPolicy
 from .schema_outline import compact_input, outline
 from .server_state import AppState, ImportJob, import_key, progress_until, with_progress
@@ -136,10 +126,10 @@ class _Server(MCPServer):
 
     async def call_tool(self, name: str, arguments: dict[str, Any],
                         context: Context | None = None) -> Any:
-        model = _RESPONSES.get(name)
         tool = self._tool_manager.get_tool(name)
-        if model is None or tool is None:
+        if name not in RESPONSE_MODELS or tool is None:
             return await super().call_tool(name, arguments, context)
+        _attach_output_models()
         known = tool.parameters.get("properties", {})
         unknown = sorted(set(arguments) - set(known))
         if unknown:
@@ -224,7 +214,11 @@ def _state(ctx: Context) -> AppState:
     return ctx.request_context.lifespan_context  # type: ignore[no-any-return]
 
 
-_ENVELOPE_FIELDS = tuple(Envelope.model_fields)
+@functools.cache
+def _envelope_fields() -> tuple[str, ...]:
+    from .models import Envelope
+
+    return tuple(Envelope.model_fields)
 
 
 def _respond(answer: Answer) -> CallToolResult:
@@ -234,7 +228,7 @@ def _respond(answer: Answer) -> CallToolResult:
     ``ok: false`` answers are flagged as tool errors; their payload still matches the
     declared output schema, so strict clients accept it. The SDK validates the others
     against the tool's response model (its output schema) before sending them."""
-    data = {name: answer.get(name) for name in _ENVELOPE_FIELDS if name != "error"} | answer
+    data = {name: answer.get(name) for name in _envelope_fields() if name != "error"} | answer
     text = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
     return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=data,
                           is_error=not answer.ok)
@@ -250,7 +244,7 @@ async def parse_result(
     path: Annotated[str, Field(description="Path of an output.xml (RF 4.0+) or output.json (RF 7.2+).")],
     allow_incomplete: Annotated[bool, Field(
         description="Import the readable part of a cut file as an 'interrupted' run.")] = False,
-) -> Annotated[CallToolResult, ParseResultResponse]:
+) -> Annotated[CallToolResult, "ParseResultResponse"]:
     """Import a result file into the store (streamed, any size) and return its run_id.
 
     The same bytes give the same run_id without parsing again. A file still being written or
@@ -306,7 +300,7 @@ def get_view(
     )] = None,
     max_depth: Annotated[int | None, Field(ge=1, le=6, description="tree_snapshot: levels "
                                                                    "(3).")] = None,
-) -> Annotated[CallToolResult, GetViewResponse]:
+) -> Annotated[CallToolResult, "GetViewResponse"]:
     """One view of a run, paged and within a token budget."""
     return _respond(_answer(ctx, "get_view", lambda conn, policy: service.get_view(
         conn, view, run_id, path, selector, cursor, page_size, budget, projection, policy,
@@ -340,7 +334,7 @@ def search_messages(
                     "iteration, branch and the hits' nodes.")] = "compact",
     group_by: Annotated[Literal["iteration", "node"] | None, Field(
         description="Hits grouped by loop iteration or node: count, levels, first hit.")] = None,
-) -> Annotated[CallToolResult, SearchResponse]:
+) -> Annotated[CallToolResult, "SearchResponse"]:
     """Messages (and run errors) by text and/or level, in execution order, each with the node
     that logged it, the loop iteration or IF/TRY branch it ran in, and a short call path;
     repeats of a message come folded (count, last, unfold_cursor). Secrets come back masked;
@@ -362,7 +356,7 @@ def list_runs(
     branch: Annotated[str | None, Field(description="Only runs of this CI branch.")] = None,
     since: Annotated[str | None, Field(description="Started at or after (ISO date/time).")] = None,
     until: Annotated[str | None, Field(description="Started before (ISO date/time).")] = None,
-) -> Annotated[CallToolResult, RunListResponse]:
+) -> Annotated[CallToolResult, "RunListResponse"]:
     """Runs in the store, newest first: imported files and live captures alike; the
     processes of one pabot execution as one run group (g<id>)."""
     return _respond(_answer(ctx, "list_runs", lambda conn, _: service.list_runs(
@@ -385,7 +379,7 @@ def compare_runs(
     cursor: Cursor = None,
     page_size: PageSize = None,
     budget: Budget = None,
-) -> Annotated[CallToolResult, CompareRunsResponse]:
+) -> Annotated[CallToolResult, "CompareRunsResponse"]:
     """What changed between two runs of a suite, test by test (matched by full name): new
     failures, still failing (same or changed failure signature), newly skipped, fixed, added,
     removed, much slower or faster; counts of each, then one page."""
@@ -404,7 +398,7 @@ def test_history(
                                                                  "flakiness window (20).")] = None,
     cursor: Cursor = None,
     budget: Budget = None,
-) -> Annotated[CallToolResult, HistoryResponse]:
+) -> Annotated[CallToolResult, "HistoryResponse"]:
     """One test in every finished run, newest first: status, failure signature, time, CI
     branch/commit; its current streak and when it began, its last pass, its flip rate."""
     return _respond(_answer(ctx, "test_history", lambda conn, _: service.test_history(
@@ -421,7 +415,7 @@ def flaky_tests(
     cursor: Cursor = None,
     page_size: Annotated[int | None, Field(ge=1, le=200, description="Tests per page (25).")] = None,
     budget: Budget = None,
-) -> Annotated[CallToolResult, FlakyTestsResponse]:
+) -> Annotated[CallToolResult, "FlakyTestsResponse"]:
     """A suite's tests that passed and failed by turns over its newest runs, highest flip
     rate first (flips / (runs - 1))."""
     return _respond(_answer(ctx, "flaky_tests", lambda conn, _: service.flaky_tests(
@@ -438,7 +432,7 @@ def get_attachment(
     path: Annotated[str | None, Field(description="Instead of run_id: a result file.")] = None,
     budget: Annotated[int | None, Field(ge=MIN_BUDGET, le=MAX_BUDGET,
                                         description=f"Token budget of a text ({DEFAULT_BUDGET}).")] = None,
-) -> Annotated[CallToolResult, AttachmentResponse]:
+) -> Annotated[CallToolResult, "AttachmentResponse"]:
     """Open a screenshot or file an HTML message refers to: an image comes back as an image
     (downscaled above 1568 px on the long side, 1.15 megapixels or 3 MB), a text file as
     text (masked). Reads only the run's output folder and allowed folders; never writes."""
@@ -455,6 +449,8 @@ def get_attachment(
 @mcp.resource("rf://docs/fields", mime_type="text/markdown")
 def fields() -> str:
     """Every field of every answer: type and meaning (generated from the response models)."""
+    from . import field_guide  # generated from the models: loaded when asked for
+
     return field_guide.guide()
 
 
@@ -576,26 +572,45 @@ async def complete(ref: PromptReference | ResourceTemplateReference, argument: C
     return Completion(values=values, has_more=more)
 
 
-def _response_models() -> dict[str, type[Envelope]]:
-    """Each tool's output model (``Annotated[CallToolResult, Model]``, its return type): its
-    errors are answered in it. Read from the tools, so a new tool cannot be left out."""
-    models = {}
+def _response_model_names() -> dict[str, str]:
+    """Each tool's output model, by name (``Annotated[CallToolResult, "Model"]``, its return
+    type): its errors are answered in it. Read from the tools, so a new tool cannot be left
+    out; named, not imported, so that the server starts without the models (pydantic
+    classes of every answer) and loads them at the first call (``_attach_output_models``)."""
+    return {tool.name: typing.get_args(typing.get_type_hints(tool.fn, include_extras=True)[
+        "return"])[1] for tool in mcp._tool_manager.list_tools()}
+
+
+RESPONSE_MODELS = _response_model_names()
+
+
+def response_models() -> dict[str, type[Any]]:
+    """Each tool's output model class (models.py)."""
+    from . import models
+
+    return {tool: getattr(models, name) for tool, name in RESPONSE_MODELS.items()}
+
+
+@functools.cache
+def _attach_output_models() -> None:
+    """Give every tool its response model, which the SDK validates each ok answer against
+    (it reads the field at each call): at the first tool call, not at the server's start."""
+    models = response_models()
     for tool in mcp._tool_manager.list_tools():
-        returned = typing.get_type_hints(tool.fn, include_extras=True)["return"]
-        models[tool.name] = typing.get_args(returned)[1]
-    return models
-
-
-_RESPONSES = _response_models()
+        tool.fn_metadata.output_model = models[tool.name]
 
 
 def derived_output_schemas() -> dict[str, dict[str, Any]]:
-    """Each tool's output schema as the SDK derives it (what OUTPUT_SCHEMAS holds)."""
+    """Each tool's output schema as the SDK derives it from the tool's return type
+    (``Annotated[CallToolResult, Model]``; what OUTPUT_SCHEMAS holds)."""
     from mcp.server.mcpserver.utilities.func_metadata import func_metadata
 
-    return {tool.name: func_metadata(tool.fn, skip_names=[tool.context_kwarg or "ctx"],
-                                     structured_output=True).output_schema or {}
-            for tool in mcp._tool_manager.list_tools()}
+    schemas = {}
+    for tool, model in response_models().items():
+        def returns() -> None: ...
+        returns.__annotations__ = {"return": Annotated[CallToolResult, model]}
+        schemas[tool] = func_metadata(returns, structured_output=True).output_schema or {}
+    return schemas
 
 
 def schema_libraries() -> dict[str, str]:
@@ -617,17 +632,16 @@ def written_output_schemas() -> dict[str, dict[str, Any]] | None:
     if not isinstance(written, dict) or written.get("derived_with") != schema_libraries():
         return None
     tools = written.get("tools")
-    return tools if isinstance(tools, dict) and set(tools) == set(_RESPONSES) else None
+    return tools if isinstance(tools, dict) and set(tools) == set(RESPONSE_MODELS) else None
 
 
 def _attach_output_schemas() -> None:
-    """Give every tool its response model and output schema (the SDK reads both at each
-    call and listing): results are validated against the model as when the SDK derives the
-    schema itself. Without a usable file (never written, or by other versions of the SDK or
-    pydantic) they are derived here."""
+    """Give every tool its output schema (the SDK reads it at each listing and call), as
+    the SDK derives it from the tool's response model (results are validated against the
+    model, attached at the first call). Without a usable file (never written, or by other
+    versions of the SDK or pydantic) they are derived here."""
     schemas = written_output_schemas() or derived_output_schemas()
     for tool in mcp._tool_manager.list_tools():
-        tool.fn_metadata.output_model = _RESPONSES[tool.name]
         tool.fn_metadata.output_schema = schemas[tool.name]
 
 
