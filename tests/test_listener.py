@@ -707,6 +707,22 @@ def test_a_run_that_proves_big_is_handed_over_to_a_writer_process_mid_run(
     assert [hit.text for hit in answer.hits] == ["*** once more"] and answer.masked_values == 1
 
 
+def _written_in_robots_process(db: Path) -> tuple[sqlite3.Connection, Any, Any]:
+    """A live run begun in ``db`` and written as robot's process writes it before a
+    hand-over: its connection, its RunWriter's sink and the LocalEvents that feed it."""
+    from rf_log_listener.event_pipe import LocalEvents
+    from rf_log_listener.events import RunInfo
+    from rf_log_listener.rows import StoreRowSink
+    from rf_log_listener.writer import RunWriter
+
+    conn = open_store(db)
+    sink = StoreRowSink(conn, replace_nodes=True)
+    run_id = sink.begin_run(RunInfo(origin="listener", generator="Robot 7.5"))
+    writer = RunWriter(sink, live=True)
+    writer.attach_run(run_id, "Robot 7.5")
+    return conn, sink, LocalEvents(writer, run_id)
+
+
 def test_a_writer_state_a_fresh_process_could_not_read_is_not_handed_over(tmp_path: Path) -> None:
     """An open node holding an object of a test library's own type (which the writer process
     would have to import to read the state) stops the hand-over before anything is sent;
@@ -714,18 +730,12 @@ def test_a_writer_state_a_fresh_process_could_not_read_is_not_handed_over(tmp_pa
     from fractions import Fraction
 
     from rf_log_listener import events as ev
-    from rf_log_listener.event_pipe import MESSAGE, OPEN, LocalEvents
-    from rf_log_listener.events import RunEnd, RunInfo
+    from rf_log_listener.event_pipe import MESSAGE, OPEN
+    from rf_log_listener.events import RunEnd
     from rf_log_listener.row_pipe import FramedPipe
-    from rf_log_listener.rows import StoreRowSink
-    from rf_log_listener.writer import RunWriter
 
-    conn = open_store(tmp_path / "store.sqlite3")
-    sink = StoreRowSink(conn, replace_nodes=True)
-    run_id = sink.begin_run(RunInfo(origin="listener", generator="Robot 7.5"))
-    writer = RunWriter(sink, live=True)
-    writer.attach_run(run_id, "Robot 7.5")
-    local = LocalEvents(writer, run_id)
+    conn, sink, local = _written_in_robots_process(tmp_path / "store.sqlite3")
+    writer = local.writer
     local.extend((OPEN, ev.SUITE, "suite", "Suite", None, None, None, None,
                   OPEN, ev.TEST, "test", "Test", None, None, None, None,
                   OPEN, ev.KEYWORD, "kw", "Keep", "Lib", [Fraction(1, 3)], None, None,
@@ -749,20 +759,13 @@ def test_events_held_while_the_writer_process_starts_go_over_with_the_run(tmp_pa
     of the last flush, then the held events, and the real writer process stores them all,
     in order, after those robot wrote itself."""
     from rf_log_listener import events as ev
-    from rf_log_listener.event_pipe import CLOSE, MESSAGE, OPEN, LocalEvents
-    from rf_log_listener.events import RunEnd, RunInfo
+    from rf_log_listener.event_pipe import CLOSE, MESSAGE, OPEN
+    from rf_log_listener.events import RunEnd
     from rf_log_listener.row_pipe import FramedPipe
-    from rf_log_listener.rows import StoreRowSink
-    from rf_log_listener.writer import RunWriter
     from rf_log_listener.writer_process import READY
 
     db = tmp_path / "store.sqlite3"
-    conn = open_store(db)
-    sink = StoreRowSink(conn, replace_nodes=True)
-    run_id = sink.begin_run(RunInfo(origin="listener", generator="Robot 7.5"))
-    writer = RunWriter(sink, live=True)
-    writer.attach_run(run_id, "Robot 7.5")
-    local = LocalEvents(writer, run_id)
+    conn, _, local = _written_in_robots_process(db)
     local.extend((OPEN, ev.SUITE, "suite", "Suite", None, None, None, None,
                   OPEN, ev.TEST, "test", "Test", None, None, None, None,
                   OPEN, ev.KEYWORD, "kw", "Log", "BuiltIn", ("one",), None, None,
