@@ -9,6 +9,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 from conftest import FIXTURE_RESULTS, cli
@@ -77,3 +78,26 @@ def test_a_command_loads_its_own_views_only(store: Path, command: tuple[str, ...
     assert views == VIEWS_OF[command]
     assert "rf_log_mcp.attachments" not in modules
     assert "html.parser" not in modules
+
+
+def test_a_command_parsed_alone_takes_what_the_whole_parser_takes() -> None:
+    """Only the command run has its arguments built (cli._parser(only)): COMMANDS names every
+    command of the whole parser, and each command's parser built alone has the same
+    arguments (options, choices, defaults, help) as in the whole one."""
+    from rf_log_mcp.cli import COMMANDS, _parser
+
+    def commands(parser: Any) -> dict[str, Any]:
+        [sub] = [a for a in parser._actions if type(a).__name__ == "_SubParsersAction"]
+        return dict(sub.choices)
+
+    def shape(parser: Any) -> list[tuple[Any, ...]]:
+        return [(a.dest, tuple(a.option_strings), a.nargs, a.default, a.choices, a.help,
+                 a.required) for a in parser._actions]
+
+    whole = commands(_parser())
+    assert set(whole) == COMMANDS
+    for name in COMMANDS:
+        alone = commands(_parser(name))
+        assert list(alone) == [name]
+        assert shape(alone[name]) == shape(whole[name]), name
+    assert set(commands(_parser("no-such-command"))) == COMMANDS  # a typo: the whole parser

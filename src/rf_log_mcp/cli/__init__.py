@@ -57,6 +57,7 @@ _QUICK_EXIT = [False]
 
 
 def main(argv: list[str] | None = None) -> int:
+    _QUICK_EXIT[0] = False
     arguments = sys.argv[1:] if argv is None else argv
     if not arguments and not sys.stdin.isatty():
         arguments = ["serve"]  # an MCP host starts `rf-log-mcp` with stdin as the protocol pipe
