@@ -15,7 +15,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import socket
 import sqlite3
 import time
 from collections.abc import Callable, Iterator
@@ -24,7 +23,7 @@ from typing import Any
 
 from .errors import INVALID_ARGUMENT, ResultError
 from .rows import FINISH_FIELDS, MESSAGE_COLUMNS, NODE_COLUMNS, StoreRowSink, index_messages
-from .store import run_base
+from .store import run_base, this_host
 
 ENV_STEP = "RF_LOG_MCP_PUSH_STEP"  # rows per committed batch (tests make it small)
 STEP = 5_000
@@ -107,7 +106,7 @@ def push_run(source: sqlite3.Connection, target: sqlite3.Connection, run_id: int
 def _begin(target: sqlite3.Connection, run: dict[str, Any], digest: str) -> int:
     """The target's hidden run that the rows go into."""
     columns = (*RUN_COLUMNS, "status", "content_hash", "pid", "host", "heartbeat")
-    values = (*run.values(), "importing", digest, os.getpid(), socket.gethostname(), time.time())
+    values = (*run.values(), "importing", digest, os.getpid(), this_host(), time.time())
     new_id = target.execute(
         f"INSERT INTO runs ({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))})",
         values).lastrowid

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import os
 import queue
-import socket
 import sqlite3
 import threading
 import time
@@ -19,7 +18,7 @@ from typing import Any, Protocol
 
 from . import postgres
 from .events import RunInfo, rf_version, suite_status
-from .store import BUSY_TIMEOUT_MS, transaction
+from .store import BUSY_TIMEOUT_MS, this_host, transaction
 
 _INSERT_RUN = (
     "INSERT INTO runs (origin, status, source_path, source_format, source_hash, source_size,"
@@ -93,7 +92,7 @@ class StoreRowSink:
                 info.source_size, info.source_mtime_ns, info.generator, rf_version(info.generator),
                 info.schema_version, info.generated, None if info.rpa is None else int(info.rpa),
                 info.label, info.output_dir, info.ci, info.run_group, os.getpid(),
-                socket.gethostname(), now, now,
+                this_host(), now, now,
             ))
             self.run_id = run_id = int(cur.lastrowid or 0)
             self.conn.execute("UPDATE runs SET fts_upto = ? WHERE run_id = ?", (run_id << 32, run_id))

@@ -63,16 +63,20 @@ _NOT_REPEATS = ("[…]", "{…}", "'…'", "<tmp>")
 
 
 @functools.cache
-def _replacements(repeats_only: bool = False) -> tuple[tuple[re.Pattern[str], str], ...]:
-    return tuple((re.compile(pattern, flags), replacement) for pattern, flags, replacement in _RULES
-                 if not (repeats_only and replacement in _NOT_REPEATS))
+def _replacements() -> tuple[tuple[re.Pattern[str], str], ...]:
+    return tuple((re.compile(pattern, flags), replacement) for pattern, flags, replacement in _RULES)
+
+
+@functools.cache
+def _repeat_rules() -> tuple[tuple[re.Pattern[str], str], ...]:
+    return tuple(rule for rule in _replacements() if rule[1] not in _NOT_REPEATS)
 
 
 def repeat_key(message: str) -> str:
     """``message`` with what differs between repeats of one log line replaced (masked text
     in, as every answer shows it)."""
     text = message
-    for pattern, replacement in _replacements(True):
+    for pattern, replacement in _repeat_rules():
         text = pattern.sub(replacement, text)
     return text.strip()
 

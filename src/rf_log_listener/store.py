@@ -395,7 +395,7 @@ def find_reusable_run(
 
 def reap_stale_runs(conn: sqlite3.Connection) -> list[int]:
     """Delete imports that died half-way (their process is gone or silent)."""
-    host = _host()
+    host = this_host()
     now = time.time()
     dead = []
     for run_id, pid, run_host, heartbeat in conn.execute(
@@ -414,9 +414,11 @@ def reap_stale_runs(conn: sqlite3.Connection) -> list[int]:
     return dead
 
 
-def _host() -> str:
-    """This host's name, as a run's ``host`` holds it (socket is imported when a run needs it:
-    a command that reads no live run does without)."""
+def this_host() -> str:
+    """This host's name, as a run's ``host`` holds it: written with every run begun here
+    (``rows.py``, ``push.py``) and compared to tell this host's processes from others'
+    (socket is imported when a run needs it: a command that reads no live run does
+    without)."""
     import socket
 
     return socket.gethostname()
@@ -429,7 +431,7 @@ def live_run_dead(pid: int | None, host: str | None, heartbeat: float | None,
                   now: float | None = None) -> bool:
     """Whether the robot process writing a ``running`` run is gone. On this host the process
     itself answers; elsewhere only the heartbeat can (pids mean nothing across hosts)."""
-    if host == _host() and pid is not None:
+    if host == this_host() and pid is not None:
         return not pid_alive(pid)
     return heartbeat is None or (now or time.time()) - heartbeat > STALE_LIVE_S
 

@@ -15,10 +15,17 @@ _ENVELOPE_LISTED = ("ok", "run_id", "next_cursor", "error")
 
 
 @functools.cache
-def _envelope_unlisted() -> tuple[str, ...]:
-    from .models import Envelope  # at the first listing: the server starts without the models
+def envelope_fields() -> tuple[str, ...]:
+    """The fields of the envelope every answer carries, in its model's order (read when
+    first needed: the server starts without the models)."""
+    from .models import Envelope
 
-    return tuple(name for name in Envelope.model_fields if name not in _ENVELOPE_LISTED)
+    return tuple(Envelope.model_fields)
+
+
+@functools.cache
+def _envelope_unlisted() -> tuple[str, ...]:
+    return tuple(name for name in envelope_fields() if name not in _ENVELOPE_LISTED)
 
 OUTLINE_DEPTH = 2  # levels of an output schema spelled out; deeper objects are "object"
 

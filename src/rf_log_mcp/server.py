@@ -45,7 +45,7 @@ from . import prompts, service, usage
 from .answer import Answer
 from .limits import DEFAULT_BUDGET, MAX_BUDGET, MIN_BUDGET
 from .paths import PathPolicy
-from .schema_outline import compact_input, outline
+from .schema_outline import compact_input, envelope_fields, outline
 from .server_state import AppState, ImportJob, import_key, progress_until, with_progress
 from .service import INTERNAL_ERROR
 from .subscriptions import RunEventsBus, RunWatcher
@@ -214,13 +214,6 @@ def _state(ctx: Context) -> AppState:
     return ctx.request_context.lifespan_context  # type: ignore[no-any-return]
 
 
-@functools.cache
-def _envelope_fields() -> tuple[str, ...]:
-    from .models import Envelope
-
-    return tuple(Envelope.model_fields)
-
-
 def _respond(answer: Answer) -> CallToolResult:
     """The answer as structured content and as one compact JSON text. Empty optional
     fields are left out (the SDK's default text copy is indented and spells out every
@@ -228,7 +221,7 @@ def _respond(answer: Answer) -> CallToolResult:
     ``ok: false`` answers are flagged as tool errors; their payload still matches the
     declared output schema, so strict clients accept it. The SDK validates the others
     against the tool's response model (its output schema) before sending them."""
-    data = {name: answer.get(name) for name in _envelope_fields() if name != "error"} | answer
+    data = {name: answer.get(name) for name in envelope_fields() if name != "error"} | answer
     text = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
     return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=data,
                           is_error=not answer.ok)
