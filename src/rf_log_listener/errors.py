@@ -32,3 +32,14 @@ STORE_NOT_FOUND = "STORE_NOT_FOUND"  # a reading command's store does not exist 
 IMPORT_FAILED = "IMPORT_FAILED"
 INVALID_ARGUMENT = "INVALID_ARGUMENT"  # every argument a tool or command cannot take
 ATTACHMENT_NOT_FOUND = "ATTACHMENT_NOT_FOUND"  # get_attachment (read side)
+IMPORT_CANCELLED = "IMPORT_CANCELLED"
+
+
+class ImportCancelled(ResultError):
+    """Raised by an import's progress callback to stop it (an MCP client cancelled it); the
+    importer then removes what it wrote. Here, not in ``importers``, so the server can catch
+    it without loading the parsers at its start."""
+
+    def __init__(self, source: object) -> None:
+        super().__init__(IMPORT_CANCELLED, f"Importing {source} was cancelled; nothing was kept.",
+                         "Import it again when you need it.")

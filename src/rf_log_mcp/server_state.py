@@ -22,8 +22,7 @@ from typing import Any
 import anyio
 from mcp.server.mcpserver import Context
 
-from rf_log_listener.errors import ResultError
-from rf_log_listener.importers import ImportCancelled
+from rf_log_listener.errors import ImportCancelled, ResultError
 from rf_log_listener.store import ENV_DB, open_store
 
 from . import service

@@ -44,19 +44,11 @@ from .xml_source import XmlSource
 # ``stable_window`` > 0 (tests, callers who want it) still watches a just-written file.
 STABLE_WINDOW_S = 0.0
 _HASH_CHUNK = 1 << 20
-IMPORT_CANCELLED = "IMPORT_CANCELLED"
 
 # progress(bytes read, bytes in all, nodes written so far); it may raise to stop the import
 # (ImportCancelled), which then leaves nothing behind.
 Progress = Callable[[int, int, int], None]
 
-
-class ImportCancelled(ResultError):
-    """Raised by a progress callback to stop an import (an MCP client cancelled it)."""
-
-    def __init__(self, source: object) -> None:
-        super().__init__(IMPORT_CANCELLED, f"Importing {source} was cancelled; nothing was kept.",
-                         "Import it again when you need it.")
 
 
 @dataclass

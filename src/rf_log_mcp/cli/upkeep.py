@@ -16,8 +16,6 @@ from pathlib import Path
 from typing import Any
 
 from rf_log_listener.errors import STORE_CORRUPT, ResultError
-from rf_log_listener.importers import import_result
-from rf_log_listener.salvage import salvage_live_runs
 from rf_log_listener.store import (
     ENV_DB,
     can_write,
@@ -46,6 +44,8 @@ def cmd_import(args: argparse.Namespace) -> int:
     # that process builds them: importers/parallel.py): collecting young objects that often
     # is wasted work here too (2 % of the import's wall time at 100 MB).
     gc.set_threshold(100_000, 50, 50)
+    from rf_log_listener.importers import import_result  # the parsers: only where they run
+
     conn = connect(args, create=True)
     progress: Any = _ProgressBar() if sys.stderr.isatty() and not args.json else None
     if getattr(args, "progress_json", False):
@@ -198,6 +198,9 @@ def _repair(path: Path) -> dict[str, Any]:
     """Set the damaged store aside, start a new one, import again every result file the old
     one names (imports, and outputs written by live runs) that still exists, and salvage the
     readable rows of live runs that have no such file."""
+    from rf_log_listener.importers import import_result
+    from rf_log_listener.salvage import salvage_live_runs
+
     moved = set_aside(path)
     conn = open_store(path)
     sources: list[tuple[str, str | None]] = []
@@ -338,6 +341,8 @@ def cmd_demo(args: argparse.Namespace) -> int:
                "--report", "NONE", "--console", "dotted", str(suite)]
     print("$ " + " ".join(command[2:] if command[1] == "-m" else command), flush=True)
     subprocess.run(command, check=False, env={**os.environ, "PYTHONUNBUFFERED": "1"})
+    from rf_log_listener.importers import import_result
+
     conn = connect(args, create=True)
     outcome = import_result(conn, outdir / "output.xml", stable_window=0)
     print(f"\nImported run {outcome.run_id} into {shown(store_setting(args.db))}\n")
