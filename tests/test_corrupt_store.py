@@ -129,12 +129,16 @@ def test_repair_salvages_the_readable_rows_of_a_live_run_without_output(tmp_path
     suite.write_text("*** Test Cases ***\nOnly Record\n    FOR    ${i}    IN RANGE    3000\n"
                      "        Log    line ${i} of a run whose only record is the store\n"
                      "    END\n    Fail    the end\n")
-    done = robot("--output", "NONE", "--listener", f"rf_log_listener:db={db}", str(suite),
-                 cwd=tmp_path)
+    done = robot("--output", "NONE", "--listener", f"rf_log_listener:db={db}:label=nightly",
+                 str(suite), cwd=tmp_path, env={"GITHUB_ACTIONS": "true", "GITHUB_SHA": "c0ffee"})
     assert done.returncode == 1, done.stderr
+    described = ("label, output_dir, ci, generator, name, result_status, total, failed, host,"
+                 " pid, start_time, finished_at")
     with sqlite3.connect(db) as conn:
         conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
         total_nodes = conn.execute("SELECT count(*) FROM nodes").fetchone()[0]
+        before = conn.execute(f"SELECT {described} FROM runs").fetchone()
+    assert before[:3] == ("nightly", str(tmp_path), '{"commit": "c0ffee", "provider": "github"}')
     data = bytearray(db.read_bytes())
     page = 4096
     # Three pages of node rows, from the middle of the table (only node rows hold the text
@@ -152,6 +156,9 @@ def test_repair_salvages_the_readable_rows_of_a_live_run_without_output(tmp_path
     assert len(salvaged) == 1 and salvaged[0]["run_id"] == 1
     assert 0 < salvaged[0]["nodes"] <= total_nodes and salvaged[0]["messages"] > 1000
     conn = open_store(db)
+    # The run keeps what described it: its label, the folder its attachments are read from,
+    # its CI build (history groups runs by it), its totals and where it ran.
+    assert conn.execute(f"SELECT {described} FROM runs WHERE run_id = 1").fetchone() == before
     summary = service.get_view(conn, "summary", run_id=1)
     assert summary.ok and summary.summary is not None and summary.summary.status == "interrupted"
     found = service.search_messages(conn, "line 42 of a run", run_id=1)

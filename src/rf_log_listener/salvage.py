@@ -17,11 +17,18 @@ from .store import run_base, transaction
 
 _STEP = 2_000  # keys read per range: a damaged page loses this much at most
 
-_RUN_COLUMNS = ("origin", "source_path", "source_format", "source_hash", "source_size",
-                "source_mtime_ns", "generator", "rf_version", "schema_version", "generated",
-                "rpa", "label", "name", "result_status", "start_time", "elapsed", "total",
-                "passed", "failed", "skipped", "node_count", "message_count", "error_count",
-                "pid", "host", "heartbeat", "created_at", "finished_at")
+# The columns a salvaged run does not take from the damaged store: its new id, its status
+# (interrupted), what is rebuilt for it (the full-text index, the history index) and the
+# pushed run's digest of its rows, which a salvaged run, with rows lost, no longer has.
+_NOT_COPIED = frozenset({"run_id", "status", "fts_upto", "tests_indexed", "content_hash"})
+
+
+def _run_columns(old: sqlite3.Connection, conn: sqlite3.Connection) -> list[str]:
+    """Every other column of ``runs`` both stores have (output_dir, ci, run_group included:
+    a hand-kept list had missed the columns added after it)."""
+    have = {row[1] for row in conn.execute("PRAGMA table_info(runs)")}
+    return [row[1] for row in old.execute("PRAGMA table_info(runs)")
+            if row[1] in have and row[1] not in _NOT_COPIED]
 
 
 def salvage_live_runs(damaged: Path, conn: sqlite3.Connection) -> list[dict[str, Any]]:
@@ -43,12 +50,13 @@ def salvage_live_runs(damaged: Path, conn: sqlite3.Connection) -> list[dict[str,
 
 
 def _salvage_run(old: sqlite3.Connection, conn: sqlite3.Connection, run_id: int) -> dict[str, Any]:
-    row = old.execute(f"SELECT {', '.join(_RUN_COLUMNS)} FROM runs WHERE run_id = ?",
+    columns = _run_columns(old, conn)
+    row = old.execute(f"SELECT {', '.join(columns)} FROM runs WHERE run_id = ?",
                       (run_id,)).fetchone()
     with transaction(conn, immediate=True):
         new_id = conn.execute(
-            f"INSERT INTO runs ({', '.join(_RUN_COLUMNS)}, status) VALUES"
-            f" ({', '.join('?' * len(_RUN_COLUMNS))}, 'interrupted')", row).lastrowid
+            f"INSERT INTO runs ({', '.join(columns)}, status) VALUES"
+            f" ({', '.join('?' * len(columns))}, 'interrupted')", row).lastrowid
     assert new_id is not None
     shift = run_base(new_id) - run_base(run_id)
     nodes, lost_nodes = _copy(old, conn, "nodes", NODE_COLUMNS, run_id, shift)
