@@ -17,8 +17,7 @@ Calls are plain methods, not event objects, because an import emits millions of 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, NamedTuple, Protocol
 
 # Normalized node types: RF 7's own result ``type`` names, so the store reads like RF's model.
 SUITE = "SUITE"
@@ -90,7 +89,25 @@ def rf_version(generator: str | None) -> str | None:
     return parts[1] if len(parts) > 1 else None
 
 
-class Node:
+class _Record:
+    """What a dataclass would give a class of ``__slots__`` fields: a repr, equality by
+    fields, no hash (mutable). Without generating code at import: see Node and RunInfo."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        shown = ", ".join(f"{name}={getattr(self, name)!r}" for name in self.__slots__)
+        return f"{type(self).__name__}({shown})"
+
+    def __eq__(self, other: object) -> bool:
+        if type(other) is not type(self):
+            return NotImplemented
+        return all(getattr(self, name) == getattr(other, name) for name in self.__slots__)
+
+    __hash__ = None  # type: ignore[assignment]
+
+
+class Node(_Record):
     """One suite/test/keyword/control item as a source knows it.
 
     ``open_node`` gets it with what is known at the start (type, name, ...); the source keeps
@@ -121,39 +138,44 @@ class Node:
         self.assign = assign  # list[str] for keywords/FOR, dict for ITERATION, str for EXCEPT
         self.fields = {} if fields is None else fields
 
-    def __repr__(self) -> str:
-        return f"Node({', '.join(f'{name}={getattr(self, name)!r}' for name in self.__slots__)})"
-
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, Node):
-            return NotImplemented
-        return all(getattr(self, name) == getattr(other, name) for name in self.__slots__)
-
-    __hash__ = None  # type: ignore[assignment]  # mutable, as the dataclass was
 
 
-@dataclass
-class RunInfo:
-    """What a source knows about a run when it starts."""
+class RunInfo(_Record):
+    """What a source knows about a run when it starts. (A plain class: the read side imports
+    this module, and a reading command does not load dataclasses and inspect; issue #19.)"""
 
-    origin: str  # "import" or "listener"
-    source_path: str | None = None
-    source_format: str | None = None  # "xml" or "json"
-    source_hash: str | None = None
-    source_size: int | None = None
-    source_mtime_ns: int | None = None
-    generator: str | None = None
-    generated: str | None = None
-    rpa: bool | None = None
-    schema_version: int | None = None
-    label: str | None = None
-    output_dir: str | None = None  # where robot writes outputs (screenshots are relative to it)
-    ci: str | None = None  # JSON: what the CI system says of the build (run_context.py)
-    run_group: str | None = None  # the runs of one pabot execution share it
+    __slots__ = ("origin", "source_path", "source_format", "source_hash", "source_size",
+                 "source_mtime_ns", "generator", "generated", "rpa", "schema_version", "label",
+                 "output_dir", "ci", "run_group")
+
+    def __init__(self, origin: str, source_path: str | None = None,
+                 source_format: str | None = None, source_hash: str | None = None,
+                 source_size: int | None = None, source_mtime_ns: int | None = None,
+                 generator: str | None = None, generated: str | None = None,
+                 rpa: bool | None = None, schema_version: int | None = None,
+                 label: str | None = None, output_dir: str | None = None, ci: str | None = None,
+                 run_group: str | None = None) -> None:
+        self.origin = origin  # "import" or "listener"
+        self.source_path = source_path
+        self.source_format = source_format  # "xml" or "json"
+        self.source_hash = source_hash
+        self.source_size = source_size
+        self.source_mtime_ns = source_mtime_ns
+        self.generator = generator
+        self.generated = generated
+        self.rpa = rpa
+        self.schema_version = schema_version
+        self.label = label
+        self.output_dir = output_dir  # where robot writes outputs (screenshots are relative to it)
+        self.ci = ci  # JSON: what the CI system says of the build (run_context.py)
+        self.run_group = run_group  # the runs of one pabot execution share it
+
+    def to_dict(self) -> dict[str, Any]:
+        """Its fields by name: what goes over a pipe to a writer process (``RunInfo(**d)``)."""
+        return {name: getattr(self, name) for name in self.__slots__}
 
 
-@dataclass
-class RunEnd:
+class RunEnd(NamedTuple):
     """What a source knows when a run ends. ``complete`` is False for a cut/killed run.
     Totals are not among it: the writer counts the tests it stored, as RF's own model does
     (a file's ``<statistics>`` can disagree with its tests: a listener changing a test's

@@ -11,7 +11,6 @@ import contextlib
 import marshal
 import struct
 from collections.abc import Callable
-from dataclasses import asdict
 from typing import Any, BinaryIO
 
 from .errors import IMPORT_FAILED, ResultError
@@ -58,7 +57,7 @@ class PipeRowSink:
         return marshal.loads(self.pipe.recv_bytes())
 
     def begin_run(self, info: RunInfo) -> int:
-        return int(self._call("begin", asdict(info)))
+        return int(self._call("begin", info.to_dict()))
 
     def write(self, nodes: list[tuple[Any, ...]], messages: list[tuple[Any, ...]],
               errors: list[tuple[Any, ...]], msg_lo: int, msg_hi: int, secrets: list[str],

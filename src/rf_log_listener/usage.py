@@ -16,7 +16,6 @@ import sqlite3
 import time
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
 from typing import Any
 
 ENV_USAGE = "RF_LOG_MCP_USAGE"
@@ -71,15 +70,17 @@ def forget(conn: sqlite3.Connection) -> int:
     return int(removed)
 
 
-@dataclass
 class ImportFacts:
     """What an import cost and how it ended, measured around it (``measured_import``)."""
 
-    outcome: str = "complete"
-    format: str | None = None
-    input_bytes: int | None = None
-    nodes: int | None = None
-    messages: int | None = None
+    __slots__ = ("outcome", "format", "input_bytes", "nodes", "messages")
+
+    def __init__(self) -> None:
+        self.outcome = "complete"
+        self.format: str | None = None
+        self.input_bytes: int | None = None
+        self.nodes: int | None = None
+        self.messages: int | None = None
 
 
 def _used_bytes(conn: sqlite3.Connection) -> int:

@@ -16,8 +16,8 @@ from __future__ import annotations
 
 import os
 import sqlite3
-from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 from rf_log_listener.errors import FILE_NOT_FOUND, ResultError
 
@@ -25,8 +25,7 @@ ENV_ALLOWED = "RF_LOG_MCP_ALLOWED_ROOTS"
 PATH_NOT_ALLOWED = "PATH_NOT_ALLOWED"
 
 
-@dataclass(frozen=True)
-class PathPolicy:
+class PathPolicy(NamedTuple):
     """Allowed root folders; ``known_runs`` adds the folders of the store's result files."""
 
     roots: tuple[Path, ...]

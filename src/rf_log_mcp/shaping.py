@@ -16,11 +16,11 @@ import hashlib
 import json
 import re
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
 from typing import Any
 
 from rf_log_listener.errors import ResultError
-from rf_log_listener.masking import Redactor, redactor
+from rf_log_listener.masking import Redactor
+from rf_log_listener.masking import redactor as default_redactor
 
 from . import usage
 from .limits import DEFAULT_BUDGET
@@ -69,16 +69,16 @@ class Cut(str):
         return text
 
 
-@dataclass
 class Shaper:
     """Collects the truncation facts of one response while the view builds it."""
 
-    budget: int = DEFAULT_BUDGET
-    message_truncated: bool = False
-    budget_truncated: bool = False
-    masked: int = 0  # secret values replaced by *** so far
-    redactor: Redactor = field(default_factory=redactor)
-    soft_cuts: int = 0  # texts shortened that grow() may give back whole
+    def __init__(self, budget: int = DEFAULT_BUDGET, redactor: Redactor | None = None) -> None:
+        self.budget = budget
+        self.message_truncated = False
+        self.budget_truncated = False
+        self.masked = 0  # secret values replaced by *** so far
+        self.redactor = redactor if redactor is not None else default_redactor()
+        self.soft_cuts = 0  # texts shortened that grow() may give back whole
 
     def counted(self, masked: tuple[Any, int]) -> Any:
         """The value of a ``(masked value, count)`` pair from the redactor, count kept."""

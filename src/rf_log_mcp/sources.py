@@ -27,11 +27,10 @@ import os
 import sqlite3
 import threading
 from collections import OrderedDict
-from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from stat import S_ISREG
-from typing import Any
+from typing import Any, NamedTuple
 
 from rf_log_listener.errors import ResultError
 from rf_log_listener.events import INSTALLED, keyword_key
@@ -52,18 +51,14 @@ _PARSED: OrderedDict[tuple[Any, ...], Any] = OrderedDict()  # parsed runs, a few
 _PARSED_LOCK = threading.Lock()
 
 
-@dataclass(frozen=True)
-class Defined:
+class Defined(NamedTuple):
     """A library keyword's definition, as RF's model gave it to the listener."""
 
     source: str
     lineno: int | None
 
 
-
-
-@dataclass(frozen=True)
-class Location:
+class Location(NamedTuple):
     source: str | None = None
     lineno: int | None = None
     origin: str | None = None

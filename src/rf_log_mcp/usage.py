@@ -18,7 +18,6 @@ from __future__ import annotations
 import contextvars
 import functools
 import hashlib
-import inspect
 import os
 import re
 import sqlite3
@@ -26,8 +25,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import Any, NamedTuple, TypeVar
 
 from rf_log_listener.usage import CALL_COLUMNS, enabled, insert
 
@@ -51,14 +49,16 @@ DEFINITION_FIELDS = frozenset({"definition_source", "definition_lineno", "source
 _TEST_PREFIX = re.compile(r"^(.*?-t\d+)")
 
 
-@dataclass(frozen=True)
-class Session:
+class Session(NamedTuple):
     source: str  # mcp | cli | api
     id: str
-    salt: bytes = field(repr=False)  # never stored: targets match only within the session
+    salt: bytes  # never stored nor shown: targets match only within the session
 
     def target(self, *parts: Any) -> str:
         return hashlib.sha256(self.salt + repr(parts).encode()).hexdigest()[:16]
+
+    def __repr__(self) -> str:
+        return f"Session(source={self.source!r}, id={self.id!r})"
 
 
 def _random_session(source: str) -> Session:
@@ -112,15 +112,16 @@ def use_session(session: Session) -> None:
     _SESSION.set(session)
 
 
-@dataclass
 class Call:
     """What one call learns about itself while it runs (shaping.read_cursor sets the page,
     service._finish hands over the answer as sent)."""
 
-    tool: str
-    started: float
-    page: int = 1
-    answer: dict[str, Any] | None = None
+    __slots__ = ("tool", "started", "page", "answer")
+
+    def __init__(self, tool: str, started: float) -> None:
+        self.tool, self.started = tool, started
+        self.page = 1
+        self.answer: dict[str, Any] | None = None
 
 
 _CALL: contextvars.ContextVar[Call | None] = contextvars.ContextVar("usage_call", default=None)
@@ -133,7 +134,13 @@ def current() -> Call | None:
 def recorded(tool: str) -> Callable[[F], F]:
     """A service operation whose every call is recorded (``usage_calls``)."""
     def decorate(operation: F) -> F:
-        signature = inspect.signature(operation)
+        # The names of its positional parameters, to name the arguments a call passes by
+        # position: what inspect's Signature.bind gives (through the decorators' __wrapped__,
+        # as inspect does), without loading inspect into every command.
+        inner: Any = operation
+        while hasattr(inner, "__wrapped__"):
+            inner = inner.__wrapped__
+        positional = inner.__code__.co_varnames[:inner.__code__.co_argcount]
 
         @functools.wraps(operation)
         def run(*args: Any, **kwargs: Any) -> Any:
@@ -146,7 +153,7 @@ def recorded(tool: str) -> Callable[[F], F]:
             finally:
                 _CALL.reset(token)
             try:
-                arguments = signature.bind(*args, **kwargs).arguments
+                arguments = dict(zip(positional, args, strict=False)) | kwargs
                 _PENDING.append(_row(call, arguments, response))
             except Exception:  # recording never costs an answer
                 _debug("usage: not recorded")

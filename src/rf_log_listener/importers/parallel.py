@@ -20,7 +20,6 @@ import subprocess
 import sys
 import traceback
 from collections.abc import Callable
-from dataclasses import asdict
 from pathlib import Path
 
 from ..errors import ResultError
@@ -81,7 +80,7 @@ def import_in_child(sink: StoreRowSink, source: Path, fmt: str, info: RunInfo,
     """
     child = subprocess.Popen(
         [sys.executable, "-m", "rf_log_listener.importers._parser_process", str(source), fmt,
-         json.dumps(asdict(info)), "1" if allow_incomplete else "0"],
+         json.dumps(info.to_dict()), "1" if allow_incomplete else "0"],
         stdin=subprocess.PIPE, stdout=subprocess.PIPE, bufsize=1 << 20,
     )
     assert child.stdin is not None and child.stdout is not None

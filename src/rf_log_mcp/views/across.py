@@ -11,8 +11,7 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections.abc import Iterable
-from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from rf_log_listener.errors import INVALID_ARGUMENT, ResultError
 from rf_log_listener.history import failed_test_signatures, index_run, name_id, test_rows
@@ -28,8 +27,7 @@ FINISHED_RUNS = "status IN ('complete', 'interrupted')"  # FINISHED, in SQL
 _RUN_COLUMNS = "run_id, status, name, label, start_time, ci, run_group, tests_indexed"
 
 
-@dataclass(frozen=True)
-class Unit:
+class Unit(NamedTuple):
     """A run, or a pabot group of runs, as one."""
 
     ref: str  # "17" or "g17"
@@ -38,7 +36,7 @@ class Unit:
     status: str
     label: str | None
     start_time: str | None
-    ci: dict[str, str] = field(default_factory=dict)
+    ci: dict[str, str]
 
     @property
     def first(self) -> int:
@@ -51,8 +49,7 @@ class Unit:
                 **{key: self.ci[key] for key in ("branch", "commit", "build") if key in self.ci}}
 
 
-@dataclass(frozen=True)
-class Outcome:
+class Outcome(NamedTuple):
     run_id: int
     pre: int
     status: str

@@ -6,9 +6,8 @@ import functools
 import json
 import sqlite3
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from rf_log_listener.errors import ResultError
 from rf_log_listener.events import LEVEL_NAMES
@@ -39,8 +38,11 @@ NODE_COLUMNS = (
 )
 
 
-@dataclass(frozen=True)
-class NodeRow:
+class _NodeColumns(NamedTuple):
+    """A node's stored columns, in NODE_COLUMNS' order. A named tuple, not a dataclass: a
+    page of nodes is built row by row (0.3 us a row against a frozen dataclass's 2 us), and
+    a reading command does not import dataclasses and inspect (issue #19)."""
+
     key: int
     pre: int
     last: int
@@ -64,6 +66,11 @@ class NodeRow:
     message_count: int
     depth: int
     seq: int  # position among the parent's children, from 0
+
+
+class NodeRow(_NodeColumns):
+    """A stored node. (A subclass without __slots__: its instances have the dict that
+    ``field_values`` caches into.)"""
 
     @functools.cached_property
     def field_values(self) -> dict[str, Any]:

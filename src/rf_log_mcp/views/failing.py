@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import itertools
 import sqlite3
-from dataclasses import dataclass, field
-from typing import Any
+from collections.abc import Sequence
+from typing import Any, NamedTuple
 
 from rf_log_listener.store import FAILED_STARTS, NOTABLE_NODES, run_base
 
@@ -28,13 +28,12 @@ PARENT_SETUP = "Parent suite setup failed:\n"
 PARENT_TEARDOWN = "arent suite teardown failed:\n"  # "Parent ..." or "Also parent ..."
 
 
-@dataclass
-class Level:
+class Level(NamedTuple):
     """One step of a failing branch, and the other failing children of the step above it
     that the branch did not follow (continuable failures, failing iterations)."""
 
     node: NodeRow
-    others: list[NodeRow] = field(default_factory=list)
+    others: Sequence[NodeRow] = ()
     others_total: int = 0
 
 

@@ -23,8 +23,7 @@ import json
 import re
 import sqlite3
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
-from typing import Any, Literal, TypeVar
+from typing import Any, Literal, NamedTuple, TypeVar
 
 from rf_log_listener.errors import ResultError
 from rf_log_listener.events import LEVELS
@@ -69,8 +68,7 @@ _NOTABLE = frozenset(level for level, rank in LEVELS.items() if rank >= LEVELS["
 _SQL_FOLDABLE = re.compile(r"[^%_\\]")
 
 
-@dataclass(frozen=True)
-class Filter:
+class Filter(NamedTuple):
     """What to look for: a casefolded needle (or None) and the wanted levels (or None)."""
 
     needle: str | None
@@ -78,8 +76,7 @@ class Filter:
     levels: frozenset[str] | None
 
 
-@dataclass(frozen=True)
-class Span:
+class Span(NamedTuple):
     """Where to look: message keys [lo, hi), optionally one node's own messages only; node
     keys [nodes_lo, nodes_hi] for status messages."""
 
@@ -498,8 +495,7 @@ def _excerpt(text: str, flt: Filter, shaper: Shaper, offset: int, total: int) ->
     return f"{prefix}{text[start:end]}{suffix}"
 
 
-@dataclass(frozen=True)
-class _Node:
+class _Node(NamedTuple):
     pre: int
     parent_pre: int | None
     node_id: str

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections import Counter
-from dataclasses import dataclass
 from typing import Any
 
 from rf_log_listener.errors import INVALID_ARGUMENT, ResultError
@@ -128,20 +127,20 @@ def _failed_page(conn: sqlite3.Connection, view: dict[str, Any], wanted: _Wanted
     return page[kept - 1][0] if kept else after_key, more or kept < len(page)
 
 
-@dataclass
 class _Wanted:
     """Which failed tests ``failed_tests`` lists, and the failure groups, of one run or of
     a pabot group's runs. Tests are named by their node key (run id and position)."""
 
-    runs: list[int]
-    signatures: dict[int, int]  # failed test's key -> signature id
-    groups: list[tuple[int, int]]  # (signature id, tests), largest first
-    only: int | None  # a group's tests only (selector group:<id>)
-    follow: bool  # every failed test (a follow cursor, or selector "failed")
-    texts: dict[int, str]  # signature texts not in the store yet (a running run's)
-
-    def __post_init__(self) -> None:
-        self.grouped = {sig for sig, _ in self.groups}
+    def __init__(self, runs: list[int], signatures: dict[int, int],
+                 groups: list[tuple[int, int]], only: int | None, follow: bool,
+                 texts: dict[int, str]) -> None:
+        self.runs = runs
+        self.signatures = signatures  # failed test's key -> signature id
+        self.groups = groups  # (signature id, tests), largest first
+        self.only = only  # a group's tests only (selector group:<id>)
+        self.follow = follow  # every failed test (a follow cursor, or selector "failed")
+        self.texts = texts  # signature texts not in the store yet (a running run's)
+        self.grouped = {sig for sig, _ in groups}
 
     def listed(self, key: int) -> bool:
         if self.follow:
