@@ -141,34 +141,33 @@ class Node(_Record):
 
 
 class RunInfo(_Record):
-    """What a source knows about a run when it starts. (A plain class: the read side imports
-    this module, and a reading command does not load dataclasses and inspect; issue #19.)"""
+    """What a source knows about a run when it starts; fields not given are None. (A plain
+    class: the read side imports this module, and a reading command does not load
+    dataclasses and inspect; issue #19.)"""
 
-    __slots__ = ("origin", "source_path", "source_format", "source_hash", "source_size",
-                 "source_mtime_ns", "generator", "generated", "rpa", "schema_version", "label",
-                 "output_dir", "ci", "run_group")
+    origin: str  # "import" or "listener"
+    source_path: str | None
+    source_format: str | None  # "xml" or "json"
+    source_hash: str | None
+    source_size: int | None
+    source_mtime_ns: int | None
+    generator: str | None
+    generated: str | None
+    rpa: bool | None
+    schema_version: int | None
+    label: str | None
+    output_dir: str | None  # where robot writes outputs (screenshots are relative to it)
+    ci: str | None  # JSON: what the CI system says of the build (run_context.py)
+    run_group: str | None  # the runs of one pabot execution share it
+    __slots__ = tuple(__annotations__)
 
-    def __init__(self, origin: str, source_path: str | None = None,
-                 source_format: str | None = None, source_hash: str | None = None,
-                 source_size: int | None = None, source_mtime_ns: int | None = None,
-                 generator: str | None = None, generated: str | None = None,
-                 rpa: bool | None = None, schema_version: int | None = None,
-                 label: str | None = None, output_dir: str | None = None, ci: str | None = None,
-                 run_group: str | None = None) -> None:
-        self.origin = origin  # "import" or "listener"
-        self.source_path = source_path
-        self.source_format = source_format  # "xml" or "json"
-        self.source_hash = source_hash
-        self.source_size = source_size
-        self.source_mtime_ns = source_mtime_ns
-        self.generator = generator
-        self.generated = generated
-        self.rpa = rpa
-        self.schema_version = schema_version
-        self.label = label
-        self.output_dir = output_dir  # where robot writes outputs (screenshots are relative to it)
-        self.ci = ci  # JSON: what the CI system says of the build (run_context.py)
-        self.run_group = run_group  # the runs of one pabot execution share it
+    def __init__(self, origin: str, **fields: Any) -> None:
+        unknown = fields.keys() - set(self.__slots__)
+        if unknown:
+            raise TypeError(f"RunInfo has no field {', '.join(sorted(unknown))}")
+        for name in self.__slots__:
+            setattr(self, name, fields.get(name))
+        self.origin = origin
 
     def to_dict(self) -> dict[str, Any]:
         """Its fields by name: what goes over a pipe to a writer process (``RunInfo(**d)``)."""
