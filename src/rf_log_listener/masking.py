@@ -21,7 +21,6 @@ pattern has one, else the whole match). No tool argument turns masking off.
 
 from __future__ import annotations
 
-import copy
 import functools
 import json
 import os
@@ -213,7 +212,8 @@ class Redactor:
         """This redactor, also masking ``known`` (one run's registered values)."""
         if not known:
             return self
-        run = copy.copy(self)
+        run = object.__new__(type(self))  # copy.copy's shallow copy, without loading copy
+        run.__dict__.update(self.__dict__)
         run.known = known
         return run
 
