@@ -139,7 +139,6 @@ class Node(_Record):
         self.fields = {} if fields is None else fields
 
 
-
 class RunInfo(_Record):
     """What a source knows about a run when it starts; fields not given are None. (A plain
     class: the read side imports this module, and a reading command does not load
