@@ -22,7 +22,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from .errors import INVALID_ARGUMENT, ResultError
-from .rows import FINISH_FIELDS, MESSAGE_COLUMNS, NODE_COLUMNS, StoreRowSink, index_messages
+from .rows import (
+    FINISH_FIELDS,
+    MESSAGE_COLUMNS,
+    NODE_COLUMNS,
+    StoreRowSink,
+    index_messages,
+    insert_run,
+)
 from .store import run_base, this_host
 
 ENV_STEP = "RF_LOG_MCP_PUSH_STEP"  # rows per committed batch (tests make it small)
@@ -105,14 +112,8 @@ def push_run(source: sqlite3.Connection, target: sqlite3.Connection, run_id: int
 
 def _begin(target: sqlite3.Connection, run: dict[str, Any], digest: str) -> int:
     """The target's hidden run that the rows go into."""
-    columns = (*RUN_COLUMNS, "status", "content_hash", "pid", "host", "heartbeat")
-    values = (*run.values(), "importing", digest, os.getpid(), this_host(), time.time())
-    new_id = target.execute(
-        f"INSERT INTO runs ({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))})",
-        values).lastrowid
-    assert new_id is not None
-    target.execute("UPDATE runs SET fts_upto = ? WHERE run_id = ?", (run_base(new_id), new_id))
-    return int(new_id)
+    return insert_run(target, {**run, "status": "importing", "content_hash": digest,
+                               "pid": os.getpid(), "host": this_host(), "heartbeat": time.time()})
 
 
 def _batches(source: sqlite3.Connection, target: sqlite3.Connection, table: str,

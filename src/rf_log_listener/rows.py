@@ -18,13 +18,8 @@ from typing import Any, Protocol
 
 from . import postgres
 from .events import RunInfo, rf_version, suite_status
-from .store import BUSY_TIMEOUT_MS, this_host, transaction
+from .store import BUSY_TIMEOUT_MS, run_base, this_host, transaction
 
-_INSERT_RUN = (
-    "INSERT INTO runs (origin, status, source_path, source_format, source_hash, source_size,"
-    " source_mtime_ns, generator, rf_version, schema_version, generated, rpa, label, output_dir,"
-    " ci, run_group, pid, host, heartbeat, created_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"
-)
 NODE_COLUMNS = (
     "key", "last", "parent_pre", "seq", "depth", "node_id", "type", "raw_type", "name", "owner",
     "status", "start_time", "elapsed", "message", "owner_test", "child_count",
@@ -86,16 +81,12 @@ class StoreRowSink:
     def begin_run(self, info: RunInfo) -> int:
         status = "importing" if info.origin == "import" else "running"
         now = time.time()
+        row = info.to_dict()
+        row.update(status=status, rf_version=rf_version(info.generator), pid=os.getpid(),
+                   host=this_host(), heartbeat=now, created_at=now,
+                   rpa=None if info.rpa is None else int(info.rpa))
         with transaction(self.conn):  # one commit, not two: robot waits for it
-            cur = self.conn.execute(_INSERT_RUN, (
-                info.origin, status, info.source_path, info.source_format, info.source_hash,
-                info.source_size, info.source_mtime_ns, info.generator, rf_version(info.generator),
-                info.schema_version, info.generated, None if info.rpa is None else int(info.rpa),
-                info.label, info.output_dir, info.ci, info.run_group, os.getpid(),
-                this_host(), now, now,
-            ))
-            self.run_id = run_id = int(cur.lastrowid or 0)
-            self.conn.execute("UPDATE runs SET fts_upto = ? WHERE run_id = ?", (run_id << 32, run_id))
+            self.run_id = run_id = insert_run(self.conn, row)
         db_path = self.conn.execute("PRAGMA database_list").fetchone()[2]
         # PostgreSQL's trigram index keeps itself up to date: nothing to build beside it.
         if self.background_index and db_path and not self._postgres:
@@ -303,6 +294,16 @@ class _FullTextIndexer:
 
 class _Closed(Exception):
     """Marks a closed indexer so ranges still queued are dropped, not indexed."""
+
+
+def insert_run(conn: sqlite3.Connection, row: dict[str, Any]) -> int:
+    """A new run's row (its columns by name), its full-text index starting at its first key;
+    the run's id. The one insert of a run: sources, push and salvage alike."""
+    run_id = int(conn.execute(
+        f"INSERT INTO runs ({', '.join(row)}) VALUES ({', '.join('?' * len(row))})",
+        tuple(row.values())).lastrowid or 0)
+    conn.execute("UPDATE runs SET fts_upto = ? WHERE run_id = ?", (run_base(run_id), run_id))
+    return run_id
 
 
 def index_messages(conn: sqlite3.Connection, run_id: int, lo: int, hi: int) -> None:

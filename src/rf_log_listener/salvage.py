@@ -12,7 +12,7 @@ import sqlite3
 from pathlib import Path
 from typing import Any
 
-from .rows import MESSAGE_COLUMNS, NODE_COLUMNS, index_messages
+from .rows import MESSAGE_COLUMNS, NODE_COLUMNS, index_messages, insert_run
 from .store import run_base, transaction
 
 _STEP = 2_000  # keys read per range: a damaged page loses this much at most
@@ -54,10 +54,7 @@ def _salvage_run(old: sqlite3.Connection, conn: sqlite3.Connection, run_id: int)
     row = old.execute(f"SELECT {', '.join(columns)} FROM runs WHERE run_id = ?",
                       (run_id,)).fetchone()
     with transaction(conn, immediate=True):
-        new_id = conn.execute(
-            f"INSERT INTO runs ({', '.join(columns)}, status) VALUES"
-            f" ({', '.join('?' * len(columns))}, 'interrupted')", row).lastrowid
-    assert new_id is not None
+        new_id = insert_run(conn, {**dict(zip(columns, row, strict=True)), "status": "interrupted"})
     shift = run_base(new_id) - run_base(run_id)
     nodes, lost_nodes = _copy(old, conn, "nodes", NODE_COLUMNS, run_id, shift)
     messages, lost_messages = _copy(old, conn, "messages", MESSAGE_COLUMNS, run_id, shift)
