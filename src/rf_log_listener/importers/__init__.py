@@ -44,6 +44,7 @@ from .xml_source import XmlSource
 # ``stable_window`` > 0 (tests, callers who want it) still watches a just-written file.
 STABLE_WINDOW_S = 0.0
 _HASH_CHUNK = 1 << 20
+_NO_FILE_IS_THIS_LARGE = 1 << 62  # as parallel_min_bytes: every file parsed in this process
 
 # progress(bytes read, bytes in all, nodes written so far); it may raise to stop the import
 # (ImportCancelled), which then leaves nothing behind.
@@ -95,7 +96,7 @@ def import_result(
     between them is all they would add. The result is the same either way.
     """
     if parallel_min_bytes is None:
-        parallel_min_bytes = (1 << 62) if one_cpu() else PARALLEL_MIN_BYTES
+        parallel_min_bytes = _NO_FILE_IS_THIS_LARGE if one_cpu() else PARALLEL_MIN_BYTES
     started = time.perf_counter()
     with measured_import(conn) as facts:
         source = _checked_path(path)
