@@ -41,16 +41,17 @@ def salvage_live_runs(damaged: Path, conn: sqlite3.Connection) -> list[dict[str,
         old.close()
         return []
     salvaged = []
+    columns = _run_columns(old, conn)
     for run_id, source in candidates:
         if source and Path(source).is_file():
             continue  # imported again from its output file instead
-        salvaged.append(_salvage_run(old, conn, run_id))
+        salvaged.append(_salvage_run(old, conn, run_id, columns))
     old.close()
     return salvaged
 
 
-def _salvage_run(old: sqlite3.Connection, conn: sqlite3.Connection, run_id: int) -> dict[str, Any]:
-    columns = _run_columns(old, conn)
+def _salvage_run(old: sqlite3.Connection, conn: sqlite3.Connection, run_id: int,
+                 columns: list[str]) -> dict[str, Any]:
     row = old.execute(f"SELECT {', '.join(columns)} FROM runs WHERE run_id = ?",
                       (run_id,)).fetchone()
     with transaction(conn, immediate=True):

@@ -51,7 +51,6 @@ _NO_FILE_IS_THIS_LARGE = 1 << 62  # as parallel_min_bytes: every file parsed in 
 Progress = Callable[[int, int, int], None]
 
 
-
 @dataclass
 class ImportOutcome:
     """What ``parse_result`` / ``rf-log-mcp import --json`` report for a successful import."""

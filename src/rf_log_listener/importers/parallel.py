@@ -31,6 +31,10 @@ from ..writer import RunWriter
 # Below this size a single process is faster: the child's start-up is ~0.1-0.3 s.
 PARALLEL_MIN_BYTES = 16 * 1024 * 1024
 _PROGRESS_EVERY = 8 * 1024 * 1024
+# Python's collection thresholds for both ends of the row stream: millions of short-lived
+# acyclic tuples, which collecting young objects that often only re-examines. Cycles (rare)
+# are still collected, just later.
+ROW_STREAM_GC = (100_000, 50, 50)
 
 
 def child_main(argv: list[str]) -> None:
@@ -39,9 +43,7 @@ def child_main(argv: list[str]) -> None:
     from .xml_source import XmlSource
 
     path, fmt, info, allow_incomplete = argv[0], argv[1], json.loads(argv[2]), argv[3] == "1"
-    # Millions of short-lived acyclic tuples: collecting young objects that often is wasted
-    # work in this single-purpose process. Cycles (rare) are still collected, just later.
-    gc.set_threshold(100_000, 50, 50)
+    gc.set_threshold(*ROW_STREAM_GC)
     # Frames go over the real stdout; anything printed by accident goes to stderr.
     out = os.fdopen(os.dup(sys.stdout.fileno()), "wb")
     sys.stdout = sys.stderr

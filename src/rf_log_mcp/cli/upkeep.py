@@ -40,11 +40,12 @@ from .common import connect, failure_paths, print_json, summary
 
 
 def cmd_import(args: argparse.Namespace) -> int:
-    # This process receives millions of short-lived row tuples from the parser process (as
-    # that process builds them: importers/parallel.py): collecting young objects that often
-    # is wasted work here too (2 % of the import's wall time at 100 MB).
-    gc.set_threshold(100_000, 50, 50)
     from rf_log_listener.importers import import_result  # the parsers: only where they run
+    from rf_log_listener.importers.parallel import ROW_STREAM_GC
+
+    # This process receives the row tuples the parser process builds: the same thresholds
+    # there and here (2 % of the import's wall time at 100 MB).
+    gc.set_threshold(*ROW_STREAM_GC)
 
     conn = connect(args, create=True)
     progress: Any = _ProgressBar() if sys.stderr.isatty() and not args.json else None
