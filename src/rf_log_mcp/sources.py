@@ -21,11 +21,11 @@ listener matches, or, for an imported run, when it was last modified before the 
 
 from __future__ import annotations
 
+import _thread
 import functools
 import hashlib
 import os
 import sqlite3
-import threading
 from collections import OrderedDict
 from datetime import datetime
 from pathlib import Path
@@ -48,7 +48,7 @@ _CONTAINERS = frozenset({"FOR", "WHILE", "IF/ELSE ROOT", "TRY/EXCEPT ROOT", "IF"
                          "ELSE", "TRY", "EXCEPT", "FINALLY", "GROUP"})
 _KEYWORDS = frozenset({"KEYWORD", "SETUP", "TEARDOWN"})
 _PARSED: OrderedDict[tuple[Any, ...], Any] = OrderedDict()  # parsed runs, a few, per process
-_PARSED_LOCK = threading.Lock()
+_PARSED_LOCK = _thread.allocate_lock()  # threading's Lock; threading itself is not needed here
 
 
 class Defined(NamedTuple):

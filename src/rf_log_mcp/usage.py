@@ -21,7 +21,6 @@ import hashlib
 import os
 import re
 import sqlite3
-import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -336,16 +335,22 @@ def _with_sizes(conn: sqlite3.Connection, rows: list[tuple[Any, ...]]) -> list[t
     return [(*row[:-2], *sizes.get(row[-2], (None, None, None)), row[-1]) for row in rows]
 
 
-class Flusher(threading.Thread):
+class Flusher:
     """The MCP server's writer of the usage record: every ``every`` seconds, through its own
-    connection (a read-only server records nothing)."""
+    connection (a read-only server records nothing). A thread of the server's; a command
+    line call writes its record at its end and never loads ``threading`` for it."""
 
     def __init__(self, open_connection: Callable[[], sqlite3.Connection], every: float = 2.0) -> None:
-        super().__init__(name="rf-log-mcp usage", daemon=True)
+        import threading
+
         self._open, self._every = open_connection, every
         self._halt = threading.Event()
+        self._thread = threading.Thread(target=self._write, name="rf-log-mcp usage", daemon=True)
 
-    def run(self) -> None:
+    def start(self) -> None:
+        self._thread.start()
+
+    def _write(self) -> None:
         conn = None
         try:
             conn = self._open()
@@ -361,4 +366,4 @@ class Flusher(threading.Thread):
 
     def stop(self) -> None:
         self._halt.set()
-        self.join(timeout=5)
+        self._thread.join(timeout=5)

@@ -128,11 +128,41 @@ class _UsageError(ResultError):
     pass
 
 
+def _columns() -> int:
+    """The terminal's width as ``shutil.get_terminal_size`` gives it ($COLUMNS, else the
+    terminal's, else 80), without importing shutil."""
+    try:
+        columns = int(os.environ.get("COLUMNS", ""))
+    except ValueError:
+        columns = 0
+    if columns <= 0:
+        try:
+            columns = os.get_terminal_size(sys.__stdout__.fileno()).columns  # type: ignore[union-attr]
+        except (AttributeError, ValueError, OSError):
+            columns = 0
+    return columns or 80
+
+
+class _Formatter(argparse.HelpFormatter):
+    """argparse's help formatter, told the width: left to find it, it imports shutil (and
+    with it zlib, bz2 and lzma, 3-4 ms) the first time argparse formats an argument, which it
+    does for every argument added, so every command paid for it (issue #19)."""
+
+    def __init__(self, prog: str, **options: Any) -> None:
+        if options.get("width") is None:
+            options["width"] = _columns() - 2  # what argparse takes off the terminal's width
+        super().__init__(prog, **options)
+
+
 class _Parser(argparse.ArgumentParser):
     """Arguments a command cannot take are INVALID_ARGUMENT, as in the MCP tools: printed like
     every other error (as JSON with --json), exit 2."""
 
     json_errors = False
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("formatter_class", _Formatter)  # the commands' parsers too
+        super().__init__(*args, **kwargs)
 
     def error(self, message: str) -> NoReturn:
         raise _UsageError(INVALID_ARGUMENT, message, f"`{self.prog} --help` lists the arguments.")
