@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
-"""How fast the command line and the server answer (issue #19): each command's wall time
-against a bare ``python -c pass`` in the same run, and the MCP server's start to its first
-answer.
+"""How fast the command line and the server answer (issue #19): each command's wall and CPU
+time, run as the installed ``rf-log-mcp`` program, against a bare ``python -c pass`` in the
+same run, and the MCP server's start to its first answer.
 
     python benchmarks/startup_bench.py [--rounds 9]
 
@@ -28,15 +28,32 @@ import bench_env
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURE = ROOT / "tests" / "fixtures" / "results" / "7.5" / "output.xml"
+# The program as users run it: the console script pip installs beside the interpreter
+# (``python -m rf_log_mcp`` also imports runpy and importlib.util: one row shows it).
+SCRIPT = Path(sys.executable).with_name("rf-log-mcp" + (".exe" if os.name == "nt" else ""))
+PROGRAM = [str(SCRIPT)] if SCRIPT.is_file() else [sys.executable, "-m", "rf_log_mcp"]
 COMMANDS = {
-    "python -c pass": ["-c", "pass"],
-    "--version": ["-m", "rf_log_mcp", "--version"],
-    "runs": ["-m", "rf_log_mcp", "runs"],
-    "summary 1": ["-m", "rf_log_mcp", "summary", "1"],
-    "failures 1": ["-m", "rf_log_mcp", "failures", "1", "--limit", "1"],
-    "tree 1": ["-m", "rf_log_mcp", "tree", "1"],
-    "search 1 setup": ["-m", "rf_log_mcp", "search", "1", "setup"],
+    "python -c pass": [sys.executable, "-c", "pass"],
+    "--version": [*PROGRAM, "--version"],
+    "runs": [*PROGRAM, "runs"],
+    "summary 1": [*PROGRAM, "summary", "1"],
+    "failures 1": [*PROGRAM, "failures", "1", "--limit", "1"],
+    "tree 1": [*PROGRAM, "tree", "1"],
+    "search 1 setup": [*PROGRAM, "search", "1", "setup"],
+    "-m ... summary 1": [sys.executable, "-m", "rf_log_mcp", "summary", "1"],
 }
+
+
+def _timed(command: list[str], env: dict[str, str]) -> tuple[float, float]:
+    """Wall and CPU (user + system, from the child's own rusage) seconds of one run."""
+    started = time.perf_counter()
+    child = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    _, status, usage = os.wait4(child.pid, 0)
+    wall = time.perf_counter() - started
+    child.returncode = os.waitstatus_to_exitcode(status)
+    if child.returncode:
+        raise SystemExit(f"{' '.join(command)} exited with {child.returncode}")
+    return wall, usage.ru_utime + usage.ru_stime
 
 
 def _server_start(env: dict[str, str]) -> tuple[float, float]:
@@ -47,7 +64,7 @@ def _server_start(env: dict[str, str]) -> tuple[float, float]:
 
     async def measure() -> tuple[float, float]:
         started = time.perf_counter()
-        params = StdioServerParameters(command=sys.executable, args=["-m", "rf_log_mcp"], env=env)
+        params = StdioServerParameters(command=PROGRAM[0], args=PROGRAM[1:], env=env)
         async with Client(params) as client:
             ready = time.perf_counter() - started
             await client.call_tool("list_runs", {})
@@ -63,22 +80,19 @@ def main() -> int:
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         env = {**os.environ, "RF_LOG_MCP_DB": str(Path(tmp) / "store.sqlite3")}
-        subprocess.run([sys.executable, "-m", "rf_log_mcp", "import", str(FIXTURE)], env=env,
-                       check=True, capture_output=True)
-        walls: dict[str, list[float]] = {name: [] for name in COMMANDS}
+        subprocess.run([*PROGRAM, "import", str(FIXTURE)], env=env, check=True, capture_output=True)
+        runs: dict[str, list[tuple[float, float]]] = {name: [] for name in COMMANDS}
         server: list[tuple[float, float]] = []
         for _ in range(args.rounds):
             for name, command in COMMANDS.items():
-                started = time.perf_counter()
-                subprocess.run([sys.executable, *command], env=env, check=True,
-                               capture_output=True)
-                walls[name].append(time.perf_counter() - started)
+                runs[name].append(_timed(command, env))
             server.append(_server_start(env))
-    bare = statistics.median(walls["python -c pass"])
-    print(f"{args.rounds} rounds, medians")
-    for name, times in walls.items():
-        median = statistics.median(times)
-        print(f"  {name:<16} {median * 1000:6.0f} ms  {median / bare:5.1f}x bare")
+    bare = statistics.median(wall for wall, _ in runs["python -c pass"])
+    print(f"{args.rounds} rounds, medians; the program: {' '.join(PROGRAM)}")
+    for name, times in runs.items():
+        wall = statistics.median(w for w, _ in times)
+        cpu = statistics.median(c for _, c in times)
+        print(f"  {name:<18} {wall * 1000:6.0f} ms  {wall / bare:5.1f}x bare   cpu {cpu * 1000:5.0f} ms")
     print(f"  server: initialize answered {statistics.median(s[0] for s in server) * 1000:.0f} ms,"
           f" first list_runs {statistics.median(s[1] for s in server) * 1000:.0f} ms after its start")
     return 0
