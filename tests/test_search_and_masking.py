@@ -212,6 +212,37 @@ def test_masking_only_skips_texts_no_rule_can_match(pieces: list[str], words: tu
     assert Redactor(extra_words=words).text(text) == _every_rule(words).text(text)
 
 
+_NAMING = ["password", "Pass-Word", "api key", "api_key", "credential", "credentials", "sid", "pin",
+           "a.b c", "x|y", "=", ":", " = ", '"', "'", "}", "\t", " ", "${", "\n", "value", "inside"]
+
+
+@pytest.mark.parametrize(("text", "named"), [
+    ('{"Password": "x"}', True), ("api key' = 1", True), ("credentials}\t:", True),
+    ("SID  =", True), ("a.b c=", True), ("x|y:", True), ("my pin:", True), ("ftp://u:p@h", True),
+    ("password x = 1", False), ("inside=1", False), ("a.b  c=", False), ("pin", False),
+    ('password"" = 1', False),
+])
+def test_a_secret_name_followed_by_a_separator(text: str, named: bool) -> None:
+    redactor = Redactor(extra_words=("pin", "a.b c", "x|y"))
+    assert redactor.may_name_a_value(text, text.lower()) is named
+
+
+@settings(max_examples=400, deadline=None, database=None, derandomize=True)
+@given(st.lists(st.one_of(st.sampled_from(_NAMING), st.text(max_size=4)), max_size=12),
+       st.sampled_from([(), ("pin",), ("a.b c", "x|y")]))
+def test_a_secret_name_and_separator_are_found_backwards_as_forwards(
+        pieces: list[str], words: tuple[str, ...]) -> None:
+    """The writer asks every message whether a secret's name is followed by a separator;
+    it searches the reversed text from the separators (issue #19: twice as fast).
+    The answer is the forward search's."""
+    text = "".join(pieces)
+    redactor = Redactor(extra_words=words)
+    assert redactor._named_value_backwards is not None  # the fast way is the one taken
+    lowered = text.lower()
+    forwards = redactor._named_value.search(lowered) is not None or ("://" in text and "@" in text)
+    assert redactor.may_name_a_value(text, lowered) == forwards
+
+
 def test_operator_settings_add_key_words_and_patterns(store: sqlite3.Connection,
                                                       monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("RF_LOG_MCP_SECRET_KEYS", "user")

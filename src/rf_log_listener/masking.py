@@ -52,6 +52,23 @@ def _names(words: Iterable[str]) -> str:
     return "|".join(words)
 
 
+# One step of a name: a character (escaped or not) or a class, perhaps optional.
+_NAME_STEP = re.compile(r"(\[[^\]]*\]|\\.|[^\\\[\](){}?*+|^$])\??")
+
+
+def _reversed(name: str) -> str | None:
+    """A name's pattern matching the reversed texts (``api[-_ ]?key`` → ``yek[-_ ]?ipa``),
+    or None when it is more than a sequence of steps (_NAME_STEP)."""
+    steps, at = [], 0
+    while at < len(name):
+        step = _NAME_STEP.match(name, at)
+        if step is None:
+            return None
+        steps.append(step[0])
+        at = step.end()
+    return "".join(reversed(steps))
+
+
 def _key_value(name: str) -> re.Pattern[str]:
     """``name=value``, ``name: value``, ``"name": "value"``, ``&{d}[name]=value``; the value may
     be quoted (then it may hold spaces). Groups: key, sep, value.
@@ -173,7 +190,8 @@ class Redactor:
         self._words = _names([*SECRET_WORDS, *extra])
         # On lower-cased text, longest first (``authorization`` before ``auth``): several
         # times faster than a case-insensitive search, which the writer runs on every message.
-        self._longest_first = _names(sorted([*SECRET_WORDS, *extra], key=len, reverse=True))
+        self._longest_first_names = sorted([*SECRET_WORDS, *extra], key=len, reverse=True)
+        self._longest_first = _names(self._longest_first_names)
         self._extra = []
         for pattern in extra_patterns:
             try:
@@ -205,6 +223,19 @@ class Redactor:
     def _named_value(self) -> re.Pattern[str]:
         """A secret's name followed by a separator: where a value may follow (lower-cased)."""
         return re.compile(rf"""(?P<name>{self._longest_first})["'}}]?[ \t]*[:=]""")
+
+    @functools.cached_property
+    def _named_value_backwards(self) -> re.Pattern[str] | None:
+        """``_named_value`` for the reversed text: the separator first. ``re`` tries every
+        name at every position of a text, but skips straight to the few ``:`` and ``=`` a
+        text holds when a pattern starts with them (the writer asks this of every message:
+        8.6 → 4.1 µs a message of a generated 100 MB output.xml, JSON bodies and all). None
+        when a name is more than a plain sequence of characters and classes, each at most
+        optional (no reversed form is made for it then)."""
+        names = [_reversed(name) for name in self._longest_first_names]
+        if None in names:
+            return None
+        return re.compile(rf"""[:=][ \t]*["'}}]?(?:{'|'.join(names)})""")  # type: ignore[arg-type]
 
     @functools.cached_property
     def _names_secret(self) -> re.Pattern[str]:
@@ -268,7 +299,12 @@ class Redactor:
     def may_name_a_value(self, text: str, lowered: str) -> bool:
         """Whether :meth:`secret_values` can find anything in ``text`` (lower-cased as
         ``lowered``): a secret's name and a separator, or a URL with credentials."""
-        return self._named_value.search(lowered) is not None or ("://" in text and "@" in text)
+        backwards = self._named_value_backwards
+        if backwards is None:
+            named = self._named_value.search(lowered) is not None
+        else:
+            named = backwards.search(lowered[::-1]) is not None
+        return named or ("://" in text and "@" in text)
 
     def secret_values(self, text: str, lowered: str | None = None) -> list[str]:
         """The values that follow a secret's name in ``text`` (``password=x``, ``"token":
