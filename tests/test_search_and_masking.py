@@ -191,7 +191,7 @@ _PIECES = [*_SHAPES, "password", "token", "auth", "cookie", "x-Session-Id", "=",
 def _every_rule(words: tuple[str, ...]) -> Redactor:
     """A redactor whose every rule runs on every text (its trigger matches anything)."""
     redactor = Redactor(extra_words=words)
-    redactor.__dict__["_trigger"] = re.compile("")
+    redactor.__dict__["_trigger"] = redactor.__dict__["_ascii_trigger"] = re.compile("")
     return redactor
 
 
@@ -209,7 +209,19 @@ def test_each_shape_alone_reaches_its_rule(shape: str) -> None:
        st.sampled_from([(), ("pin",), ("user", "otp")]))
 def test_masking_only_skips_texts_no_rule_can_match(pieces: list[str], words: tuple[str, ...]) -> None:
     text = "".join(pieces)
-    assert Redactor(extra_words=words).text(text) == _every_rule(words).text(text)
+    redactor = Redactor(extra_words=words)
+    assert redactor.text(text) == _every_rule(words).text(text)
+    # an ASCII text is asked lower-cased, case-sensitively: the same answer as case-insensitively
+    ascii_text = text.encode("ascii", "ignore").decode()
+    assert redactor._ascii_trigger is not None
+    assert (redactor._ascii_trigger.search(ascii_text.lower()) is None) == \
+        (redactor._trigger.search(ascii_text) is None)
+
+
+def test_an_operator_word_beyond_ascii_is_matched_case_insensitively() -> None:
+    redactor = Redactor(extra_words=("pa\u017f",))  # the long s matches 's' only case-insensitively
+    assert redactor._ascii_trigger is None
+    assert redactor.text("PAS=hunter42") == ("PAS=***", 1)
 
 
 _NAMING = ["password", "Pass-Word", "api key", "api_key", "credential", "credentials", "sid", "pin",

@@ -212,8 +212,21 @@ class Redactor:
         and the header lines), ``://`` (URL credentials), ``bearer``, a JWT's ``eyJ``, a
         vendor token's prefix. A text without any of these is left as it is by every one of
         those rules, so one scan replaces seven (and their compilation)."""
-        return re.compile(
-            rf"(?i)://|bearer|eyj|gh[pousr]_|github_pat_|akia|xox[abprs]-|sk-|glpat-|{self._words}")
+        return re.compile(f"(?i){self._trigger_parts}")
+
+    @functools.cached_property
+    def _ascii_trigger(self) -> re.Pattern[str] | None:
+        """``_trigger`` for a lower-cased ASCII text: the same answer (no other character
+        case-folds to an ASCII letter there), ten times faster than ``re``'s case-insensitive
+        scan (10 → 1 µs a short message). None when an operator's word is not ASCII: one of
+        its letters may match an ASCII one only case-insensitively (the long s, U+017F, and s)."""
+        if not self._trigger_parts.isascii():
+            return None
+        return re.compile(self._trigger_parts)
+
+    @functools.cached_property
+    def _trigger_parts(self) -> str:
+        return rf"://|bearer|eyj|gh[pousr]_|github_pat_|akia|xox[abprs]-|sk-|glpat-|{self._words}"
 
     @functools.cached_property
     def _mentions(self) -> re.Pattern[str]:
@@ -265,6 +278,13 @@ class Redactor:
         if not value:
             return value, 0
         value, known = self.known.mask(value)
+        fast = self._ascii_trigger if value.isascii() else None
+        if fast is not None:
+            triggered = fast.search(value.lower()) is not None
+        else:
+            triggered = self._trigger.search(value) is not None
+        if not triggered and not self._extra:
+            return value, known
         counter = [known]
 
         def sub(pattern: re.Pattern[str], text: str, repl: Callable[[re.Match[str]], str]) -> str:
@@ -276,7 +296,7 @@ class Redactor:
             return pattern.sub(counted, text)
 
         text = value
-        if self._trigger.search(text) is not None:
+        if triggered:
             shapes = _shapes()
             text = sub(shapes.private_key, text, _masked_key)
             text = sub(self._whole_line, text, _masked_value)
