@@ -207,16 +207,34 @@ def test_live_capture_also_knows_the_secret_variables_in_rfs_scopes(tmp_path: Pa
         "from robot.libraries.BuiltIn import BuiltIn\nfrom robot.api import logger\n\n\n"
         "def connect():\n    value = BuiltIn().get_variable_value('${VAULT_PASSWORD}')\n"
         "    logger.info(f'connecting with {value}')\n")
+    # a dictionary whose key names a secret, from a variable file: no step shows it either
+    (tmp_path / "vars.py").write_text("LOGIN = {'user': 'bob', 'password': 'S31-dict-pw-8'}\n")
     (tmp_path / "scope.robot").write_text(
         "*** Settings ***\nLibrary    Reader.py\n\n*** Variables ***\n"
         "${VAULT_PASSWORD}    S30-scope-only-9\n\n*** Test Cases ***\nConnects\n    Connect\n")
-    done = robot("--listener", f"rf_log_listener:db={tmp_path / 'live.sqlite3'}", "--output",
-                 str(tmp_path / "out.xml"), str(tmp_path / "scope.robot"), cwd=tmp_path)
+    done = robot("--listener", f"rf_log_listener:db={tmp_path / 'live.sqlite3'}", "--variablefile",
+                 str(tmp_path / "vars.py"), "--output", str(tmp_path / "out.xml"),
+                 str(tmp_path / "scope.robot"), cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     live = open_store(tmp_path / "live.sqlite3")
-    assert live.execute("SELECT value FROM secrets").fetchall() == [("S30-scope-only-9",)]
+    assert live.execute("SELECT value FROM secrets ORDER BY value").fetchall() == [
+        ("S30-scope-only-9",), ("S31-dict-pw-8",)]
     found = service.search_messages(live, "connecting", run_id=1)
     assert [hit.text for hit in found.hits] == ["connecting with ***"]
     imported = open_store(tmp_path / "imported.sqlite3")
     import_result(imported, tmp_path / "out.xml", stable_window=0)
     assert imported.execute("SELECT count(*) FROM secrets").fetchone() == (0,)
+
+
+def test_a_scope_reads_as_robot_framework_iterates_it() -> None:
+    """The listener reads RF's variable scopes through NormalizedDict's own dicts (its
+    iteration sorts the keys every time); the pairs are the ones RF's iteration gives, and
+    any other mapping is read the ordinary way."""
+    from robot.utils import NormalizedDict
+
+    from rf_log_listener.listener import _variables
+
+    scope = NormalizedDict({"DB_Password": "x1", "user": {"password": "y2"}, "Count": 3}, ignore="_")
+    assert sorted(_variables(scope), key=repr) == sorted(((k, scope[k]) for k in scope), key=repr)
+    assert {name for name, _ in _variables(scope)} == {"DB_Password", "user", "Count"}
+    assert _variables({"a": 1}) == [("a", 1)]
