@@ -100,6 +100,17 @@ def _whole_line(name: str) -> re.Pattern[str]:
     )
 
 
+# Vendor tokens, masked wherever they occur: (prefix, body). The prefixes are also what
+# Redactor._trigger looks for, so a token added here is never skipped by it.
+_VENDOR_TOKENS = (
+    ("gh[pousr]_", "[A-Za-z0-9]{30,}"), ("github_pat_", "[A-Za-z0-9_]{30,}"), ("AKIA", "[0-9A-Z]{16}"),
+    ("xox[abprs]-", "[A-Za-z0-9-]{10,}"), ("sk-", "[A-Za-z0-9_-]{20,}"), ("glpat-", "[A-Za-z0-9_-]{20,}"),
+)
+# What the other shapes cannot match without (lower-cased): URL credentials, a bearer
+# token, a JWT's header; a private key's armour holds a secret's name (private key).
+_SHAPE_MARKS = ("://", "bearer", "eyj", *(prefix.lower() for prefix, _ in _VENDOR_TOKENS))
+
+
 class _Shapes:
     """Secrets by their shape, and what follows a secret's name: compiled when first used
     (an answer masked, a message that mentions a secret), not by every robot process that
@@ -115,9 +126,7 @@ class _Shapes:
         )
         self.jwt = re.compile(r"\beyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]*")
         self.vendor_tokens = re.compile(
-            r"\b(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{30,}|AKIA[0-9A-Z]{16}"
-            r"|xox[abprs]-[A-Za-z0-9-]{10,}|sk-[A-Za-z0-9_-]{20,}|glpat-[A-Za-z0-9_-]{20,})\b"
-        )
+            rf"\b(?:{'|'.join(prefix + body for prefix, body in _VENDOR_TOKENS)})\b")
         # What follows a secret's name: a closing quote or brace (``"token":``, ``${token} =``),
         # the separator, an auth scheme, the value.
         self.after_name = re.compile(
@@ -226,7 +235,7 @@ class Redactor:
 
     @functools.cached_property
     def _trigger_parts(self) -> str:
-        return rf"://|bearer|eyj|gh[pousr]_|github_pat_|akia|xox[abprs]-|sk-|glpat-|{self._words}"
+        return "|".join((*_SHAPE_MARKS, self._words))
 
     @functools.cached_property
     def _mentions(self) -> re.Pattern[str]:
