@@ -228,13 +228,15 @@ def test_live_capture_also_knows_the_secret_variables_in_rfs_scopes(tmp_path: Pa
 
 def test_a_scope_reads_as_robot_framework_iterates_it() -> None:
     """The listener reads RF's variable scopes through NormalizedDict's own dicts (its
-    iteration sorts the keys every time); the pairs are the ones RF's iteration gives, and
-    any other mapping is read the ordinary way."""
+    iteration sorts the keys every time); the names and dictionaries are the ones RF's
+    iteration gives, and any other mapping is read the ordinary way."""
     from robot.utils import NormalizedDict
 
-    from rf_log_listener.listener import _variables
+    from rf_log_listener.listener import _scope
 
-    scope = NormalizedDict({"DB_Password": "x1", "user": {"password": "y2"}, "Count": 3}, ignore="_")
-    assert sorted(_variables(scope), key=repr) == sorted(((k, scope[k]) for k in scope), key=repr)
-    assert {name for name, _ in _variables(scope)} == {"DB_Password", "user", "Count"}
-    assert _variables({"a": 1}) == [("a", 1)]
+    login = {"password": "y2"}
+    scope = NormalizedDict({"DB_Password": "x1", "user": login, "Count": 3}, ignore="_")
+    scope["db password"] = "x2"  # the same variable: RF keeps the first spelling
+    assert _scope(scope) == ({"DB_Password", "user", "Count"}, [("user", login)])
+    assert _scope(scope) == ({k for k in scope}, [(k, scope[k]) for k in scope if k == "user"])
+    assert _scope({"a": 1, "b": {"token": "t"}}) == ({"a", "b"}, [("b", {"token": "t"})])

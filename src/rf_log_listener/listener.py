@@ -190,15 +190,18 @@ def _iso(stamp: Any) -> str | None:
     return stamp.isoformat() if hasattr(stamp, "isoformat") else str(stamp)
 
 
-def _variables(data: Any) -> list[tuple[str, Any]]:
-    """A variable scope's (name, unresolved value) pairs. RF's NormalizedDict (6.1-7.x) sorts
-    its keys each time it is iterated and normalizes each name it is asked for: read through
-    its two plain dicts instead, it costs a few microseconds, not 30 a call, and the listener
-    reads the scope at every test's start and end (a suite of 1,000 short tests: 100 → 36 ms)."""
+def _scope(data: Any) -> tuple[set[str], list[tuple[str, dict[Any, Any]]]]:
+    """A variable scope's names, and its variables whose value is a dictionary. RF's
+    NormalizedDict (6.1-7.x) sorts its keys each time it is iterated and normalizes each name
+    it is asked for: read through its two plain dicts instead, it costs a few microseconds,
+    not 30 a call, and the listener reads the scope at every test's start and end (a suite of
+    1,000 short tests: 100 → 36 ms)."""
     values, names = getattr(data, "_data", None), getattr(data, "_keys", None)
-    if type(values) is dict and type(names) is dict:
-        return [(names.get(key, key), value) for key, value in values.items()]
-    return [(name, data[name]) for name in list(data)]
+    if type(values) is dict and type(names) is dict and values.keys() == names.keys():
+        return set(names.values()), [(names[key], raw) for key, raw in values.items()
+                                     if isinstance(raw, dict)]
+    pairs = [(name, data[name]) for name in list(data)]
+    return {name for name, _ in pairs}, [pair for pair in pairs if isinstance(pair[1], dict)]
 
 
 class rf_log_listener:
@@ -245,6 +248,8 @@ class rf_log_listener:
         self._early_errors: list[tuple[str, str, bool, str | None]] = []  # before the run starts
         self._secret_names = SecretRegistry(registering_redactor())  # its name rule, cached
         self._secrets_sent: set[str] = set()
+        self._scope_names_seen: set[str] = set()  # variable names already met in RF's scopes
+        self._scope_secret_names: set[str] = set()  # those of them that name a secret
         self._definitions_sent: set[tuple[str, str]] = set()  # (library, keyword name)
         self._rf6 = rf_version() < (7, 0)
         # RF 7.2+: steps and messages are read from RF's result model (see result_events);
@@ -464,29 +469,39 @@ class rf_log_listener:
             from robot.running.context import EXECUTION_CONTEXTS
 
             context = EXECUTION_CONTEXTS.current
-            store = context.variables.current.store if context is not None else None
+            if context is None:
+                return
+            store = context.variables.current.store
+            names, dictionaries = _scope(store.data)
         except Exception:  # an RF whose internals differ: nothing to read, capture goes on
             return
-        if store is None:
-            return
+        # Most names were classified at an earlier read: only new ones meet the name rule,
+        # and the scope's secret names are one set intersection (C), not a call per name.
         names_secret = self._secret_names.names_secret
-        for name, raw in _variables(store.data):
+        unseen = names - self._scope_names_seen
+        if unseen:
+            self._scope_names_seen |= unseen
+            self._scope_secret_names.update(filter(names_secret, unseen))
+        secret = names & self._scope_secret_names
+        values: list[Any] = []
+        for name in sorted(secret):
             try:
-                if names_secret(name):
-                    value = store[name]
-                    values = value.values() if isinstance(value, dict) else (
-                        value if isinstance(value, (list, tuple)) else (value,))
-                elif isinstance(raw, dict):  # &{USER} with a password key
-                    values = [v for k, v in raw.items() if names_secret(str(k))]
-                else:
-                    continue
+                value = store[name]
             except Exception:  # a variable RF cannot resolve here
                 continue
-            for item in values:
-                text = str(item)
-                if text not in self._secrets_sent:
-                    self._secrets_sent.add(text)
-                    self._events_out.secret(text)
+            values += value.values() if isinstance(value, dict) else (
+                value if isinstance(value, (list, tuple)) else (value,))
+        for name, raw in dictionaries:  # &{USER} with a password key
+            if name not in secret:
+                try:
+                    values += [v for k, v in raw.items() if names_secret(str(k))]
+                except Exception:
+                    continue
+        for item in values:
+            text = str(item)
+            if text not in self._secrets_sent:
+                self._secrets_sent.add(text)
+                self._events_out.secret(text)
 
     def _send_definitions(self) -> None:
         """Where the library keywords run so far are defined (RF 7's library model: each
