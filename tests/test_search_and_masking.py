@@ -255,6 +255,53 @@ def test_a_secret_name_and_separator_are_found_backwards_as_forwards(
     assert redactor.may_name_a_value(text, lowered) == forwards
 
 
+_NAME_ENDINGS = ["password", "PassWord", "api-key", "Api Key", "apikey", "credentials", "sid",
+                  "session_id", "pin", "a.b c", "x|y", "key", "api", "\u017f", "K", "_", "}", " ", "-",
+                  ":", "1", "s", "word", "pass"]
+
+
+@settings(max_examples=600, deadline=None, database=None, derandomize=True)
+@given(st.lists(st.one_of(st.sampled_from(_NAME_ENDINGS), st.text(max_size=3)), max_size=6),
+       st.sampled_from([(), ("pin",), ("a.b c", "x|y"), ("ключ",), ("key-",)]))
+def test_a_secret_name_is_told_by_its_endings_as_by_the_pattern(
+        pieces: list[str], words: tuple[str, ...]) -> None:
+    """Whether a name is a secret's (every scope variable, every argument) is answered from
+    the names' literal spellings for ASCII texts (issue #19: robot's process no longer
+    compiles the pattern); the answer is the pattern's, for any text and operator words."""
+    text = "".join(pieces)
+    redactor = Redactor(extra_words=words)
+    if words in ((), ("pin",), ("a.b c", "x|y")):
+        assert redactor._secret_endings is not None  # the fast way is the one taken
+    assert redactor.names_secret(text) == bool(redactor._names_secret.search(text))
+
+
+@pytest.mark.parametrize(("text", "secret"), [
+    ("${DB_PASSWORD}", True), ("X-Api-Key", True), ("api key:", True), ("auth_token_", True),
+    ("credential", True), ("token_count", False), ("tokens", False), ("secretary", False),
+    ("pa\u017f\u017fword", True), ("sessionid", True), ("session-ids", False), ("", False)])
+def test_names_that_are_and_are_not_a_secrets(text: str, secret: bool) -> None:
+    assert Redactor().names_secret(text) is secret
+
+
+def test_operator_words_without_ascii_endings_are_told_by_the_pattern() -> None:
+    """An operator's word that ends in a separator, or is not ASCII, has no literal ending
+    to compare ([\\W_]*$ would strip it; case-folding goes beyond ASCII): the pattern answers."""
+    assert Redactor(extra_words=("key-",)).names_secret("my_key-") is True
+    assert Redactor(extra_words=("ключ",)).names_secret("API_КЛЮЧ") is True
+    assert Redactor(extra_words=("\u017fig",)).names_secret("api_sig") is True
+
+
+def test_a_text_without_a_separator_names_no_value_and_compiles_nothing() -> None:
+    """Most messages hold neither ':' nor '=': they are answered before any pattern is
+    compiled (the listener in robot's process logs such a message first, most often)."""
+    redactor = Redactor()
+    assert not redactor.may_name_a_value("password token secret", "password token secret")
+    assert "_named_value_backwards" not in vars(redactor)
+    assert not redactor.names_secret("user_name")
+    assert "_names_secret" not in vars(redactor)
+    assert redactor.may_name_a_value("password token=1", "password token=1")
+
+
 def test_operator_settings_add_key_words_and_patterns(store: sqlite3.Connection,
                                                       monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("RF_LOG_MCP_SECRET_KEYS", "user")

@@ -44,6 +44,7 @@ SECRET_WORDS = (
     r"signing[-_ ]?key", r"encryption[-_ ]?key", r"auth", r"authorization", r"credentials?",
     r"cookie", r"session[-_ ]?id", r"sessid", r"sid",
 )
+_ASCII_NOT_ALNUM = "".join(chr(c) for c in range(128) if not chr(c).isalnum())
 _NOT_SECRET = frozenset({"", MASK, "null", "none", "true", "false", "[]", "{}", "''", '""'})
 _VARIABLE = re.compile(r"^[$@&%]\{[^{}]+\}(\[[^\]]*\])?$")
 
@@ -67,6 +68,33 @@ def _reversed(name: str) -> str | None:
         steps.append(step[0])
         at = step.end()
     return "".join(reversed(steps))
+
+
+def _spellings(name: str) -> list[str] | None:
+    """Every text a name's pattern matches (``api[-_ ]?key`` → ``apikey``, ``api-key``,
+    ``api_key``, ``api key``), or None when it is more than a sequence of characters and
+    classes of plain characters (_NAME_STEP), each at most optional."""
+    spelled = [""]
+    at = 0
+    while at < len(name):
+        step = _NAME_STEP.match(name, at)
+        if step is None:
+            return None
+        at = step.end()
+        unit = step[1]
+        if unit.startswith("["):
+            chars = unit[1:-1]
+            if not chars or chars.startswith("^") or "\\" in chars or "-" in chars[1:-1]:
+                return None
+        elif unit.startswith("\\"):
+            chars = unit[1]
+            if chars.isalnum():  # \d, \w, \b...: a class or an assertion, not a character
+                return None
+        else:
+            chars = unit
+        options = list(chars) + ([""] if step[0].endswith("?") else [])
+        spelled = [done + char for done in spelled for char in options]
+    return spelled
 
 
 def _key_value(name: str) -> re.Pattern[str]:
@@ -264,6 +292,20 @@ class Redactor:
         return re.compile(rf"(?i)(?:{self._words})[\W_]*$")
 
     @functools.cached_property
+    def _secret_endings(self) -> tuple[str, ...] | None:
+        """Every spelling of every name, lower-cased (``_names_secret`` as literal endings:
+        ``str.endswith`` needs no compiling, which costs ~1 ms in every robot process that
+        loads the listener, and is several times faster). None when a name has no finite
+        list of ASCII spellings ending in a letter or digit: ``_names_secret`` answers then."""
+        endings = []
+        for name in self._longest_first_names:
+            spelled = _spellings(name)
+            if spelled is None or not all(s.isascii() and s[-1:].isalnum() for s in spelled):
+                return None
+            endings += spelled
+        return tuple(endings)
+
+    @functools.cached_property
     def _key_value(self) -> re.Pattern[str]:
         return _key_value(rf"[\w.-]*?(?:{self._words})")
 
@@ -328,6 +370,8 @@ class Redactor:
     def may_name_a_value(self, text: str, lowered: str) -> bool:
         """Whether :meth:`secret_values` can find anything in ``text`` (lower-cased as
         ``lowered``): a secret's name and a separator, or a URL with credentials."""
+        if ":" not in text and "=" not in text:  # every way below needs one (most messages)
+            return False
         backwards = self._named_value_backwards
         if backwards is None:
             named = self._named_value.search(lowered) is not None
@@ -361,7 +405,15 @@ class Redactor:
 
     def names_secret(self, text: str) -> bool:
         """``text`` ends with a secret's name: ``${TOKEN}``, ``id:password``, ``db_pwd``."""
-        return bool(self._names_secret.search(text))
+        endings = self._secret_endings
+        if endings is None or not text.isascii():  # case-folding beyond ASCII: re's answer
+            return bool(self._names_secret.search(text))
+        # [\W_]*$ of an ASCII text: the characters that are not letters or digits
+        return text.rstrip(_ASCII_NOT_ALNUM)[-self._longest_ending:].lower().endswith(endings)
+
+    @functools.cached_property
+    def _longest_ending(self) -> int:
+        return max(map(len, self._secret_endings or ("",)))
 
     # -- structured parts of nodes -----------------------------------------------------
 
