@@ -85,3 +85,23 @@ def test_a_group_is_summarized_as_one_run(store) -> None:
         assert payment.name == "Payment Accepted"
         assert payment.message == "gateway timeout after 3000 ms (sent ***)"
         assert "s3cr3t" not in json.dumps(alone)
+
+
+def test_a_robot_run_without_both_pabot_variables_is_in_no_group(tmp_path: Path) -> None:
+    """The listener reads pabot's ${CALLER_ID} and ${PABOTQUEUEINDEX} (looked for in RF's
+    scope first: RF's lookup of a variable that is not set ranks every name for a "did you
+    mean"); only a process that has both is in a pabot group. And ${OUTPUT_DIR} is read."""
+    from test_listener import robot
+
+    suite = tmp_path / "one.robot"
+    suite.write_text("*** Test Cases ***\nOne\n    Log    hello\n")
+    db = tmp_path / "store.sqlite3"
+    for variables in ((), ("--variable", "CALLER_ID:abc"),
+                      ("--variable", "CALLER_ID:abc", "--variable", "PABOTQUEUEINDEX:0")):
+        done = robot("--listener", f"rf_log_listener:db={db}", "--outputdir", str(tmp_path / "out"),
+                     *variables, str(suite), cwd=tmp_path)
+        assert done.returncode == 0, done.stderr
+    rows = open_store(db).execute("SELECT run_group, output_dir FROM runs ORDER BY run_id").fetchall()
+    assert [group for group, _ in rows[:2]] == [None, None]
+    assert rows[2][0].startswith("pabot-") and len(rows[2][0]) == len("pabot-") + 16
+    assert {output_dir for _, output_dir in rows} == {str(tmp_path / "out")}
