@@ -667,6 +667,28 @@ def test_a_short_run_or_one_cpu_is_written_in_robots_process(
     assert conn.execute("SELECT status, total, passed FROM runs").fetchall() == [("complete", 1, 1)]
 
 
+# What robot's process must not load for a run written in place (issue #19: each module is
+# paid by every robot run with the listener): the writer process's side, the importers, the
+# read side, and the queue only an import's full-text indexer uses.
+NOT_IN_ROBOT = ("rf_log_listener.writer_process", "rf_log_listener.row_pipe",
+                "rf_log_listener.importers", "rf_log_mcp", "queue", "mcp", "pydantic")
+
+
+def test_a_run_written_in_robots_process_loads_no_writer_process_machinery(tmp_path: Path) -> None:
+    (tmp_path / "Modules.py").write_text(
+        "import sys\n\n\ndef log_loaded(*names):\n"
+        "    print('loaded: ' + ' '.join(n for n in names if n in sys.modules))\n")
+    suite = tmp_path / "one.robot"
+    suite.write_text("*** Settings ***\nLibrary    Modules.py\n\n*** Test Cases ***\nOne\n"
+                     f"    Log Loaded    rf_log_listener.listener    {'    '.join(NOT_IN_ROBOT)}\n")
+    db = tmp_path / "store.sqlite3"
+    done = robot("--listener", f"rf_log_listener:db={db}", "--pythonpath", str(tmp_path),
+                 str(suite), cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    texts = [row[0] for row in open_store(db).execute("SELECT text FROM messages")]
+    assert texts == ["loaded: rf_log_listener.listener"]
+
+
 @pytest.mark.skipif(not Path("/proc/self/task").is_dir() or len(os.sched_getaffinity(0)) < 2,
                     reason="needs Linux's /proc and two CPUs")
 @pytest.mark.parametrize("env", [{ENV_HAND_OVER: "0.01"}, {ENV_HAND_OVER: "1000"}],

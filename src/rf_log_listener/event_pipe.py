@@ -13,11 +13,13 @@ from __future__ import annotations
 import io
 import marshal
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .events import Node, RunEnd
-from .row_pipe import FramedPipe
 from .writer import RunWriter
+
+if TYPE_CHECKING:  # annotations only: the listener in robot loads it when it hands over
+    from .row_pipe import FramedPipe
 
 OPEN, CLOSE, MESSAGE, RUN_ERROR, IDENTITY, SECRET, DEFINITION = 0, 1, 2, 3, 4, 5, 6
 

@@ -29,7 +29,7 @@ import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from . import events as ev
 from . import postgres
@@ -46,12 +46,14 @@ from .result_events import (
     open_event,
     rf_version,
 )
-from .row_pipe import FramedPipe
 from .rows import StoreRowSink
 from .run_context import ci_context, pabot_group
 from .store import open_store, shown
 from .writer import RunWriter
-from .writer_process import READY, WRITER_WARNED, ForkedWriter, fork_writer, why
+
+if TYPE_CHECKING:  # the writer process's side: loaded when a run hands over to one
+    from .row_pipe import FramedPipe
+    from .writer_process import ForkedWriter
 
 FLUSH_EVERY_S = 0.5
 # ... or sooner, after this many pending items (about 2,000 events): small batches keep the
@@ -454,8 +456,11 @@ class rf_log_listener:
                 self._conn.close()
             if self._pipe is not None:
                 self._pipe.close()  # the writer process commits what it has and ends
-            if isinstance(self._process, ForkedWriter) and self._ended:
-                self._process.reap_later()
+            if self._process is not None and self._ended:
+                from .writer_process import ForkedWriter
+
+                if isinstance(self._process, ForkedWriter):
+                    self._process.reap_later()
             if self._process is not None and not self._ended:
                 # The run did not end: let the writer commit what it has before robot exits.
                 # After a normal end it has committed and acknowledged already; robot does not
@@ -550,6 +555,8 @@ class rf_log_listener:
         of this process where that is safe (``writer_process.fork_writer``), else a fresh
         interpreter (always with ``writer=spawn``). If none starts, rows are written
         in-process."""
+        from .writer_process import fork_writer
+
         if not self.spawn and (forked := fork_writer()) is not None:
             self._process, self._pipe = forked
             return
@@ -558,6 +565,9 @@ class rf_log_listener:
     def _spawn_writer(self, ready: bool) -> bool:
         """Start ``python -m rf_log_listener.writer_process`` (``ready``: it says when it has
         imported what it needs); False when it cannot start (robot writes in-process)."""
+        from .row_pipe import FramedPipe
+        from .writer_process import READY
+
         package_root = str(Path(__file__).resolve().parent.parent)
         env = {**os.environ, "PYTHONPATH": os.pathsep.join(
             p for p in (package_root, os.environ.get("PYTHONPATH")) if p)}
@@ -706,6 +716,8 @@ class rf_log_listener:
         """Stop capturing because of ``exc``; a store that cannot be written is named (it is
         written in robot's process until a writer process takes the run over)."""
         if isinstance(exc, sqlite3.Error):
+            from .writer_process import why
+
             self._disable(f"{why(exc, self._db_path)}. What was committed before is kept.")
         else:
             self._disable(f"{type(exc).__name__}: {exc}")
@@ -715,6 +727,8 @@ class rf_log_listener:
             return
         self._disabled = True
         if self._process is not None and "Broken pipe" in reason:
+            from .writer_process import WRITER_WARNED
+
             try:  # the writer process ended: it says why itself when it can
                 if self._process.wait(2) == WRITER_WARNED:
                     return

@@ -10,7 +10,6 @@ process (see ``importers/parallel.py``) forwards the same calls to one of these.
 from __future__ import annotations
 
 import os
-import queue
 import sqlite3
 import threading
 import time
@@ -240,7 +239,10 @@ class _FullTextIndexer:
                                     timeout=BUSY_TIMEOUT_MS / 1000)
         self.conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
         self.run_id = run_id
+        import queue  # only an import's indexer needs one; robot's process mostly does not
+
         self.ranges: queue.Queue[tuple[int, int] | None] = queue.Queue()
+        self._empty = queue.Empty
         self.failure: BaseException | None = None
         self.thread = threading.Thread(target=self._run, name="rf-log-mcp-fts", daemon=True)
         self.thread.start()
@@ -260,7 +262,7 @@ class _FullTextIndexer:
                 while True:  # merge whatever else is already waiting
                     try:
                         nxt = self.ranges.get_nowait()
-                    except queue.Empty:
+                    except self._empty:
                         break
                     done += 1
                     if nxt is None:
