@@ -745,6 +745,20 @@ def _written_in_robots_process(db: Path) -> tuple[sqlite3.Connection, Any, Any]:
     return conn, sink, LocalEvents(writer, run_id)
 
 
+def _handed_to_a_writer_process(local: Any, db: Path) -> tuple[subprocess.Popen[bytes], Any, Any]:
+    """A real writer process (a fresh interpreter, as the listener starts it mid-run) that
+    ``local``'s run is handed over to: the process, its pipe and the EventForwarder."""
+    from rf_log_listener.row_pipe import FramedPipe
+    from rf_log_listener.writer_process import READY
+
+    process = subprocess.Popen([sys.executable, "-m", "rf_log_listener.writer_process", READY],
+                               stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    assert process.stdin is not None and process.stdout is not None
+    pipe = FramedPipe(process.stdout, process.stdin)
+    assert marshal.loads(pipe.recv_bytes()) == "ready"
+    return process, pipe, local.hand_over(pipe, str(db))
+
+
 def test_a_writer_state_a_fresh_process_could_not_read_is_not_handed_over(tmp_path: Path) -> None:
     """An open node holding an object of a test library's own type (which the writer process
     would have to import to read the state) stops the hand-over before anything is sent;
@@ -783,8 +797,6 @@ def test_events_held_while_the_writer_process_starts_go_over_with_the_run(tmp_pa
     from rf_log_listener import events as ev
     from rf_log_listener.event_pipe import CLOSE, MESSAGE, OPEN
     from rf_log_listener.events import RunEnd
-    from rf_log_listener.row_pipe import FramedPipe
-    from rf_log_listener.writer_process import READY
 
     db = tmp_path / "store.sqlite3"
     conn, _, local = _written_in_robots_process(db)
@@ -797,12 +809,7 @@ def test_events_held_while_the_writer_process_starts_go_over_with_the_run(tmp_pa
                   CLOSE, "PASS", "", "2026-12-02T00:00:00", 1.0, None, None,
                   OPEN, ev.KEYWORD, "kw", "Log", "BuiltIn", ("two",), None, None,
                   MESSAGE, "WARN", "held 2", False, "2026-12-02T00:00:02"))
-    process = subprocess.Popen([sys.executable, "-m", "rf_log_listener.writer_process", READY],
-                               stdin=subprocess.PIPE, stdout=subprocess.PIPE)
-    assert process.stdin is not None and process.stdout is not None
-    pipe = FramedPipe(process.stdout, process.stdin)
-    assert marshal.loads(pipe.recv_bytes()) == "ready"
-    forwarder = local.hand_over(pipe, str(db))
+    process, pipe, forwarder = _handed_to_a_writer_process(local, db)
     assert len(local) == 0 and len(forwarder) == 25  # the held events go over with the run
     forwarder.extend((CLOSE, "PASS", "", "2026-12-02T00:00:02", 1.0, None, None,
                       CLOSE, "PASS", "", "2026-12-02T00:00:00", 3.0, None, None,
@@ -815,3 +822,37 @@ def test_events_held_while_the_writer_process_starts_go_over_with_the_run(tmp_pa
     assert conn.execute("SELECT status, total, passed FROM runs").fetchall() == [("complete", 1, 1)]
     assert [row[0] for row in conn.execute("SELECT node_id FROM nodes ORDER BY key")] == [
         "s1", "s1-t1", "s1-t1-k1", "s1-t1-k2"]
+
+
+def test_rows_a_writer_process_commits_after_a_reader_marked_its_run_are_settled(
+        tmp_path: Path) -> None:
+    """Robot killed just after a flush: a reader sees robot's pid gone and marks the run
+    interrupted, its open nodes NOT FINISHED, while the writer process is still committing
+    that last batch, which holds the open chain as RUNNING again. When the pipe closes the
+    writer process settles them as the reader did: no node stays RUNNING (the kill test
+    found 5 once, on a loaded machine)."""
+    from rf_log_listener import events as ev
+    from rf_log_listener.event_pipe import MESSAGE, OPEN
+    from rf_log_listener.store import mark_dead_live_runs
+
+    db = tmp_path / "store.sqlite3"
+    conn, _, local = _written_in_robots_process(db)
+    gone = subprocess.Popen([sys.executable, "-c", "pass"])
+    gone.wait()
+    conn.execute("UPDATE runs SET pid = ?", (gone.pid,))  # robot's process, killed
+    local.extend((OPEN, ev.SUITE, "suite", "Suite", None, None, None, None,
+                  OPEN, ev.TEST, "test", "Test", None, None, None, None))
+    local.flush()
+    process, pipe, forwarder = _handed_to_a_writer_process(local, db)
+    assert mark_dead_live_runs(open_store(db)) == [1]  # the reader, first
+    assert conn.execute("SELECT status FROM nodes ORDER BY key").fetchall() == [
+        ("NOT FINISHED",), ("NOT FINISHED",)]
+    forwarder.extend((OPEN, ev.KEYWORD, "kw", "Log", "BuiltIn", ("late",), None, None,
+                      MESSAGE, "INFO", "late", False, "2026-12-02T00:00:01"))
+    forwarder.flush()  # robot's last batch, committed after the mark
+    pipe.close()  # robot is gone
+    assert process.wait(30) == 0
+    assert conn.execute("SELECT node_id, status FROM nodes ORDER BY key").fetchall() == [
+        ("s1", "NOT FINISHED"), ("s1-t1", "NOT FINISHED"), ("s1-t1-k1", "NOT FINISHED")]
+    assert conn.execute("SELECT status FROM runs").fetchall() == [("interrupted",)]
+    assert [row[0] for row in conn.execute("SELECT text FROM messages")] == ["late"]

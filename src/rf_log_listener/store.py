@@ -448,10 +448,7 @@ def mark_dead_live_runs(conn: sqlite3.Connection) -> list[int]:
     for run_id in dead:
         try:
             with transaction(conn, immediate=True):
-                conn.execute(
-                    "UPDATE nodes SET status = 'NOT FINISHED' WHERE key >= ? AND key < ?"
-                    " AND status = 'RUNNING'", (run_base(run_id), run_base(run_id + 1)),
-                )
+                _not_finished(conn, run_id)
                 conn.execute("UPDATE runs SET status = 'interrupted', finished_at = ?"
                              " WHERE run_id = ? AND status = 'running'", (now, run_id))
         except sqlite3.OperationalError as exc:
@@ -466,6 +463,28 @@ def mark_dead_live_runs(conn: sqlite3.Connection) -> list[int]:
             index_run(conn, run_id)
         record_recovery(conn, dead, "listener", "marked_interrupted")
     return dead
+
+
+def _not_finished(conn: sqlite3.Connection, run_id: int) -> None:
+    conn.execute("UPDATE nodes SET status = 'NOT FINISHED' WHERE key >= ? AND key < ?"
+                 " AND status = 'RUNNING'", (run_base(run_id), run_base(run_id + 1)))
+
+
+def settle_late_rows(conn: sqlite3.Connection, run_id: int) -> None:
+    """A writer process saw robot go (the pipe closed before the run ended) once it had
+    committed the last events robot sent. A reader that found robot's pid gone before that
+    has marked the run ``interrupted`` and its open nodes ``NOT FINISHED``; the rows
+    committed since hold the open chain again, ``RUNNING``: they are settled as the reader
+    settled them, and the run's tests are indexed again."""
+    with transaction(conn, immediate=True):
+        marked = conn.execute("SELECT 1 FROM runs WHERE run_id = ? AND status = 'interrupted'",
+                              (run_id,)).fetchone() is not None
+        if marked:
+            _not_finished(conn, run_id)
+    if marked:
+        from .history import index_run  # history reads through this module
+
+        index_run(conn, run_id)
 
 
 def pid_alive(pid: int) -> bool:

@@ -35,7 +35,7 @@ import time
 from .event_pipe import apply_events
 from .row_pipe import FramedPipe
 from .rows import StoreRowSink
-from .store import open_store, shown
+from .store import open_store, settle_late_rows, shown
 from .writer import RunWriter
 
 WRITER_WARNED = 3  # exit code: the writer printed why it stopped; the listener adds nothing
@@ -81,6 +81,8 @@ def serve(pipe: FramedPipe) -> int:
                 writer.attach_run(run_id, detail)
             if apply_events(pipe, writer, stack):
                 _outlive_robot(pipe)
+            else:  # robot is gone; a reader may have marked the run before the last commit
+                settle_late_rows(conn, run_id)
         finally:
             conn.close()
     except Exception as exc:  # a full disk, a store gone read-only: one clear line on robot's console
