@@ -90,6 +90,7 @@ def test_robot_killed_at_twenty_random_points(tmp_path: Path) -> None:
         assert len(runs.runs) == 4 * (batch + 1)
         assert {run.status for run in runs.runs} == {"interrupted"}, runs.runs
         conn.close()
+    _until_writer_processes_end()
     conn = open_store(db)
     assert conn.execute("SELECT count(*) FROM nodes WHERE status = 'RUNNING'").fetchone()[0] == 0
     orphans = conn.execute(
@@ -103,6 +104,26 @@ def test_robot_killed_at_twenty_random_points(tmp_path: Path) -> None:
         assert summary.summary.unfinished and summary.summary.unfinished[0].type == "SUITE"
         found = service.search_messages(conn, "step 0", run_id=run.run_id)
         assert found.ok
+
+
+def _until_writer_processes_end(timeout: float = 30.0) -> None:
+    """Until the writer processes killed robots left (a run handed over mid-run) have ended:
+    each commits what robot sent and settles rows a reader marked meanwhile
+    (store.settle_late_rows) when its pipe closes, a few milliseconds after robot died."""
+    proc = Path("/proc")
+    deadline = time.monotonic() + timeout
+    while proc.is_dir() and time.monotonic() < deadline:
+        if not any(b"rf_log_listener.writer_process" in _command_line(entry)
+                   for entry in proc.iterdir() if entry.name.isdigit()):
+            return
+        time.sleep(0.05)
+
+
+def _command_line(process: Path) -> bytes:
+    try:
+        return (process / "cmdline").read_bytes()
+    except OSError:  # it ended meanwhile
+        return b""
 
 
 def _wait_until_capturing(db: Path, pid: int) -> None:
