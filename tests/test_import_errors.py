@@ -69,6 +69,14 @@ def test_missing_file_and_directory(conn: sqlite3.Connection, tmp_path: Path) ->
     (b'{"generator": "Robot 7.5", "suite": {"id": "s1", "name": "A", "tests": [], "status": "PASS"}}'
      b' trailing', "INVALID_JSON", "Invalid JSON"),
     (b"[1, 2, 3]", "UNSUPPORTED_FORMAT", "list"),
+    # a run's errors without its suite (seen from a robot that could not import its
+    # libraries): before, the store refused the errors' rows (STORE_UNAVAILABLE)
+    (b'<robot generator="Robot 7.5" schemaversion="5"><errors><msg time="2026-12-02T20:54:52"'
+     b' level="ERROR">Importing library failed</msg></errors></robot>', "UNSUPPORTED_FORMAT",
+     "no <suite>"),
+    (b'<robot generator="Robot 7.5" schemaversion="5"></robot>', "UNSUPPORTED_FORMAT", "no <suite>"),
+    (b'{"generator": "Robot 7.5", "errors": [{"message": "x", "level": "ERROR"}]}',
+     "UNSUPPORTED_FORMAT", "no 'suite'"),
 ])
 def test_foreign_and_broken_files(conn: sqlite3.Connection, tmp_path: Path, content: bytes,
                                   code: str, phrase: str) -> None:

@@ -206,6 +206,7 @@ class XmlSource:
         self.legacy_times = int(schema) < 5
 
     def _end_robot(self) -> None:
+        self._need_a_suite()
         self.root_closed = True
         self.sink.end_run(RunEnd(complete=True))
 
@@ -385,7 +386,13 @@ class XmlSource:
             self.sink.message(level, text, html, stamp)
 
     def _start_errors(self, _attrs: dict[str, str]) -> None:
+        self._need_a_suite()  # RF writes <errors> after the suite; a run's errors need a run
         self.in_errors = True
+
+    def _need_a_suite(self) -> None:
+        if not self.started:
+            raise ResultError(UNSUPPORTED_FORMAT,
+                              "This output.xml has no <suite>: not an RF output.xml.")
 
     def _end_errors(self) -> None:
         self.in_errors = False
