@@ -57,30 +57,34 @@ def _names(words: Iterable[str]) -> str:
 _NAME_STEP = re.compile(r"(\[[^\]]*\]|\\.|[^\\\[\](){}?*+|^$])\??")
 
 
-def _reversed(name: str) -> str | None:
-    """A name's pattern matching the reversed texts (``api[-_ ]?key`` → ``yek[-_ ]?ipa``),
-    or None when it is more than a sequence of steps (_NAME_STEP)."""
+def _steps(name: str) -> list[re.Match[str]] | None:
+    """A name's pattern as its steps (_NAME_STEP), or None when it is more than that."""
     steps, at = [], 0
     while at < len(name):
         step = _NAME_STEP.match(name, at)
         if step is None:
             return None
-        steps.append(step[0])
+        steps.append(step)
         at = step.end()
-    return "".join(reversed(steps))
+    return steps
+
+
+def _reversed(name: str) -> str | None:
+    """A name's pattern matching the reversed texts (``api[-_ ]?key`` → ``yek[-_ ]?ipa``),
+    or None when it is more than a sequence of steps (_NAME_STEP)."""
+    steps = _steps(name)
+    return None if steps is None else "".join(step[0] for step in reversed(steps))
 
 
 def _spellings(name: str) -> list[str] | None:
     """Every text a name's pattern matches (``api[-_ ]?key`` → ``apikey``, ``api-key``,
     ``api_key``, ``api key``), or None when it is more than a sequence of characters and
     classes of plain characters (_NAME_STEP), each at most optional."""
+    steps = _steps(name)
+    if steps is None:
+        return None
     spelled = [""]
-    at = 0
-    while at < len(name):
-        step = _NAME_STEP.match(name, at)
-        if step is None:
-            return None
-        at = step.end()
+    for step in steps:
         unit = step[1]
         if unit.startswith("["):
             chars = unit[1:-1]
