@@ -232,7 +232,7 @@ def test_a_scope_reads_as_robot_framework_iterates_it() -> None:
     iteration gives, and any other mapping is read the ordinary way."""
     from robot.utils import NormalizedDict
 
-    from rf_log_listener.listener import _scope
+    from rf_log_listener.robot_scope import scope as _scope
 
     login = {"password": "y2"}
     scope = NormalizedDict({"DB_Password": "x1", "user": login, "Count": 3}, ignore="_")

@@ -3,7 +3,6 @@ concurrent runs, a store that cannot be written, --output NONE."""
 
 from __future__ import annotations
 
-import marshal
 import os
 import pickle
 import resource
@@ -670,8 +669,9 @@ def test_a_short_run_or_one_cpu_is_written_in_robots_process(
 # What robot's process must not load for a run written in place (issue #19: each module is
 # paid by every robot run with the listener): the writer process's side, the importers, the
 # read side, and the queue only an import's full-text indexer uses.
-NOT_IN_ROBOT = ("rf_log_listener.writer_process", "rf_log_listener.row_pipe",
-                "rf_log_listener.importers", "rf_log_mcp", "queue", "mcp", "pydantic")
+NOT_IN_ROBOT = ("rf_log_listener.writer_link", "rf_log_listener.writer_process",
+                "rf_log_listener.row_pipe", "rf_log_listener.importers", "rf_log_mcp", "queue",
+                "mcp", "pydantic")
 
 
 def test_a_run_written_in_robots_process_loads_no_writer_process_machinery(tmp_path: Path) -> None:
@@ -748,15 +748,16 @@ def _written_in_robots_process(db: Path) -> tuple[sqlite3.Connection, Any, Any]:
 def _handed_to_a_writer_process(local: Any, db: Path) -> tuple[subprocess.Popen[bytes], Any, Any]:
     """A real writer process (a fresh interpreter, as the listener starts it mid-run) that
     ``local``'s run is handed over to: the process, its pipe and the EventForwarder."""
-    from rf_log_listener.row_pipe import FramedPipe
-    from rf_log_listener.writer_process import READY
+    from rf_log_listener.writer_link import spawn_writer
 
-    process = subprocess.Popen([sys.executable, "-m", "rf_log_listener.writer_process", READY],
-                               stdin=subprocess.PIPE, stdout=subprocess.PIPE)
-    assert process.stdin is not None and process.stdout is not None
-    pipe = FramedPipe(process.stdout, process.stdin)
-    assert marshal.loads(pipe.recv_bytes()) == "ready"
-    return process, pipe, local.hand_over(pipe, str(db))
+    link = spawn_writer(True, pytest.fail)
+    assert link is not None and link.pipe is not None
+    deadline = time.monotonic() + 60
+    while not link.ready():
+        assert time.monotonic() < deadline, "the writer process never said it was ready"
+        time.sleep(0.01)
+    assert isinstance(link.process, subprocess.Popen)
+    return link.process, link.pipe, link.take_over(local, str(db))
 
 
 def test_a_writer_state_a_fresh_process_could_not_read_is_not_handed_over(tmp_path: Path) -> None:

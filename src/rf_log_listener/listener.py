@@ -15,15 +15,11 @@ output file robot writes at the end (nothing is captured with ``--output NONE``)
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
-import marshal
 import os
 import re
-import select
 import signal
 import sqlite3
-import subprocess
 import sys
 import threading
 import time
@@ -32,10 +28,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from . import events as ev
-from . import postgres
+from . import postgres, robot_scope
 from .cpus import one_cpu
-from .event_pipe import OPEN, EventBatcher, EventForwarder, LocalEvents
-from .events import INSTALLED, RunEnd, RunInfo, keyword_key
+from .event_pipe import OPEN, EventBatcher, LocalEvents
+from .events import RunEnd, RunInfo
 from .masking import registering_redactor
 from .registry import SecretRegistry
 from .result_events import (
@@ -51,9 +47,8 @@ from .run_context import ci_context, pabot_group
 from .store import open_store, shown
 from .writer import RunWriter
 
-if TYPE_CHECKING:  # the writer process's side: loaded when a run hands over to one
-    from .row_pipe import FramedPipe
-    from .writer_process import ForkedWriter
+if TYPE_CHECKING:  # loaded when a run uses a writer process
+    from .writer_link import WriterLink
 
 FLUSH_EVERY_S = 0.5
 # ... or sooner, after this many pending items (about 2,000 events): small batches keep the
@@ -154,63 +149,10 @@ def _default_writer() -> str:
     return "auto" if os.name == "posix" else "process"
 
 
-def _output_dir() -> str | None:
-    """``${OUTPUT_DIR}``: libraries write screenshots there (attachments are read there)."""
-    value = _variable("${OUTPUT_DIR}")
-    return str(value) if value else None
-
-
-def _variable(name: str) -> object:
-    """A variable's value in robot's current scope (None: not set, or robot not running).
-    ``${NAME}`` is looked for in the scope first: RF's lookup of a variable that is not set
-    (pabot's, in most runs) ranks every variable's name for a "did you mean" (~0.2 ms)."""
-    from robot.libraries.BuiltIn import BuiltIn, RobotNotRunningError
-    from robot.running.context import EXECUTION_CONTEXTS
-
-    with contextlib.suppress(Exception):  # an RF whose internals differ: ask BuiltIn
-        if name[2:-1] not in EXECUTION_CONTEXTS.current.variables.current.store:
-            return None
-    try:
-        return BuiltIn().get_variable_value(name)
-    except RobotNotRunningError:
-        return None
-
-
-def _suite_fields(data: Any) -> dict[str, Any] | None:
-    """A suite's source, and the fingerprint of its file (size, mtime_ns, sha256): readers
-    resolve steps' lines from the file only while it is the one robot ran."""
-    if not data.source:
-        return None
-    source = str(data.source)
-    try:
-        stat = os.stat(source)
-        if not Path(source).is_file():
-            return {"source": source}
-        with open(source, "rb") as handle:
-            digest = hashlib.sha256(handle.read()).hexdigest()  # a suite file: small
-    except OSError:
-        return {"source": source}
-    return {"source": source, "_fingerprint": [stat.st_size, stat.st_mtime_ns, digest]}
-
-
 def _iso(stamp: Any) -> str | None:
     if stamp is None:
         return None
     return stamp.isoformat() if hasattr(stamp, "isoformat") else str(stamp)
-
-
-def _scope(data: Any) -> tuple[set[str], list[tuple[str, dict[Any, Any]]]]:
-    """A variable scope's names, and its variables whose value is a dictionary. RF's
-    NormalizedDict (6.1-7.x) sorts its keys each time it is iterated and normalizes each name
-    it is asked for: read through its two plain dicts instead, it costs a few microseconds,
-    not 30 a call, and the listener reads the scope at every test's start and end (a suite of
-    1,000 short tests: 100 → 36 ms)."""
-    values, names = getattr(data, "_data", None), getattr(data, "_keys", None)
-    if type(values) is dict and type(names) is dict and values.keys() == names.keys():
-        return set(names.values()), [(names[key], raw) for key, raw in values.items()
-                                     if isinstance(raw, dict)]
-    pairs = [(name, data[name]) for name in list(data)]
-    return {name for name, _ in pairs}, [pair for pair in pairs if isinstance(pair[1], dict)]
 
 
 class rf_log_listener:
@@ -247,19 +189,16 @@ class rf_log_listener:
         self._sink: StoreRowSink | None = None  # only when rows are written in-process
         self._conn: sqlite3.Connection | None = None
         self._db_path = self.db or ""  # the store's file, once it is open
-        self._process: subprocess.Popen[bytes] | ForkedWriter | None = None
-        self._pipe: FramedPipe | None = None
+        self._link: WriterLink | None = None  # robot's end of a writer process, once started
         self._last_flush = self._last_beat = time.monotonic()
         self._events = 0  # the ticker compares it between ticks to see whether robot is quiet
         self._ticker: threading.Thread | None = None
         self._stop = threading.Event()
         self._ended = False
         self._early_errors: list[tuple[str, str, bool, str | None]] = []  # before the run starts
-        self._secret_names = SecretRegistry(registering_redactor())  # its name rule, cached
-        self._secrets_sent: set[str] = set()
-        self._scope_names_seen: set[str] = set()  # variable names already met in RF's scopes
-        self._scope_secret_names: set[str] = set()  # those of them that name a secret
-        self._definitions_sent: set[tuple[str, str]] = set()  # (library, keyword name)
+        # the registry's name rule, cached per name
+        self._scope = robot_scope.ScopeSecrets(SecretRegistry(registering_redactor()).names_secret)
+        self._definitions = robot_scope.Definitions()
         self._rf6 = rf_version() < (7, 0)
         # RF 7.2+: steps and messages are read from RF's result model (see result_events);
         # RF does not call the step and message methods at all.
@@ -276,7 +215,9 @@ class rf_log_listener:
                   " at ':'; name the listener with ';': rf_log_listener;db=postgresql://...")
             return
         if not self._rf6 and not self.inline:
-            self._start_writer_process()  # it starts while robot parses the suite
+            from .writer_link import start
+
+            self._link = start(self.spawn, _warn)  # it starts while robot parses the suite
         if unknown:
             _warn(f"ignoring unknown listener options {unknown}; use db=PATH, label=TEXT,"
                   " writer=inline|process|spawn")
@@ -301,7 +242,7 @@ class rf_log_listener:
         elif self._follows:
             self._nodes.follow(ended=True)  # the parent suite's setup, done
         self._nodes.open_root(result, ev.SUITE, (
-            OPEN, ev.SUITE, "suite", result.name, None, None, None, _suite_fields(data)))
+            OPEN, ev.SUITE, "suite", result.name, None, None, None, robot_scope.suite_fields(data)))
         self._scope_secrets()
         if first:  # readers see the run's root suite at once, not at the first periodic flush
             self._flush()
@@ -314,13 +255,14 @@ class rf_log_listener:
             f"the store was damaged and was moved to {moved}; this run goes to a new store"))
         self._db_path = conn.execute("PRAGMA database_list").fetchone()[2]
         local = StoreRowSink(conn, replace_nodes=True)
-        output_dir = _output_dir()
+        output_dir = robot_scope.output_dir()
         info = RunInfo(origin="listener", generator=get_full_version("Robot"),
                        rpa=bool(getattr(result, "rpa", False)), label=self.label,
                        output_dir=output_dir, ci=ci_context(),
-                       run_group=pabot_group(_variable, output_dir))
+                       run_group=pabot_group(robot_scope.variable, output_dir))
         run_id = local.begin_run(info)
-        forwarder = None if self.inline else self._writer_process(run_id, info.generator or "")
+        forwarder = None if self._link is None else self._link.begin(
+            self._db_path, run_id, info.generator or "", _warn)
         if forwarder is not None:
             self._events_out = forwarder
         else:
@@ -454,147 +396,27 @@ class rf_log_listener:
                 # checkpoint SQLite makes when its last connection closes (tens of ms) is left
                 # to that process instead of robot.
                 self._conn.close()
-            if self._pipe is not None:
-                self._pipe.close()  # the writer process commits what it has and ends
-            if self._process is not None and self._ended:
-                from .writer_process import ForkedWriter
-
-                if isinstance(self._process, ForkedWriter):
-                    self._process.reap_later()
-            if self._process is not None and not self._ended:
-                # The run did not end: let the writer commit what it has before robot exits.
-                # After a normal end it has committed and acknowledged already; robot does not
-                # wait for it to tear down its interpreter.
-                try:
-                    self._process.wait(30)
-                except subprocess.TimeoutExpired:
-                    self._process.kill()
+            if self._link is not None:
+                self._link.finish(self._ended)  # the writer process commits what it has and ends
 
     # -- helpers ---------------------------------------------------------------------------------
 
     def _scope_secrets(self) -> None:
-        """Register the values of secret-named variables in RF's scopes (the Variables table,
-        --variable, variable files, what tests set): what only a live run can see. A value
-        already sent is not sent again; a variable RF cannot resolve is left alone."""
+        """Register the values of secret-named variables in RF's scopes: what only a live run
+        can see (``robot_scope.ScopeSecrets``)."""
         assert self._events_out is not None
-        try:
-            from robot.running.context import EXECUTION_CONTEXTS
-
-            context = EXECUTION_CONTEXTS.current
-            if context is None:
-                return
-            store = context.variables.current.store
-            names, dictionaries = _scope(store.data)
-        except Exception:  # an RF whose internals differ: nothing to read, capture goes on
-            return
-        # Most names were classified at an earlier read: only new ones meet the name rule,
-        # and the scope's secret names are one set intersection (C), not a call per name.
-        names_secret = self._secret_names.names_secret
-        unseen = names - self._scope_names_seen
-        if unseen:
-            self._scope_names_seen |= unseen
-            self._scope_secret_names.update(filter(names_secret, unseen))
-        secret = names & self._scope_secret_names
-        values: list[Any] = []
-        for name in sorted(secret):
-            try:
-                value = store[name]
-            except Exception:  # a variable RF cannot resolve here
-                continue
-            values += value.values() if isinstance(value, dict) else (
-                value if isinstance(value, (list, tuple)) else (value,))
-        for name, raw in dictionaries:  # &{USER} with a password key
-            if name not in secret:
-                try:
-                    values += [v for k, v in raw.items() if names_secret(str(k))]
-                except Exception:
-                    continue
-        for item in values:
-            text = str(item)
-            if text not in self._secrets_sent:
-                self._secrets_sent.add(text)
-                self._events_out.secret(text)
+        for value in self._scope.new_values():
+            self._events_out.secret(value)
 
     def _send_definitions(self) -> None:
-        """Where the library keywords run so far are defined (RF 7's library model: each
-        keyword's file and line), each once per run: readers show the definition of a library
-        keyword, which no output file has. Installed libraries (site-packages) are left out,
-        as readers leave them out of answers."""
-        from robot.running import EXECUTION_CONTEXTS
-
-        context = EXECUTION_CONTEXTS.current
         assert self._events_out is not None
-        wanted: dict[str, set[str]] = {}
-        for owner, name in KEYWORDS_RUN - self._definitions_sent:
-            wanted.setdefault(owner, set()).add(keyword_key(name))
-        self._definitions_sent |= KEYWORDS_RUN
-        if not wanted:
-            return
-        try:
-            found = []
-            for library in getattr(getattr(context, "namespace", None), "libraries", ()):
-                names = wanted.get(library.name)
-                if not names or INSTALLED.search(str(getattr(library, "source", "") or "")):
-                    continue
-                found += [(library.name, key, str(keyword.source) if keyword.source else None,
-                           keyword.lineno) for keyword in getattr(library, "keywords", ())
-                          if (key := keyword_key(keyword.name)) in names]
-        except Exception:  # a library RF itself cannot describe: the run matters more
-            return
-        for definition in found:
+        for definition in self._definitions.new(KEYWORDS_RUN):
             self._events_out.definition(*definition)
 
     def _maybe_flush(self) -> None:
         assert self._events_out is not None
         if len(self._events_out) >= FLUSH_ITEMS or time.monotonic() - self._last_flush >= FLUSH_EVERY_S:
             self._flush()
-
-    def _start_writer_process(self) -> None:
-        """Start the process that will turn this run's events into rows and commit them, so
-        robot waits for neither; it waits for the run to begin (``_writer_process``): a fork
-        of this process where that is safe (``writer_process.fork_writer``), else a fresh
-        interpreter (always with ``writer=spawn``). If none starts, rows are written
-        in-process."""
-        from .writer_process import fork_writer
-
-        if not self.spawn and (forked := fork_writer()) is not None:
-            self._process, self._pipe = forked
-            return
-        self._spawn_writer(ready=False)
-
-    def _spawn_writer(self, ready: bool) -> bool:
-        """Start ``python -m rf_log_listener.writer_process`` (``ready``: it says when it has
-        imported what it needs); False when it cannot start (robot writes in-process)."""
-        from .row_pipe import FramedPipe
-        from .writer_process import READY
-
-        package_root = str(Path(__file__).resolve().parent.parent)
-        env = {**os.environ, "PYTHONPATH": os.pathsep.join(
-            p for p in (package_root, os.environ.get("PYTHONPATH")) if p)}
-        try:
-            self._process = subprocess.Popen(
-                [sys.executable, "-m", "rf_log_listener.writer_process", *([READY] if ready else [])],
-                stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env, bufsize=1 << 16,
-            )
-        except OSError as exc:
-            _warn(f"writing in-process (no writer process: {exc})")
-            return False
-        assert self._process.stdin is not None and self._process.stdout is not None
-        self._pipe = FramedPipe(self._process.stdout, self._process.stdin)
-        return True
-
-    def _writer_process(self, run_id: int, generator: str) -> EventForwarder | None:
-        """The writer process, told which run to write; None (all is done in-process) when
-        there is none."""
-        if self._pipe is None:
-            return None
-        try:
-            self._pipe.send_bytes(marshal.dumps(("run", self._db_path, run_id, generator)))
-        except OSError as exc:  # it died before the run began
-            _warn(f"writing in-process (the writer process ended: {exc})")
-            self._pipe = None
-            return None
-        return EventForwarder(self._pipe, run_id)
 
     def _flush(self) -> None:
         out = self._events_out
@@ -610,7 +432,7 @@ class rf_log_listener:
         has cost HAND_OVER_AFTER_S, or one batch is HAND_OVER_ITEMS long), start a writer
         process and hold the events until it is ready (up to HOLD_AT_MOST), then hand it
         the run with them."""
-        if self._pipe is not None or len(local) >= HAND_OVER_ITEMS:
+        if self._link is not None or len(local) >= HAND_OVER_ITEMS:
             self._hand_over_to_process(local)  # starts the process, or hands over if it is ready
             if self._events_out is not local:
                 self._events_out.flush()  # handed over: the writer process commits what was held
@@ -627,21 +449,21 @@ class rf_log_listener:
         """The run proved busy: start a writer process (once), and when it is ready give it
         the run (at a flush, by whichever thread holds the listener's lock). If the process
         cannot start or dies first, robot writes the run in-process to the end."""
-        if self._pipe is None:
-            if not self._spawn_writer(ready=True):
+        if self._link is None:
+            from .writer_link import spawn_writer
+
+            self._link = spawn_writer(True, _warn)
+            if self._link is None:
                 self._hand_over = False
             return
-        if not self._writer_ready():
+        if not self._link.ready():
             return  # still starting
         try:
-            if marshal.loads(self._pipe.recv_bytes()) != "ready":
-                raise EOFError
-            forwarder = local.hand_over(self._pipe, self._db_path)
+            forwarder = self._link.take_over(local, self._db_path)
         except Exception:  # it died, or a value in the writer's state cannot be pickled:
             # robot keeps writing the run itself, as it did until now (nothing was lost)
             self._hand_over = False
-            self._pipe.close()
-            self._pipe = None
+            self._link.drop()
             return
         self._hand_over = False
         self._events_out = forwarder
@@ -658,7 +480,7 @@ class rf_log_listener:
         while True:
             # While a writer process is starting, look often whether it is ready: until it
             # takes the run over, robot writes it itself.
-            waiting = self._hand_over and self._pipe is not None
+            waiting = self._hand_over and self._link is not None
             timeout = max(0.0, due - now)
             if self._stop.wait(min(timeout, HAND_OVER_POLL_S) if waiting else timeout):
                 return
@@ -678,16 +500,13 @@ class rf_log_listener:
         if not self._lock.acquire(blocking=False):
             return  # robot is in a listener method; it looks itself at its next flush
         try:
-            if not self._disabled and not self._ended and self._hand_over and self._writer_ready():
+            link = self._link
+            if not self._disabled and not self._ended and self._hand_over and link and link.ready():
                 self._flush()  # what waits is written here first, then the run goes over
         except Exception as exc:
             self._disable_for(exc)
         finally:
             self._lock.release()
-
-    def _writer_ready(self) -> bool:
-        """The writer process started for a hand-over has said it is ready (or died)."""
-        return self._pipe is not None and bool(select.select([self._pipe.inp], [], [], 0)[0])
 
     def tick(self, quiet: bool = True) -> None:
         """One look of the ticker: it may run at any moment of robot's own thread (see
@@ -726,14 +545,8 @@ class rf_log_listener:
         if self._disabled:
             return
         self._disabled = True
-        if self._process is not None and "Broken pipe" in reason:
-            from .writer_process import WRITER_WARNED
-
-            try:  # the writer process ended: it says why itself when it can
-                if self._process.wait(2) == WRITER_WARNED:
-                    return
-            except subprocess.TimeoutExpired:
-                pass
+        if self._link is not None and "Broken pipe" in reason and self._link.warned():
+            return  # the writer process ended and said why itself
         _warn(f"capture stopped, the run goes on: {reason}")
 
 

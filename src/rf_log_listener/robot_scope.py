@@ -1,0 +1,162 @@
+"""What the live listener reads from robot's running context besides results (capture side,
+inside robot): variables (``${OUTPUT_DIR}``, pabot's), the values of secret-named variables
+in RF's scopes, where the library keywords run so far are defined, and a suite file's
+fingerprint. No output file holds any of these; an import cannot see them.
+
+Every read goes through RF internals that differ between versions, so each one gives up
+quietly (nothing read) rather than failing: the run matters more than the capture.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from .events import INSTALLED, keyword_key
+
+Definition = tuple[str, str, "str | None", "int | None"]  # library, keyword key, file, line
+
+
+def variable(name: str) -> object:
+    """A variable's value in robot's current scope (None: not set, or robot not running).
+    ``${NAME}`` is looked for in the scope first: RF's lookup of a variable that is not set
+    (pabot's, in most runs) ranks every variable's name for a "did you mean" (~0.2 ms)."""
+    from robot.libraries.BuiltIn import BuiltIn, RobotNotRunningError
+    from robot.running.context import EXECUTION_CONTEXTS
+
+    with contextlib.suppress(Exception):  # an RF whose internals differ: ask BuiltIn
+        if name[2:-1] not in EXECUTION_CONTEXTS.current.variables.current.store:
+            return None
+    try:
+        return BuiltIn().get_variable_value(name)
+    except RobotNotRunningError:
+        return None
+
+
+def output_dir() -> str | None:
+    """``${OUTPUT_DIR}``: libraries write screenshots there (attachments are read there)."""
+    value = variable("${OUTPUT_DIR}")
+    return str(value) if value else None
+
+
+def suite_fields(data: Any) -> dict[str, Any] | None:
+    """A suite's source, and the fingerprint of its file (size, mtime_ns, sha256): readers
+    resolve steps' lines from the file only while it is the one robot ran."""
+    if not data.source:
+        return None
+    source = str(data.source)
+    try:
+        stat = os.stat(source)
+        if not Path(source).is_file():
+            return {"source": source}
+        with open(source, "rb") as handle:
+            digest = hashlib.sha256(handle.read()).hexdigest()  # a suite file: small
+    except OSError:
+        return {"source": source}
+    return {"source": source, "_fingerprint": [stat.st_size, stat.st_mtime_ns, digest]}
+
+
+def scope(data: Any) -> tuple[set[str], list[tuple[str, dict[Any, Any]]]]:
+    """A variable scope's names, and its variables whose value is a dictionary. RF's
+    NormalizedDict (6.1-7.x) sorts its keys each time it is iterated and normalizes each name
+    it is asked for: read through its two plain dicts instead, it costs a few microseconds,
+    not 30 a call, and the listener reads the scope at every test's start and end (a suite of
+    1,000 short tests: 100 → 36 ms)."""
+    values, names = getattr(data, "_data", None), getattr(data, "_keys", None)
+    if type(values) is dict and type(names) is dict and values.keys() == names.keys():
+        return set(names.values()), [(names[key], raw) for key, raw in values.items()
+                                     if isinstance(raw, dict)]
+    pairs = [(name, data[name]) for name in list(data)]
+    return {name for name, _ in pairs}, [pair for pair in pairs if isinstance(pair[1], dict)]
+
+
+class ScopeSecrets:
+    """The values of secret-named variables in RF's scopes (the Variables table, --variable,
+    variable files, what tests set), each text once per run."""
+
+    def __init__(self, names_secret: Callable[[str], bool]) -> None:
+        self.names_secret = names_secret
+        self.sent: set[str] = set()
+        self.names_seen: set[str] = set()  # variable names already met in RF's scopes
+        self.secret_names: set[str] = set()  # those of them that name a secret
+
+    def new_values(self) -> list[str]:
+        """The secret values in robot's current scope not returned before; a variable RF
+        cannot resolve is left alone."""
+        try:
+            from robot.running.context import EXECUTION_CONTEXTS
+
+            context = EXECUTION_CONTEXTS.current
+            if context is None:
+                return []
+            store = context.variables.current.store
+            names, dictionaries = scope(store.data)
+        except Exception:  # an RF whose internals differ: nothing to read, capture goes on
+            return []
+        # Most names were classified at an earlier read: only new ones meet the name rule,
+        # and the scope's secret names are one set intersection (C), not a call per name.
+        names_secret = self.names_secret
+        unseen = names - self.names_seen
+        if unseen:
+            self.names_seen |= unseen
+            self.secret_names.update(filter(names_secret, unseen))
+        secret = names & self.secret_names
+        values: list[Any] = []
+        for name in sorted(secret):
+            try:
+                value = store[name]
+            except Exception:  # a variable RF cannot resolve here
+                continue
+            values += value.values() if isinstance(value, dict) else (
+                value if isinstance(value, (list, tuple)) else (value,))
+        for name, raw in dictionaries:  # &{USER} with a password key
+            if name not in secret:
+                try:
+                    values += [v for k, v in raw.items() if names_secret(str(k))]
+                except Exception:
+                    continue
+        new = []
+        for item in values:
+            text = str(item)
+            if text not in self.sent:
+                self.sent.add(text)
+                new.append(text)
+        return new
+
+
+class Definitions:
+    """Where the library keywords run so far are defined (RF 7's library model: each
+    keyword's file and line), each once per run: readers show the definition of a library
+    keyword, which no output file has. Installed libraries (site-packages) are left out, as
+    readers leave them out of answers."""
+
+    def __init__(self) -> None:
+        self.sent: set[tuple[str, str]] = set()  # (library, keyword name)
+
+    def new(self, keywords_run: set[tuple[str, str]]) -> list[Definition]:
+        """Definitions of the keywords in ``keywords_run`` (library, name) not looked up before."""
+        from robot.running import EXECUTION_CONTEXTS
+
+        wanted: dict[str, set[str]] = {}
+        for owner, name in keywords_run - self.sent:
+            wanted.setdefault(owner, set()).add(keyword_key(name))
+        self.sent |= keywords_run
+        if not wanted:
+            return []
+        try:
+            found: list[Definition] = []
+            context = EXECUTION_CONTEXTS.current
+            for library in getattr(getattr(context, "namespace", None), "libraries", ()):
+                names = wanted.get(library.name)
+                if not names or INSTALLED.search(str(getattr(library, "source", "") or "")):
+                    continue
+                found += [(library.name, key, str(keyword.source) if keyword.source else None,
+                           keyword.lineno) for keyword in getattr(library, "keywords", ())
+                          if (key := keyword_key(keyword.name)) in names]
+        except Exception:  # a library RF itself cannot describe: the run matters more
+            return []
+        return found
