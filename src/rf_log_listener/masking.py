@@ -30,106 +30,31 @@ from functools import cache
 from typing import Any
 
 from rf_log_listener.errors import ResultError
+from rf_log_listener.secret_names import (
+    SECRET_WORDS,
+    alternation,
+    key_value,
+    reversed_name,
+    spellings,
+    whole_line,
+)
 
 MASK = "***"
 ENV_KEYS = "RF_LOG_MCP_SECRET_KEYS"
 ENV_PATTERNS = "RF_LOG_MCP_SECRET_PATTERNS"
 INVALID_SETTING = "INVALID_SETTING"
 
-# Words that make a field name secret when the name ends with them (``db_password``,
-# ``X-Auth-Token``, ``accessToken``). ``token_count`` and ``tokens`` do not end with one.
-SECRET_WORDS = (
-    r"password", r"passwd", r"passphrase", r"pwd", r"secret", r"token", r"api[-_ ]?key",
-    r"access[-_ ]?key", r"secret[-_ ]?key", r"private[-_ ]?key", r"ssh[-_ ]?key",
-    r"signing[-_ ]?key", r"encryption[-_ ]?key", r"auth", r"authorization", r"credentials?",
-    r"cookie", r"session[-_ ]?id", r"sessid", r"sid",
-)
+
+def lazy_pattern(pattern: str, flags: int = 0) -> Callable[[], re.Pattern[str]]:
+    """A pattern compiled at its first use, not when its module is imported: a compilation
+    costs every robot process that loads the listener 0.1-0.4 ms, and a short run uses few
+    of these patterns (issue #19)."""
+    return cache(lambda: re.compile(pattern, flags))
+
+
 _ASCII_NOT_ALNUM = "".join(chr(c) for c in range(128) if not chr(c).isalnum())
 _NOT_SECRET = frozenset({"", MASK, "null", "none", "true", "false", "[]", "{}", "''", '""'})
-_VARIABLE = re.compile(r"^[$@&%]\{[^{}]+\}(\[[^\]]*\])?$")
-
-
-def _names(words: Iterable[str]) -> str:
-    return "|".join(words)
-
-
-# One step of a name: a character (escaped or not) or a class, perhaps optional.
-_NAME_STEP = re.compile(r"(\[[^\]]*\]|\\.|[^\\\[\](){}?*+|^$])\??")
-
-
-def _steps(name: str) -> list[re.Match[str]] | None:
-    """A name's pattern as its steps (_NAME_STEP), or None when it is more than that."""
-    steps, at = [], 0
-    while at < len(name):
-        step = _NAME_STEP.match(name, at)
-        if step is None:
-            return None
-        steps.append(step)
-        at = step.end()
-    return steps
-
-
-def _reversed(name: str) -> str | None:
-    """A name's pattern matching the reversed texts (``api[-_ ]?key`` → ``yek[-_ ]?ipa``),
-    or None when it is more than a sequence of steps (_NAME_STEP)."""
-    steps = _steps(name)
-    return None if steps is None else "".join(step[0] for step in reversed(steps))
-
-
-def _spellings(name: str) -> list[str] | None:
-    """Every text a name's pattern matches (``api[-_ ]?key`` → ``apikey``, ``api-key``,
-    ``api_key``, ``api key``), or None when it is more than a sequence of characters and
-    classes of plain characters (_NAME_STEP), each at most optional."""
-    steps = _steps(name)
-    if steps is None:
-        return None
-    spelled = [""]
-    for step in steps:
-        unit = step[1]
-        if unit.startswith("["):
-            chars = unit[1:-1]
-            if not chars or chars.startswith("^") or "\\" in chars or "-" in chars[1:-1]:
-                return None
-        elif unit.startswith("\\"):
-            chars = unit[1]
-            if chars.isalnum():  # \d, \w, \b...: a class or an assertion, not a character
-                return None
-        else:
-            chars = unit
-        options = list(chars) + ([""] if step[0].endswith("?") else [])
-        spelled = [done + char for done in spelled for char in options]
-    return spelled
-
-
-def _key_value(name: str) -> re.Pattern[str]:
-    """``name=value``, ``name: value``, ``"name": "value"``, ``&{d}[name]=value``; the value may
-    be quoted (then it may hold spaces). Groups: key, sep, value.
-
-    A bare name starts only where a run of name characters starts (the lookbehind), so a
-    long identifier-like text (an id, base64) is scanned once, not once per character."""
-    return re.compile(
-        rf"""(?ix)
-        (?P<key> [$@&%]\{{ {name} \}} | (?P<q>["']) {name} (?P=q) | (?<![\w$.-]) {name} )
-        (?![\w-])
-        (?P<sep> \s*[:=]\s* (?:(?:Bearer|Basic|Digest|Token|Negotiate|NTLM)[ \t]+)? )
-        (?P<value> [$@&%]\{{[^{{}}]*\}}(?:\[[^\]]*\])?
-                 | "(?:[^"\\\n]|\\.)*" | '(?:[^'\\\n]|\\.)*' | [^\s,;&'"<>)\]}}|]+ )
-        """
-    )
-
-
-def _whole_line(name: str) -> re.Pattern[str]:
-    """Values that run to the end of the line: HTTP headers at the start of a line
-    (``Cookie: a=1; b=2``, ``Authorization: Bearer …``, the scheme stays) and RF's own
-    assignment lines (``${password} = value``)."""
-    return re.compile(
-        rf"""(?imx)
-        (?P<lead> (?:^[ \t>*-]*|(?<=\n)) (?:(?:proxy-)?authorization|(?:set-)?cookie|x-[\w-]*?(?:{name}))
-              [ \t]*:[ \t]* (?:(?:Bearer|Basic|Digest|Token|Negotiate|NTLM)[ \t]+)?
-        | [$@&%]\{{ [\w .-]*?(?:{name}) \}} [ \t]+=[ \t]+ )
-        (?P<value> [^\r\n]+ )
-        """
-    )
+_VARIABLE = lazy_pattern(r"^[$@&%]\{[^{}]+\}(\[[^\]]*\])?$")
 
 
 # Vendor tokens, masked wherever they occur: (prefix, body). The prefixes are also what
@@ -169,9 +94,9 @@ class _Shapes:
 
 _shapes = functools.cache(_Shapes)
 # RF's TRACE lines: ``Arguments: [ 'id:pw' | 'hunter2' ]`` and ``Return: 'hunter2'``.
-_ARGUMENTS = re.compile(r"^(Arguments: \[ )(.*)( \])$", re.DOTALL)
-_RETURN = re.compile(r"^(Return: )(.+)$", re.DOTALL)
-_NAMED_ARG = re.compile(r"^([$@&%]?\{?[\w .-]+\}?=)(.*)$", re.DOTALL)
+_ARGUMENTS = lazy_pattern(r"^(Arguments: \[ )(.*)( \])$", re.DOTALL)
+_RETURN = lazy_pattern(r"^(Return: )(.+)$", re.DOTALL)
+_NAMED_ARG = lazy_pattern(r"^([$@&%]?\{?[\w .-]+\}?=)(.*)$", re.DOTALL)
 
 
 # Values never registered as secrets: too short or too common to be one, and masking them
@@ -190,7 +115,7 @@ def registrable(value: str) -> bool:
     text = value.strip()
     if len(text) < MIN_SECRET_CHARS or text.casefold() in _TOO_COMMON or MASK in text:
         return False
-    if _VARIABLE.match(text) or text.startswith(("${", "@{", "&{", "%{")):
+    if _VARIABLE().match(text) or text.startswith(("${", "@{", "&{", "%{")):
         return False
     return not (len(text) < 6 and not any(c.isalpha() for c in text))
 
@@ -228,11 +153,11 @@ class Redactor:
 
     def __init__(self, extra_words: Iterable[str] = (), extra_patterns: Iterable[str] = ()) -> None:
         extra = [re.escape(w.strip().lower()) for w in extra_words if w.strip()]
-        self._words = _names([*SECRET_WORDS, *extra])
+        self._words = alternation([*SECRET_WORDS, *extra])
         # On lower-cased text, longest first (``authorization`` before ``auth``): several
         # times faster than a case-insensitive search, which the writer runs on every message.
         self._longest_first_names = sorted([*SECRET_WORDS, *extra], key=len, reverse=True)
-        self._longest_first = _names(self._longest_first_names)
+        self._longest_first = alternation(self._longest_first_names)
         self._extra = []
         for pattern in extra_patterns:
             try:
@@ -286,7 +211,7 @@ class Redactor:
         8.6 → 4.1 µs a message of a generated 100 MB output.xml, JSON bodies and all). None
         when a name is more than a plain sequence of characters and classes, each at most
         optional (no reversed form is made for it then)."""
-        names = [_reversed(name) for name in self._longest_first_names]
+        names = [reversed_name(name) for name in self._longest_first_names]
         if None in names:
             return None
         return re.compile(rf"""[:=][ \t]*["'}}]?(?:{'|'.join(names)})""")  # type: ignore[arg-type]
@@ -303,7 +228,7 @@ class Redactor:
         list of ASCII spellings ending in a letter or digit: ``_names_secret`` answers then."""
         endings = []
         for name in self._longest_first_names:
-            spelled = _spellings(name)
+            spelled = spellings(name)
             if spelled is None or not all(s.isascii() and s[-1:].isalnum() for s in spelled):
                 return None
             endings += spelled
@@ -311,11 +236,11 @@ class Redactor:
 
     @functools.cached_property
     def _key_value(self) -> re.Pattern[str]:
-        return _key_value(rf"[\w.-]*?(?:{self._words})")
+        return key_value(rf"[\w.-]*?(?:{self._words})")
 
     @functools.cached_property
     def _whole_line(self) -> re.Pattern[str]:
-        return _whole_line(self._words)
+        return whole_line(self._words)
 
     # -- texts -------------------------------------------------------------------------
 
@@ -430,12 +355,12 @@ class Redactor:
         for index, arg in enumerate(args):
             masked, n = self.text(arg)
             if n == 0 and secret_follows and index > 0 and not _is_reference(arg):
-                named = _NAMED_ARG.match(arg)
+                named = _NAMED_ARG().match(arg)
                 if named and not _is_reference(named[2]):
                     masked, n = f"{named[1]}{MASK}", 1
                 elif not named:
                     masked, n = MASK, 1
-            if not _NAMED_ARG.match(arg) and self.names_secret(arg):
+            if not _NAMED_ARG().match(arg) and self.names_secret(arg):
                 secret_follows = True
             out.append(masked)
             count += n
@@ -447,20 +372,20 @@ class Redactor:
         carry resolved values: an argument is masked where the keyword's own argument is
         (``Input Password``), names a secret (``${TOKEN}``, ``password=${PW}``) or follows one;
         the return value when the keyword's name or an assigned variable's is a secret's."""
-        match = _ARGUMENTS.match(text)
+        match = _ARGUMENTS().match(text)
         if match and (keyword_name or args):
             secret = self.secret_positions(keyword_name, args or [])
             items, count = [], 0
             for index, item in enumerate(match[2].split(" | ")):
                 masked, n = self.text(item)
-                named = _NAMED_ARG.match(item)
+                named = _NAMED_ARG().match(item)
                 if n == 0 and (index in secret or (named and self.names_secret(named[1][:-1]))) \
                         and not _is_reference((named[2] if named else item).strip("'")):
                     masked, n = (f"{named[1]}{MASK}" if named else MASK), 1
                 items.append(masked)
                 count += n
             return f"{match[1]}{' | '.join(items)}{match[3]}", count
-        match = _RETURN.match(text)
+        match = _RETURN().match(text)
         if match and not _is_reference(match[2].strip("'\"")) and (
                 (keyword_name and self.mentions_secret(keyword_name))
                 or any(self.names_secret(str(name)) for name in _names_of(assign))):
@@ -473,9 +398,9 @@ class Redactor:
         masked, _ = self.args(keyword_name, args)
         positions = set()
         for index, (arg, shown) in enumerate(zip(args, masked, strict=True)):
-            named = _NAMED_ARG.match(arg)
+            named = _NAMED_ARG().match(arg)
             if shown != arg or (named and self.names_secret(named[1][:-1])) or (
-                    _VARIABLE.match(arg.strip()) and self.names_secret(arg)):
+                    _VARIABLE().match(arg.strip()) and self.names_secret(arg)):
                 positions.add(index)
         return positions
 
@@ -524,7 +449,7 @@ def _names_of(assign: Any) -> list[Any]:
 def _is_reference(value: str) -> bool:
     """A variable name or nothing worth hiding (``${PASSWORD}``, ``None``, ``***``)."""
     value = value.strip()
-    return value.casefold() in _NOT_SECRET or bool(_VARIABLE.match(value))
+    return value.casefold() in _NOT_SECRET or bool(_VARIABLE().match(value))
 
 
 def _masked_value(match: re.Match[str]) -> str:

@@ -36,18 +36,18 @@ from typing import Any
 
 from . import events as ev
 from .events import Node
-from .masking import KnownValues, Redactor, registrable
+from .masking import KnownValues, Redactor, lazy_pattern, registrable
 
 # One item of RF's TRACE ``Arguments: [ a | b ]`` line: an optional name (``${pass}=`` of a
 # user keyword's argument, ``password=`` of a named one) and a value as RF's ``prepr``
 # writes it (a quoted repr for strings).
-_TRACE_ARGUMENTS = re.compile(r"^Arguments: \[ (.*) \]$", re.DOTALL)
-_TRACE_ITEM = re.compile(r"""
+_TRACE_ARGUMENTS = lazy_pattern(r"^Arguments: \[ (.*) \]$", re.DOTALL)
+_TRACE_ITEM = lazy_pattern(r"""
     (?P<name> \$\{[^{}]*\}= | [\w -]+= )?
     (?P<value> '(?:[^'\\]|\\.)*' | "(?:[^"\\]|\\.)*" | .*? )
     (?: \ \|\ | $ )""", re.VERBOSE | re.DOTALL)
-_REFERENCE = re.compile(r"[$@&%]\{[^{}]*\}(?:\[[^\]]*\])*")
-_NAMED = re.compile(r"^([\w -]+)=(.*)$", re.DOTALL)
+_REFERENCE = lazy_pattern(r"[$@&%]\{[^{}]*\}(?:\[[^\]]*\])*")
+_NAMED = lazy_pattern(r"^([\w -]+)=(.*)$", re.DOTALL)
 # BuiltIn keywords whose status message or own message RF builds from their arguments:
 # name -> templates of that text, as positions of the arguments ({0}, {1}, ...).
 _BUILT_FROM_ARGUMENTS: dict[str, tuple[str, ...]] = {
@@ -133,14 +133,14 @@ class SecretRegistry:
         logged = opening[-1] if opening and (traced is None or len(opening) > 1) else None
         args = [str(a) for a in args]
         for index, arg in enumerate(args):
-            named = _NAMED.match(arg)
+            named = _NAMED().match(arg)
             if named and self.names_secret(named[1]):  # Login  password=hunter2
                 for value in self.redactor.secret_values(arg):
                     self.add(value)
-            elif secret_keyword and index > 0 and not _REFERENCE.search(arg):
+            elif secret_keyword and index > 0 and not _REFERENCE().search(arg):
                 self.add(arg)
         for arg, template, resolved in self._pairs(node, args, traced, logged):
-            named = _NAMED.match(arg)
+            named = _NAMED().match(arg)
             if named and named[2] == template and self.names_secret(named[1]):
                 self.add(resolved)  # password=${PW}: what was passed as the password
             else:
@@ -169,8 +169,8 @@ class SecretRegistry:
     def _align(self, template: str, resolved: str) -> None:
         """Register what the secret-named variables of ``template`` stand for in
         ``resolved``: the template's literal text must match around them exactly."""
-        parts = _REFERENCE.split(template)
-        names = _REFERENCE.findall(template)
+        parts = _REFERENCE().split(template)
+        names = _REFERENCE().findall(template)
         if not any(self.names_secret(n) for n in names):
             return
         pattern = "".join(
@@ -187,17 +187,17 @@ class SecretRegistry:
 def _traced(args: list[str], trace_arguments: str) -> list[tuple[str, str, str]]:
     """Arguments paired with their resolved values from RF's TRACE line: positional ones by
     position, named ones (``password=${PW}``, a user keyword's ``${pass}=``) by name."""
-    line = _TRACE_ARGUMENTS.match(trace_arguments)
+    line = _TRACE_ARGUMENTS().match(trace_arguments)
     if line is None:
         return []
-    items = [(m["name"], _literal(m["value"])) for m in _TRACE_ITEM.finditer(line[1])
+    items = [(m["name"], _literal(m["value"])) for m in _TRACE_ITEM().finditer(line[1])
              if m[0]]
     by_name = {name[:-1].strip("${}"): value for name, value in items if name}
     positional = [value for name, value in items if not name or name.startswith("${")]
     pairs = []
     position = 0
     for arg in args:
-        named = _NAMED.match(arg)
+        named = _NAMED().match(arg)
         if named and named[1] in by_name:
             pairs.append((arg, named[2], by_name[named[1]]))
             continue

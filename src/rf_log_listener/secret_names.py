@@ -1,0 +1,104 @@
+"""What a secret's name looks like (shared by both sides, through ``masking``): the words a
+secret's name ends with, and what is derived from a name's pattern: its steps, the pattern
+that matches reversed texts, its literal spellings (``str.endswith`` instead of a search
+for most names), and the patterns that find a named value (``key=value``, a header or an
+assignment line).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+# Words that make a field name secret when the name ends with them (``db_password``,
+# ``X-Auth-Token``, ``accessToken``). ``token_count`` and ``tokens`` do not end with one.
+SECRET_WORDS = (
+    r"password", r"passwd", r"passphrase", r"pwd", r"secret", r"token", r"api[-_ ]?key",
+    r"access[-_ ]?key", r"secret[-_ ]?key", r"private[-_ ]?key", r"ssh[-_ ]?key",
+    r"signing[-_ ]?key", r"encryption[-_ ]?key", r"auth", r"authorization", r"credentials?",
+    r"cookie", r"session[-_ ]?id", r"sessid", r"sid",
+)
+
+
+def alternation(words: Iterable[str]) -> str:
+    """Names as one pattern's alternatives."""
+    return "|".join(words)
+
+
+# One step of a name: a character (escaped or not) or a class, perhaps optional.
+_NAME_STEP = re.compile(r"(\[[^\]]*\]|\\.|[^\\\[\](){}?*+|^$])\??")
+
+
+def _steps(name: str) -> list[re.Match[str]] | None:
+    """A name's pattern as its steps (_NAME_STEP), or None when it is more than that."""
+    steps, at = [], 0
+    while at < len(name):
+        step = _NAME_STEP.match(name, at)
+        if step is None:
+            return None
+        steps.append(step)
+        at = step.end()
+    return steps
+
+
+def reversed_name(name: str) -> str | None:
+    """A name's pattern matching the reversed texts (``api[-_ ]?key`` → ``yek[-_ ]?ipa``),
+    or None when it is more than a sequence of steps (_NAME_STEP)."""
+    steps = _steps(name)
+    return None if steps is None else "".join(step[0] for step in reversed(steps))
+
+
+def spellings(name: str) -> list[str] | None:
+    """Every text a name's pattern matches (``api[-_ ]?key`` → ``apikey``, ``api-key``,
+    ``api_key``, ``api key``), or None when it is more than a sequence of characters and
+    classes of plain characters (_NAME_STEP), each at most optional."""
+    steps = _steps(name)
+    if steps is None:
+        return None
+    spelled = [""]
+    for step in steps:
+        unit = step[1]
+        if unit.startswith("["):
+            chars = unit[1:-1]
+            if not chars or chars.startswith("^") or "\\" in chars or "-" in chars[1:-1]:
+                return None
+        elif unit.startswith("\\"):
+            chars = unit[1]
+            if chars.isalnum():  # \d, \w, \b...: a class or an assertion, not a character
+                return None
+        else:
+            chars = unit
+        options = list(chars) + ([""] if step[0].endswith("?") else [])
+        spelled = [done + char for done in spelled for char in options]
+    return spelled
+
+
+def key_value(name: str) -> re.Pattern[str]:
+    """``name=value``, ``name: value``, ``"name": "value"``, ``&{d}[name]=value``; the value may
+    be quoted (then it may hold spaces). Groups: key, sep, value.
+
+    A bare name starts only where a run of name characters starts (the lookbehind), so a
+    long identifier-like text (an id, base64) is scanned once, not once per character."""
+    return re.compile(
+        rf"""(?ix)
+        (?P<key> [$@&%]\{{ {name} \}} | (?P<q>["']) {name} (?P=q) | (?<![\w$.-]) {name} )
+        (?![\w-])
+        (?P<sep> \s*[:=]\s* (?:(?:Bearer|Basic|Digest|Token|Negotiate|NTLM)[ \t]+)? )
+        (?P<value> [$@&%]\{{[^{{}}]*\}}(?:\[[^\]]*\])?
+                 | "(?:[^"\\\n]|\\.)*" | '(?:[^'\\\n]|\\.)*' | [^\s,;&'"<>)\]}}|]+ )
+        """
+    )
+
+
+def whole_line(name: str) -> re.Pattern[str]:
+    """Values that run to the end of the line: HTTP headers at the start of a line
+    (``Cookie: a=1; b=2``, ``Authorization: Bearer …``, the scheme stays) and RF's own
+    assignment lines (``${password} = value``)."""
+    return re.compile(
+        rf"""(?imx)
+        (?P<lead> (?:^[ \t>*-]*|(?<=\n)) (?:(?:proxy-)?authorization|(?:set-)?cookie|x-[\w-]*?(?:{name}))
+              [ \t]*:[ \t]* (?:(?:Bearer|Basic|Digest|Token|Negotiate|NTLM)[ \t]+)?
+        | [$@&%]\{{ [\w .-]*?(?:{name}) \}} [ \t]+=[ \t]+ )
+        (?P<value> [^\r\n]+ )
+        """
+    )
