@@ -15,6 +15,7 @@ output file robot writes at the end (nothing is captured with ``--output NONE``)
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import re
@@ -193,6 +194,7 @@ class rf_log_listener:
         self._last_flush = self._last_beat = time.monotonic()
         self._events = 0  # the ticker compares it between ticks to see whether robot is quiet
         self._ticker: threading.Thread | None = None
+        self._checkpointer: threading.Thread | None = None
         self._stop = threading.Event()
         self._ended = False
         self._early_errors: list[tuple[str, str, bool, str | None]] = []  # before the run starts
@@ -288,6 +290,7 @@ class rf_log_listener:
         if not self._nodes.frames:
             self._events_out.end_run(RunEnd(complete=True))
             self._ended = True
+            self._checkpoint_while_robot_writes()
         else:
             self._maybe_flush()
 
@@ -383,6 +386,8 @@ class rf_log_listener:
         self._stop.set()
         if self._ticker is not None:
             self._ticker.join(5)
+        if self._checkpointer is not None:
+            self._checkpointer.join()
         with self._lock:
             if self._events_out is not None and not self._ended and not self._disabled:
                 try:  # robot stopped before the root suite ended
@@ -412,6 +417,24 @@ class rf_log_listener:
         assert self._events_out is not None
         for definition in self._definitions.new(KEYWORDS_RUN):
             self._events_out.definition(*definition)
+
+    def _checkpoint_while_robot_writes(self) -> None:
+        """The run is committed and robot goes on to write its output files. SQLite's
+        checkpoint (the run's pages copied from the WAL into the store, two fsyncs) would be
+        made when robot closes the store at its very end; it is made now, on a thread of its
+        own (SQLite runs without the GIL), so robot's close finds nothing left to copy. Not
+        when a writer process has the run: that process closes the store last."""
+        if self._sink is None or not isinstance(self._conn, sqlite3.Connection):
+            return
+        self._checkpointer = threading.Thread(target=self._checkpoint, name="rf-log-mcp-checkpoint",
+                                              daemon=True)
+        self._checkpointer.start()
+
+    def _checkpoint(self) -> None:
+        with self._lock:  # after end_suite has returned; output_file waits for it
+            if self._conn is not None:
+                with contextlib.suppress(sqlite3.Error):  # the store is written; close() checkpoints
+                    self._conn.execute("PRAGMA wal_checkpoint(PASSIVE)")
 
     def _maybe_flush(self) -> None:
         assert self._events_out is not None
