@@ -857,3 +857,46 @@ def test_rows_a_writer_process_commits_after_a_reader_marked_its_run_are_settled
         ("s1", "NOT FINISHED"), ("s1-t1", "NOT FINISHED"), ("s1-t1-k1", "NOT FINISHED")]
     assert conn.execute("SELECT status FROM runs").fetchall() == [("interrupted",)]
     assert [row[0] for row in conn.execute("SELECT text FROM messages")] == ["late"]
+
+
+# A listener of the test's own, called before rf_log_listener (whose priority is lowest) when
+# robot has written output.xml: how much of the store's WAL is copied into the store by then.
+# The WAL index (the -shm file, SQLite's documented layout): the last valid frame (mxFrame)
+# at offset 16, the frames checkpointed (nBackfill) at offset 96, native 32-bit integers.
+WAL_WATCHER = """
+import struct, time
+from pathlib import Path
+
+ROBOT_LISTENER_API_VERSION = 3
+
+
+def output_file(path):
+    index = Path({shm!r})
+    deadline = time.monotonic() + 10
+    while True:
+        data = index.read_bytes()
+        last, copied = struct.unpack_from("=I", data, 16)[0], struct.unpack_from("=I", data, 96)[0]
+        if (last and copied == last) or time.monotonic() > deadline:
+            break
+        time.sleep(0.01)
+    Path({record!r}).write_text(f"{{last}} {{copied}}")
+"""
+
+
+def test_the_closing_checkpoint_is_made_while_robot_writes_its_output(tmp_path: Path) -> None:
+    """A run written in robot's process: SQLite's checkpoint is not left to robot's very
+    end (issue #19): by the time robot has written output.xml, every frame of the WAL the
+    run wrote is in the store, before the listener's close."""
+    db, record = tmp_path / "store.sqlite3", tmp_path / "wal.txt"
+    open_store(db).close()  # the store exists (and is checkpointed) before the run
+    suite = tmp_path / "one.robot"
+    suite.write_text("*** Test Cases ***\nOne\n    Log    hello\n")
+    (tmp_path / "WalWatcher.py").write_text(
+        WAL_WATCHER.format(shm=f"{db}-shm", record=str(record)))
+    done = robot("--listener", f"rf_log_listener:db={db}", "--listener", "WalWatcher",
+                 "--pythonpath", str(tmp_path), "--log", "NONE", "--report", "NONE",
+                 str(suite), cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    last, copied = map(int, record.read_text().split())
+    assert last > 0 and copied == last, (last, copied)
+    assert open_store(db).execute("SELECT status FROM runs").fetchone() == ("complete",)
