@@ -350,15 +350,16 @@ class Redactor:
         masked; variable references stay (they are names, not values)."""
         out, count = [], 0
         secret_follows = bool(keyword_name and self.mentions_secret(keyword_name))
+        named_arg = _NAMED_ARG().match
         for index, arg in enumerate(args):
             masked, n = self.text(arg)
+            named = named_arg(arg)
             if n == 0 and secret_follows and index > 0 and not _is_reference(arg):
-                named = _NAMED_ARG().match(arg)
                 if named and not _is_reference(named[2]):
                     masked, n = f"{named[1]}{MASK}", 1
                 elif not named:
                     masked, n = MASK, 1
-            if not _NAMED_ARG().match(arg) and self.names_secret(arg):
+            if not named and self.names_secret(arg):
                 secret_follows = True
             out.append(masked)
             count += n
