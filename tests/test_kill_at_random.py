@@ -108,8 +108,8 @@ def test_robot_killed_at_twenty_random_points(tmp_path: Path) -> None:
 
 def _until_writer_processes_end(timeout: float = 30.0) -> None:
     """Until the writer processes killed robots left (a run handed over mid-run) have ended:
-    each commits what robot sent and settles rows a reader marked meanwhile
-    (store.settle_late_rows) when its pipe closes, a few milliseconds after robot died."""
+    each commits what robot sent (settling its rows if a reader marked the run meanwhile)
+    and ends when its pipe closes, a few milliseconds after robot died."""
     proc = Path("/proc")
     deadline = time.monotonic() + timeout
     while proc.is_dir() and time.monotonic() < deadline:

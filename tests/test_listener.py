@@ -829,9 +829,10 @@ def test_rows_a_writer_process_commits_after_a_reader_marked_its_run_are_settled
         tmp_path: Path) -> None:
     """Robot killed just after a flush: a reader sees robot's pid gone and marks the run
     interrupted, its open nodes NOT FINISHED, while the writer process is still committing
-    that last batch, which holds the open chain as RUNNING again. When the pipe closes the
-    writer process settles them as the reader did: no node stays RUNNING (the kill test
-    found 5 once, on a loaded machine)."""
+    that last batch, which holds the open chain as RUNNING again. The writer process
+    settles them as the reader did in that same commit: no reader ever sees a node RUNNING
+    in the interrupted run (the kill test found 5 once, on a loaded machine, when they were
+    settled only as the pipe closed)."""
     from rf_log_listener import events as ev
     from rf_log_listener.event_pipe import MESSAGE, OPEN
     from rf_log_listener.store import mark_dead_live_runs
@@ -851,13 +852,55 @@ def test_rows_a_writer_process_commits_after_a_reader_marked_its_run_are_settled
     forwarder.extend((OPEN, ev.KEYWORD, "kw", "Log", "BuiltIn", ("late",), None, None,
                       MESSAGE, "INFO", "late", False, "2026-12-02T00:00:01"))
     forwarder.flush()  # robot's last batch, committed after the mark
+    deadline = time.monotonic() + 60
+    while not conn.execute("SELECT 1 FROM messages WHERE text = 'late'").fetchone():
+        assert time.monotonic() < deadline, "the writer process never committed the last batch"
+        time.sleep(0.01)
+    settled = [("s1", "NOT FINISHED"), ("s1-t1", "NOT FINISHED"), ("s1-t1-k1", "NOT FINISHED")]
+    assert conn.execute("SELECT node_id, status FROM nodes ORDER BY key").fetchall() == settled
     pipe.close()  # robot is gone
     assert process.wait(30) == 0
+    assert conn.execute("SELECT node_id, status FROM nodes ORDER BY key").fetchall() == settled
+    assert conn.execute("SELECT status FROM runs").fetchall() == [("interrupted",)]
+    assert [row[0] for row in conn.execute("SELECT text FROM messages")] == ["late"]
+    assert conn.execute("SELECT t.longname, r.status FROM run_tests r"
+                        " JOIN test_names t USING (name_id)").fetchall() == [("Suite.Test", "NOT FINISHED")]
+
+
+
+@pytest.mark.parametrize("store", ["sqlite", "postgresql"])
+def test_a_commit_that_waits_for_a_reader_marking_its_run_settles_what_it_wrote(
+        store: str, tmp_path: Path, request: pytest.FixtureRequest) -> None:
+    """The reader's mark (store.mark_dead_live_runs: the run's row, then its open nodes)
+    holds the run's row when the writer's next commit comes: the commit waits for it without
+    holding a row the reader then needs (PostgreSQL would end one of the two as a deadlock),
+    and then settles the rows it wrote: none is left RUNNING in the interrupted run."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from rf_log_listener import events as ev
+    from rf_log_listener.event_pipe import OPEN
+    from rf_log_listener.store import mark_not_finished, transaction
+
+    spec = tmp_path / "store.sqlite3" if store == "sqlite" else request.getfixturevalue("pg_url")
+    conn, _, local = _written_in_robots_process(spec)
+    local.extend((OPEN, ev.SUITE, "suite", "Suite", None, None, None, None,
+                  OPEN, ev.TEST, "test", "Test", None, None, None, None))
+    local.flush()
+    reader = open_store(spec)
+    with ThreadPoolExecutor(1) as pool:
+        with transaction(reader, immediate=True):
+            assert reader.execute("UPDATE runs SET status = 'interrupted' WHERE run_id = 1"
+                                  " AND status = 'running'").rowcount == 1
+            local.extend((OPEN, ev.KEYWORD, "kw", "Log", "BuiltIn", ("late",), None, None))
+            commit = pool.submit(local.flush)
+            time.sleep(0.5)
+            assert not commit.done(), "the writer's commit did not wait for the reader's mark"
+            mark_not_finished(reader, 1)
+        commit.result(timeout=60)
     assert conn.execute("SELECT node_id, status FROM nodes ORDER BY key").fetchall() == [
         ("s1", "NOT FINISHED"), ("s1-t1", "NOT FINISHED"), ("s1-t1-k1", "NOT FINISHED")]
     assert conn.execute("SELECT status FROM runs").fetchall() == [("interrupted",)]
-    assert [row[0] for row in conn.execute("SELECT text FROM messages")] == ["late"]
-
+    reader.close()
 
 # A listener of the test's own, called before rf_log_listener (whose priority is lowest) when
 # robot has written output.xml: how much of the store's WAL is copied into the store by then.

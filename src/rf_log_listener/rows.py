@@ -17,7 +17,7 @@ from typing import Any, Protocol
 
 from . import postgres
 from .events import RunInfo, rf_version, suite_status
-from .store import BUSY_TIMEOUT_MS, run_base, this_host, transaction
+from .store import BUSY_TIMEOUT_MS, mark_not_finished, run_base, this_host, transaction
 
 NODE_COLUMNS = (
     "key", "last", "parent_pre", "seq", "depth", "node_id", "type", "raw_type", "name", "owner",
@@ -30,6 +30,7 @@ _INSERT_NODE = (f"INSERT INTO nodes ({', '.join(NODE_COLUMNS)})"
                 f" VALUES ({','.join('?' * len(NODE_COLUMNS))})")
 _INSERT_MESSAGE = (f"INSERT INTO messages ({', '.join(MESSAGE_COLUMNS)})"
                    f" VALUES ({','.join('?' * len(MESSAGE_COLUMNS))})")
+_HEARTBEAT = "UPDATE runs SET heartbeat = ? WHERE run_id = ?"
 _INSERT_ERROR = "INSERT INTO errors (run_id, seq, level, time, html, text) VALUES (?,?,?,?,?,?)"
 _INSERT_SECRET = "INSERT OR IGNORE INTO secrets (run_id, value) VALUES (?, ?)"
 _INSERT_DEFINITION = ("INSERT OR IGNORE INTO definitions (run_id, owner, name_key, source, lineno)"
@@ -68,6 +69,7 @@ class StoreRowSink:
         self.replace_nodes = replace_nodes
         self._insert_node = _INSERT_NODE.replace("INSERT", "INSERT OR REPLACE", 1) if replace_nodes \
             else _INSERT_NODE
+        self._heartbeat = _HEARTBEAT + (" AND status = 'running'" if replace_nodes else "")
         self.run_id: int | None = None
         self._indexer: _FullTextIndexer | None = None
         # PostgreSQL takes new rows fastest by COPY (a live run's replaced rows are upserts),
@@ -103,6 +105,12 @@ class StoreRowSink:
         definitions) in one transaction; then index the messages."""
         conn = self.conn
         with transaction(conn):
+            # The run's row first. A reader that finds a live run's robot gone marks the run
+            # interrupted and its open nodes NOT FINISHED (store.mark_dead_live_runs), taking
+            # the row first as well: the two commits follow one another (PostgreSQL waits on
+            # the row, SQLite on its one writer), and rows committed after the mark are
+            # settled in the same commit, so no reader sees them RUNNING.
+            running = conn.execute(self._heartbeat, (time.time(), self.run_id)).rowcount
             if secrets:
                 conn.executemany(_INSERT_SECRET, [(self.run_id, value) for value in secrets])
             if definitions:
@@ -120,7 +128,8 @@ class StoreRowSink:
                     conn.executemany(_INSERT_MESSAGE, messages)
             if errors:
                 conn.executemany(_INSERT_ERROR, errors)
-            conn.execute("UPDATE runs SET heartbeat = ? WHERE run_id = ?", (time.time(), self.run_id))
+            if not running:
+                mark_not_finished(conn, self.run_id or 0)
         if self._postgres and self.replace_nodes:
             self._messages += len(messages)
             if self._messages >= self._refresh_at:

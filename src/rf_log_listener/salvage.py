@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from .rows import MESSAGE_COLUMNS, NODE_COLUMNS, index_messages, insert_run
-from .store import run_base, transaction
+from .store import mark_not_finished, run_base, transaction
 
 _STEP = 2_000  # keys read per range: a damaged page loses this much at most
 
@@ -60,9 +60,7 @@ def _salvage_run(old: sqlite3.Connection, conn: sqlite3.Connection, run_id: int,
     nodes, lost_nodes = _copy(old, conn, "nodes", NODE_COLUMNS, run_id, shift)
     messages, lost_messages = _copy(old, conn, "messages", MESSAGE_COLUMNS, run_id, shift)
     with transaction(conn, immediate=True):
-        lo, hi = run_base(new_id), run_base(new_id + 1)
-        conn.execute("UPDATE nodes SET status = 'NOT FINISHED' WHERE key >= ? AND key < ?"
-                     " AND status = 'RUNNING'", (lo, hi))
+        mark_not_finished(conn, new_id)
         errors = _readable(old, "SELECT seq, level, time, html, text FROM errors WHERE run_id = ?",
                            run_id)
         conn.executemany("INSERT INTO errors (run_id, seq, level, time, html, text)"
@@ -71,7 +69,7 @@ def _salvage_run(old: sqlite3.Connection, conn: sqlite3.Connection, run_id: int,
         secrets = _readable(old, "SELECT value FROM secrets WHERE run_id = ?", run_id)
         conn.executemany("INSERT OR IGNORE INTO secrets (run_id, value) VALUES (?, ?)",
                          [(new_id, value) for (value,) in secrets])
-    index_messages(conn, new_id, lo, hi)
+    index_messages(conn, new_id, run_base(new_id), run_base(new_id + 1))
     return {"old_run_id": run_id, "run_id": new_id, "nodes": nodes, "messages": messages,
             "unreadable_ranges": lost_nodes + lost_messages}
 

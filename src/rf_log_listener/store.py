@@ -448,9 +448,12 @@ def mark_dead_live_runs(conn: sqlite3.Connection) -> list[int]:
     for run_id in dead:
         try:
             with transaction(conn, immediate=True):
-                _not_finished(conn, run_id)
-                conn.execute("UPDATE runs SET status = 'interrupted', finished_at = ?"
-                             " WHERE run_id = ? AND status = 'running'", (now, run_id))
+                # The run's row before its nodes, as a live writer's commit takes it
+                # (rows.StoreRowSink.write): on PostgreSQL the later of the two waits for
+                # the earlier instead of deadlocking on its rows, and sees them.
+                if conn.execute("UPDATE runs SET status = 'interrupted', finished_at = ?"
+                                " WHERE run_id = ? AND status = 'running'", (now, run_id)).rowcount:
+                    mark_not_finished(conn, run_id)
         except sqlite3.OperationalError as exc:
             if not is_read_only(exc):
                 raise
@@ -465,7 +468,7 @@ def mark_dead_live_runs(conn: sqlite3.Connection) -> list[int]:
     return dead
 
 
-def _not_finished(conn: sqlite3.Connection, run_id: int) -> None:
+def mark_not_finished(conn: sqlite3.Connection, run_id: int) -> None:
     conn.execute("UPDATE nodes SET status = 'NOT FINISHED' WHERE key >= ? AND key < ?"
                  " AND status = 'RUNNING'", (run_base(run_id), run_base(run_id + 1)))
 
@@ -473,14 +476,11 @@ def _not_finished(conn: sqlite3.Connection, run_id: int) -> None:
 def settle_late_rows(conn: sqlite3.Connection, run_id: int) -> None:
     """A writer process saw robot go (the pipe closed before the run ended) once it had
     committed the last events robot sent. A reader that found robot's pid gone before that
-    has marked the run ``interrupted`` and its open nodes ``NOT FINISHED``; the rows
-    committed since hold the open chain again, ``RUNNING``: they are settled as the reader
-    settled them, and the run's tests are indexed again."""
-    with transaction(conn, immediate=True):
-        marked = conn.execute("SELECT 1 FROM runs WHERE run_id = ? AND status = 'interrupted'",
-                              (run_id,)).fetchone() is not None
-        if marked:
-            _not_finished(conn, run_id)
+    has marked the run ``interrupted`` and indexed its tests; the rows committed since were
+    settled in their own commit (``rows.StoreRowSink.write``), and may hold more tests: the
+    run's tests are indexed again."""
+    marked = conn.execute("SELECT 1 FROM runs WHERE run_id = ? AND status = 'interrupted'",
+                          (run_id,)).fetchone() is not None
     if marked:
         from .history import index_run  # history reads through this module
 
