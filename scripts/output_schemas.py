@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Write each MCP tool's output schema, as the SDK derives it from the tool's response model,
 to ``src/rf_log_mcp/output_schemas.json``, which the server reads at start-up instead of
-deriving them (see ``server.OUTPUT_SCHEMAS``). The file names the versions of the MCP SDK and
-pydantic that derived them; with others installed the server derives them itself.
+deriving them (see ``rf_log_mcp/tool_schemas.py``). The file names the versions of the MCP
+SDK and pydantic that derived them; with others installed the server derives them itself.
 
     python scripts/output_schemas.py          # rewrite the file after a response model changed
     python scripts/output_schemas.py --check  # exit 1 if the file is not what the models give
@@ -16,11 +16,12 @@ import argparse
 import json
 import sys
 
-from rf_log_mcp.server import OUTPUT_SCHEMAS, derived_output_schemas, schema_libraries
+from rf_log_mcp.server import RESPONSE_MODELS
+from rf_log_mcp.tool_schemas import OUTPUT_SCHEMAS, derived_output_schemas, schema_libraries
 
 
 def rendered() -> str:
-    written = {"derived_with": schema_libraries(), "tools": derived_output_schemas()}
+    written = {"derived_with": schema_libraries(), "tools": derived_output_schemas(RESPONSE_MODELS)}
     return json.dumps(written, ensure_ascii=False, indent=1, sort_keys=True) + "\n"
 
 

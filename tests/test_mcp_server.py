@@ -101,31 +101,29 @@ def test_the_output_schemas_read_at_start_are_what_the_models_give() -> None:
     """The server reads its tools' output schemas from a file instead of deriving them at
     start-up; the file must be what the SDK derives from the response models now, and the
     tools must validate their results against those models."""
-    from rf_log_mcp.server import (
+    from rf_log_mcp.server import RESPONSE_MODELS, _attach_output_models, mcp
+    from rf_log_mcp.tool_schemas import (
         OUTPUT_SCHEMAS,
-        RESPONSE_MODELS,
-        _attach_output_models,
         derived_output_schemas,
-        mcp,
         response_models,
         schema_libraries,
         written_output_schemas,
     )
 
-    derived = derived_output_schemas()
+    derived = derived_output_schemas(RESPONSE_MODELS)
     written = json.loads(OUTPUT_SCHEMAS.read_text(encoding="utf-8"))
     assert set(written["tools"]) == set(RESPONSE_MODELS) == set(derived)
     if written["derived_with"] == schema_libraries():
         assert written["tools"] == derived, "run python scripts/output_schemas.py"
-        assert written_output_schemas() == derived
+        assert written_output_schemas(RESPONSE_MODELS) == derived
     else:  # other versions installed here: not used, the server derives them itself
-        assert written_output_schemas() is None
+        assert written_output_schemas(RESPONSE_MODELS) is None
     assert derived["get_view"]["properties"]["summary"]["anyOf"][0] == {
         "$ref": "#/$defs/SummaryView"}
     _attach_output_models()  # what the first tool call does
     for tool in mcp._tool_manager.list_tools():
         assert tool.output_schema == derived[tool.name]
-        assert tool.fn_metadata.output_model is response_models()[tool.name]
+        assert tool.fn_metadata.output_model is response_models(RESPONSE_MODELS)[tool.name]
         assert tool.fn_metadata.output_model.__name__ == RESPONSE_MODELS[tool.name]
 
 

@@ -1,7 +1,7 @@
 """An answer as it is sent: plain JSON data, read by attribute like its model (read side).
 
 The views build dicts and service.py finishes them into an ``Answer``; the MCP server checks
-each against its pydantic model (models.py, the contract and the output schemas) before
+each against its pydantic model (the models package, the contract and the output schemas) before
 sending it, and the command line prints it without loading pydantic at all: models cost a
 light command most of its start (issue #19). A test keeps the two equal: every answer is
 what its model would dump (tests/test_answers.py).

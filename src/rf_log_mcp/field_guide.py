@@ -1,5 +1,5 @@
 """The field guide (read side, documentation): every field of every answer, generated from
-the pydantic models in models.py, so the tools' listing can stay an outline and nothing is
+the pydantic models (``models/``), so the tools' listing can stay an outline and nothing is
 written twice. Served as the MCP resource ``rf://docs/fields``; the README's node field
 tables come from the same rows (scripts/readme_examples.py)."""
 

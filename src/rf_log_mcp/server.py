@@ -13,10 +13,8 @@ import functools
 import json
 import logging
 import sqlite3
-import typing
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
-from pathlib import Path
 from typing import Annotated, Any, Literal
 
 import anyio
@@ -43,7 +41,7 @@ from rf_log_listener import __version__
 from rf_log_listener.errors import ResultError
 from rf_log_listener.store import open_store
 
-from . import prompts, service, usage
+from . import prompts, service, tool_schemas, usage
 from .answer import Answer
 from .limits import DEFAULT_BUDGET, MAX_BUDGET, MIN_BUDGET
 from .paths import PathPolicy
@@ -200,15 +198,8 @@ Budget = Annotated[int | None, Field(ge=MIN_BUDGET, le=MAX_BUDGET,
 
 _READ_ONLY = ToolAnnotations(read_only_hint=True, idempotent_hint=True, open_world_hint=False)
 
-# Each tool's output schema, as the SDK derives it from the tool's response model, written
-# ahead (scripts/output_schemas.py; a test keeps it current): deriving them at start-up builds
-# a validator and a JSON schema of every response model, the largest part of the server's
-# start after importing the SDK. The validators are built when a tool is first called.
-OUTPUT_SCHEMAS = Path(__file__).with_name("output_schemas.json")
-
-
 def _tool(**options: Any) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
-    """``mcp.tool`` with the output schema left for ``_attach_output_schemas``."""
+    """``mcp.tool`` with the output schema left for ``tool_schemas.attach_output_schemas``."""
     return mcp.tool(structured_output=False, **options)
 
 
@@ -567,80 +558,15 @@ async def complete(ref: PromptReference | ResourceTemplateReference, argument: C
     return Completion(values=values, has_more=more)
 
 
-def _response_model_names() -> dict[str, str]:
-    """Each tool's output model, by name (``Annotated[CallToolResult, "Model"]``, its return
-    type): its errors are answered in it. Read from the tools, so a new tool cannot be left
-    out; named, not imported, so that the server starts without the models (pydantic
-    classes of every answer) and loads them at the first call (``_attach_output_models``)."""
-    return {tool.name: typing.get_args(typing.get_type_hints(tool.fn, include_extras=True)[
-        "return"])[1] for tool in mcp._tool_manager.list_tools()}
-
-
-RESPONSE_MODELS = _response_model_names()
-
-
-def response_models() -> dict[str, type[Any]]:
-    """Each tool's output model class (models.py)."""
-    from . import models
-
-    return {tool: getattr(models, name) for tool, name in RESPONSE_MODELS.items()}
+# Named by each tool's return type, read from the tools (a new tool cannot be left out); the
+# models themselves are loaded at the first tool call, the schemas from a file at start-up.
+RESPONSE_MODELS = tool_schemas.response_model_names(mcp._tool_manager.list_tools())
+tool_schemas.attach_output_schemas(mcp._tool_manager.list_tools(), RESPONSE_MODELS)
 
 
 @functools.cache
 def _attach_output_models() -> None:
-    """Give every tool its response model, which the SDK validates each ok answer against
-    (it reads the field at each call): at the first tool call, not at the server's start."""
-    models = response_models()
-    for tool in mcp._tool_manager.list_tools():
-        tool.fn_metadata.output_model = models[tool.name]
-
-
-def derived_output_schemas() -> dict[str, dict[str, Any]]:
-    """Each tool's output schema as the SDK derives it from the tool's return type
-    (``Annotated[CallToolResult, Model]``; what OUTPUT_SCHEMAS holds)."""
-    from mcp.server.mcpserver.utilities.func_metadata import func_metadata
-
-    schemas = {}
-    for tool, model in response_models().items():
-        def returns() -> None: ...
-        returns.__annotations__ = {"return": Annotated[CallToolResult, model]}
-        schemas[tool] = func_metadata(returns, structured_output=True).output_schema or {}
-    return schemas
-
-
-def schema_libraries() -> dict[str, str]:
-    """The versions the derivation depends on: a file written with others is not used."""
-    from importlib.metadata import version
-
-    import pydantic
-
-    return {"mcp": version("mcp"), "pydantic": pydantic.VERSION}
-
-
-def written_output_schemas() -> dict[str, dict[str, Any]] | None:
-    """OUTPUT_SCHEMAS' schemas, if the file is there and was written by the libraries
-    installed here for the tools this server has; else None."""
-    try:
-        written = json.loads(OUTPUT_SCHEMAS.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-    if not isinstance(written, dict) or written.get("derived_with") != schema_libraries():
-        return None
-    tools = written.get("tools")
-    return tools if isinstance(tools, dict) and set(tools) == set(RESPONSE_MODELS) else None
-
-
-def _attach_output_schemas() -> None:
-    """Give every tool its output schema (the SDK reads it at each listing and call), as
-    the SDK derives it from the tool's response model (results are validated against the
-    model, attached at the first call). Without a usable file (never written, or by other
-    versions of the SDK or pydantic) they are derived here."""
-    schemas = written_output_schemas() or derived_output_schemas()
-    for tool in mcp._tool_manager.list_tools():
-        tool.fn_metadata.output_schema = schemas[tool.name]
-
-
-_attach_output_schemas()
+    tool_schemas.attach_output_models(mcp._tool_manager.list_tools(), RESPONSE_MODELS)
 
 
 def serve() -> int:
