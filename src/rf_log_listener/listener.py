@@ -16,7 +16,6 @@ output file robot writes at the end (nothing is captured with ``--output NONE``)
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import os
 import re
 import signal
@@ -45,7 +44,7 @@ from .result_events import (
 )
 from .rows import StoreRowSink
 from .run_context import ci_context, pabot_group
-from .store import open_store, shown
+from .store import file_sha256, open_store, shown
 from .writer import RunWriter
 
 if TYPE_CHECKING:  # loaded when a run uses a writer process
@@ -194,7 +193,7 @@ class rf_log_listener:
         self._last_flush = self._last_beat = time.monotonic()
         self._events = 0  # the ticker compares it between ticks to see whether robot is quiet
         self._ticker: threading.Thread | None = None
-        self._checkpointer: threading.Thread | None = None
+        self._finisher: threading.Thread | None = None  # robot's end, done while robot writes files
         self._stop = threading.Event()
         self._ended = False
         self._early_errors: list[tuple[str, str, bool, str | None]] = []  # before the run starts
@@ -290,7 +289,8 @@ class rf_log_listener:
         if not self._nodes.frames:
             self._events_out.end_run(RunEnd(complete=True))
             self._ended = True
-            self._checkpoint_while_robot_writes()
+            if self._checkpoints():
+                self._while_robot_writes(self._checkpoint)
         else:
             self._maybe_flush()
 
@@ -358,8 +358,8 @@ class rf_log_listener:
 
     @_guarded
     def output_file(self, path: Any, _: None = None) -> None:
-        """Robot wrote the output file: record its path and hash, so importing it later finds
-        this run (on RF 6, import it now)."""
+        """Robot wrote the output file: its path and hash are recorded, so importing it later
+        finds this run (on RF 6 it is imported now), while robot writes log and report."""
         source = Path(str(path))
         if not source.is_file():
             return
@@ -370,24 +370,15 @@ class rf_log_listener:
             return
         if self._conn is None or self._events_out is None or self._events_out.run_id is None:
             return
-        digest = hashlib.sha256()
-        with source.open("rb") as fh:
-            while chunk := fh.read(1 << 20):
-                digest.update(chunk)
-        stat = source.stat()
-        self._conn.execute(
-            "UPDATE runs SET source_path = ?, source_format = ?, source_hash = ?, source_size = ?,"
-            " source_mtime_ns = ? WHERE run_id = ?",
-            (str(source.resolve()), "json" if source.suffix.lower() == ".json" else "xml",
-             digest.hexdigest(), stat.st_size, stat.st_mtime_ns, self._events_out.run_id),
-        )
+        run_id = self._events_out.run_id
+        self._while_robot_writes(lambda: self._record_output(source, run_id))
 
     def close(self) -> None:
         self._stop.set()
         if self._ticker is not None:
             self._ticker.join(5)
-        if self._checkpointer is not None:
-            self._checkpointer.join()
+        if self._finisher is not None:
+            self._finisher.join()
         with self._lock:
             if self._events_out is not None and not self._ended and not self._disabled:
                 try:  # robot stopped before the root suite ended
@@ -418,23 +409,50 @@ class rf_log_listener:
         for definition in self._definitions.new(KEYWORDS_RUN):
             self._events_out.definition(*definition)
 
-    def _checkpoint_while_robot_writes(self) -> None:
-        """The run is committed and robot goes on to write its output files. SQLite's
-        checkpoint (the run's pages copied from the WAL into the store, two fsyncs) would be
-        made when robot closes the store at its very end; it is made now, on a thread of its
-        own (SQLite runs without the GIL), so robot's close finds nothing left to copy. Not
-        when a writer process has the run: that process closes the store last."""
-        if self._sink is None or not isinstance(self._conn, sqlite3.Connection):
-            return
-        self._checkpointer = threading.Thread(target=self._checkpoint, name="rf-log-mcp-checkpoint",
-                                              daemon=True)
-        self._checkpointer.start()
+    def _while_robot_writes(self, work: Callable[[], None]) -> None:
+        """The run is committed and robot goes on to write its output files: what is left of
+        robot's end is done on a thread (one after another; close() waits for the last), so
+        robot does not wait for it: SQLite's checkpoint (the run's pages copied from the WAL
+        into the store, two fsyncs, else made by close() at robot's very end), the output
+        file's hash (a 100 MB file is a few hundred ms). SQLite and hashlib run without the GIL.
+        Without the listener's lock: robot's thread no longer uses the connection (what
+        robot still reports, run errors, is only buffered) until close()."""
+        before = self._finisher
+
+        def after_the_work_before() -> None:
+            if before is not None:
+                before.join()
+            work()
+
+        self._finisher = threading.Thread(target=after_the_work_before, name="rf-log-mcp-finish",
+                                          daemon=True)
+        self._finisher.start()
+
+    def _checkpoints(self) -> bool:
+        """Whether robot's connection checkpoints the store: SQLite, the run written in robot's
+        process (a writer process that has the run closes the store last)."""
+        return self._sink is not None and isinstance(self._conn, sqlite3.Connection)
 
     def _checkpoint(self) -> None:
-        with self._lock:  # after end_suite has returned; output_file waits for it
-            if self._conn is not None:
-                with contextlib.suppress(sqlite3.Error):  # the store is written; close() checkpoints
-                    self._conn.execute("PRAGMA wal_checkpoint(PASSIVE)")
+        if self._conn is not None:
+            with contextlib.suppress(sqlite3.Error):  # the store is written; close() checkpoints
+                self._conn.execute("PRAGMA wal_checkpoint(PASSIVE)")
+
+    def _record_output(self, source: Path, run_id: int) -> None:
+        try:
+            digest, stat = file_sha256(source), source.stat()
+            if self._conn is None or self._disabled:
+                return
+            self._conn.execute(
+                "UPDATE runs SET source_path = ?, source_format = ?, source_hash = ?,"
+                " source_size = ?, source_mtime_ns = ? WHERE run_id = ?",
+                (str(source.resolve()), "json" if source.suffix.lower() == ".json" else "xml",
+                 digest, stat.st_size, stat.st_mtime_ns, run_id))
+        except Exception as exc:  # a file gone, a store that cannot be written: one warning
+            self._disable_for(exc)
+            return
+        if self._checkpoints():
+            self._checkpoint()
 
     def _maybe_flush(self) -> None:
         assert self._events_out is not None

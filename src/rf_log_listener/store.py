@@ -4,6 +4,7 @@ migrations are in ``schema.py``."""
 
 from __future__ import annotations
 
+import hashlib
 import os
 import sqlite3
 import sys
@@ -369,6 +370,16 @@ def compact(conn: sqlite3.Connection) -> None:
     conn.execute("PRAGMA auto_vacuum = INCREMENTAL")
     conn.execute("VACUUM")
     conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+
+
+def file_sha256(source: Path) -> str:
+    """The digest of a result file's bytes, recorded with its run (``source_hash``), which
+    ``find_reusable_run`` finds the run by."""
+    digest = hashlib.sha256()
+    with source.open("rb") as fh:
+        while chunk := fh.read(1 << 20):
+            digest.update(chunk)
+    return digest.hexdigest()
 
 
 def find_reusable_run(

@@ -10,7 +10,6 @@ for complete.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import os
 import signal
 import sqlite3
@@ -32,7 +31,7 @@ from ..errors import (
 from ..events import RunInfo
 from ..rows import StoreRowSink
 from ..run_context import ci_context
-from ..store import delete_run, find_reusable_run, reap_stale_runs, release_free_pages
+from ..store import delete_run, file_sha256, find_reusable_run, reap_stale_runs, release_free_pages
 from ..usage import measured_import
 from ..writer import RunWriter
 from .json_source import JsonSource
@@ -43,7 +42,6 @@ from .xml_source import XmlSource
 # inode) before and after the parse must match, and a cut file fails the parse itself.
 # ``stable_window`` > 0 (tests, callers who want it) still watches a just-written file.
 STABLE_WINDOW_S = 0.0
-_HASH_CHUNK = 1 << 20
 _NO_FILE_IS_THIS_LARGE = 1 << 62  # as parallel_min_bytes: every file parsed in this process
 
 # progress(bytes read, bytes in all, nodes written so far); it may raise to stop the import
@@ -190,14 +188,6 @@ def _stable_stat(source: Path, window: float, allow_incomplete: bool) -> os.stat
 def _identity(stat: os.stat_result) -> tuple[int, int, int]:
     """What tells that a file changed: size, modification time, inode (replaced)."""
     return stat.st_size, stat.st_mtime_ns, stat.st_ino
-
-
-def file_sha256(source: Path) -> str:
-    digest = hashlib.sha256()
-    with source.open("rb") as fh:
-        while chunk := fh.read(_HASH_CHUNK):
-            digest.update(chunk)
-    return digest.hexdigest()
 
 
 def _parse_into_store(
