@@ -25,7 +25,9 @@ NOR_WITHOUT_RF = ("robot", "dataclasses", "inspect")
 # Nor what a reading command never uses: argparse's help formatter imports shutil (with zlib,
 # bz2 and lzma) unless told the width; threads are the server's (3-5 ms together).
 NEVER_IN_A_COMMAND = ("shutil", "threading", "bz2", "lzma")
-NEVER_IN_PARSING = ("rf_log_mcp.service", "sqlite3.dump", *NEVER_IN_READING, *NOR_WITHOUT_RF)
+# hashlib (4-5 ms) is for cursors and digests, which the parser never needs.
+NEVER_IN_PARSING = ("rf_log_mcp.service", "sqlite3.dump", "hashlib", *NEVER_IN_READING,
+                    *NOR_WITHOUT_RF)
 
 
 def imported(*args: str, db: Path) -> set[str]:

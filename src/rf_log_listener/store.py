@@ -4,7 +4,6 @@ migrations are in ``schema.py``."""
 
 from __future__ import annotations
 
-import hashlib
 import os
 import sqlite3
 import sys
@@ -375,6 +374,8 @@ def compact(conn: sqlite3.Connection) -> None:
 def file_sha256(source: Path) -> str:
     """The digest of a result file's bytes, recorded with its run (``source_hash``), which
     ``find_reusable_run`` finds the run by."""
+    import hashlib  # here: the command line's parser loads this module, and hashlib is 4-5 ms
+
     digest = hashlib.sha256()
     with source.open("rb") as fh:
         while chunk := fh.read(1 << 20):
