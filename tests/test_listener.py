@@ -867,7 +867,6 @@ def test_rows_a_writer_process_commits_after_a_reader_marked_its_run_are_settled
                         " JOIN test_names t USING (name_id)").fetchall() == [("Suite.Test", "NOT FINISHED")]
 
 
-
 @pytest.mark.parametrize("store", ["sqlite", "postgresql"])
 def test_a_commit_that_waits_for_a_reader_marking_its_run_settles_what_it_wrote(
         store: str, tmp_path: Path, request: pytest.FixtureRequest) -> None:
@@ -901,6 +900,7 @@ def test_a_commit_that_waits_for_a_reader_marking_its_run_settles_what_it_wrote(
         ("s1", "NOT FINISHED"), ("s1-t1", "NOT FINISHED"), ("s1-t1-k1", "NOT FINISHED")]
     assert conn.execute("SELECT status FROM runs").fetchall() == [("interrupted",)]
     reader.close()
+
 
 # A listener of the test's own, called before rf_log_listener (whose priority is lowest) when
 # robot has written output.xml: how much of the store's WAL is copied into the store by then.
