@@ -185,7 +185,8 @@ _SHAPES = ["ftp://user:pa55@host/f", "Bearer Zm9vYmFyYmF6cXV4", "eyJhbGciOi.eyJz
            '"api-key": "k-123"', "pin: 1234", "otp=123456", "pa\u017fsword=hunter2", "api-\u212aey: v-4567"]
 _PIECES = [*_SHAPES, "password", "token", "auth", "cookie", "x-Session-Id", "=", ": ", '"', "'",
            "${", "}", " ", "\n", "Bearer ", "://", "@", "user:pa55", "eyJ", ".fghij", "ghp_",
-           "\u0130", "\u0131", "plain words", "42"]
+           "\u0130", "\u0131", "plain words", "42", "inside", "Author", "sid", "\t", "\u00a0",
+           "PRIVATE KEY", "-----BEGIN RSA ", "-----", " BLOCK"]
 
 
 def _every_rule(words: tuple[str, ...]) -> Redactor:
@@ -216,6 +217,18 @@ def test_masking_only_skips_texts_no_rule_can_match(pieces: list[str], words: tu
     assert redactor._ascii_trigger is not None
     assert (redactor._ascii_trigger.search(ascii_text.lower()) is None) == \
         (redactor._trigger.search(ascii_text) is None)
+
+
+def test_prose_that_holds_a_short_name_compiles_no_rule() -> None:
+    """``sid`` in "Inside", ``auth`` in "author": a name with no separator after it names no
+    value, so the rules are neither run nor compiled (a reading command's summary compiled
+    all seven for a test called "Failing Inside If", issue #19)."""
+    redactor = Redactor()
+    for prose in ("Failing Inside If", "The author's token count", "password reset", "Cookie jar"):
+        assert redactor.text(prose) == (prose, 0)
+    assert not {"_key_value", "_whole_line"} & redactor.__dict__.keys()
+    assert redactor.text("Set-Cookie\t: a=1") == ("Set-Cookie\t: ***", 1)
+    assert {"_key_value", "_whole_line"} <= redactor.__dict__.keys()
 
 
 def test_an_operator_word_beyond_ascii_is_matched_case_insensitively() -> None:

@@ -64,8 +64,8 @@ _VENDOR_TOKENS = (
     ("xox[abprs]-", "[A-Za-z0-9-]{10,}"), ("sk-", "[A-Za-z0-9_-]{20,}"), ("glpat-", "[A-Za-z0-9_-]{20,}"),
 )
 # What the other shapes cannot match without (lower-cased): URL credentials, a bearer
-# token, a JWT's header; a private key's armour holds a secret's name (private key).
-_SHAPE_MARKS = ("://", "bearer", "eyj", *(prefix.lower() for prefix, _ in _VENDOR_TOKENS))
+# token, a JWT's header, a private key's armour.
+_SHAPE_MARKS = ("://", "bearer", "eyj", "private key", *(prefix.lower() for prefix, _ in _VENDOR_TOKENS))
 
 
 class _Shapes:
@@ -168,16 +168,21 @@ class Redactor:
 
     # The patterns are compiled when first used, each once (about 11 ms for all of them): a
     # process that only asks whether a name is secret (the listener in robot) compiles one,
-    # a command whose texts hold no secret's name or shape compiles only the trigger.
+    # a command whose texts hold no secret's name before a separator, nor a secret's shape,
+    # compiles only the trigger.
 
     @functools.cached_property
     def _trigger(self) -> re.Pattern[str]:
         """What every shape and name rule of :meth:`text` needs somewhere in a text to match
-        at all, under the same case-insensitive matching as those rules: a secret's name (the
-        names hold ``private key``, ``authorization`` and ``cookie``: a private key's armour
-        and the header lines), ``://`` (URL credentials), ``bearer``, a JWT's ``eyJ``, a
-        vendor token's prefix. A text without any of these is left as it is by every one of
-        those rules, so one scan replaces seven (and their compilation)."""
+        at all, under the same case-insensitive matching as those rules: a secret's name
+        followed by a separator (perhaps after a closing quote or brace, and white space:
+        ``password=``, ``"token": ``, ``${API_KEY} =``, the header lines ``Authorization:`` and
+        ``Cookie:``; every name rule reads a value after one), a private key's armour
+        (``PRIVATE KEY``), ``://`` (URL credentials), ``bearer``, a JWT's ``eyJ``, a vendor
+        token's prefix. A text without any of these is left as it is by every one of those
+        rules, so one scan replaces seven (and their compilation). A name alone does not
+        trigger: prose holds the short ones in its words (``inside``, ``author``), and a
+        reading command would compile every rule for them."""
         return re.compile(f"(?i){self._trigger_parts}")
 
     @functools.cached_property
@@ -192,7 +197,7 @@ class Redactor:
 
     @functools.cached_property
     def _trigger_parts(self) -> str:
-        return "|".join((*_SHAPE_MARKS, self._words))
+        return "|".join((*_SHAPE_MARKS, rf"""(?:{self._words})["'}}]?\s*[:=]"""))
 
     @functools.cached_property
     def _mentions(self) -> re.Pattern[str]:
