@@ -14,12 +14,12 @@ index of notable nodes, one seek per level.
 
 from __future__ import annotations
 
-import hashlib
 import sqlite3
 from collections.abc import Iterator
 from typing import NamedTuple
 
 from . import events as ev
+from .digest import digest
 from .masking import Redactor, redactor
 from .registry import known_values
 from .schema import FAILED_STARTS, NOTABLE_NODES
@@ -107,7 +107,7 @@ def _failing_keyword(conn: sqlite3.Connection, base: int, pre: int, last: int) -
 
 def name_id(longname: str) -> int:
     """A test's full name as a 63-bit number: one name, one id, in every store."""
-    return int.from_bytes(hashlib.blake2b(longname.encode(), digest_size=8).digest()) >> 1
+    return int.from_bytes(digest(longname.encode())) >> 1
 
 
 def index_run(conn: sqlite3.Connection, run_id: int) -> int:

@@ -12,12 +12,12 @@ text is masked (``redaction``) before it is shortened, and the count goes in the
 from __future__ import annotations
 
 import base64
-import hashlib
 import json
 import re
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from rf_log_listener.digest import digest
 from rf_log_listener.errors import ResultError
 from rf_log_listener.masking import Redactor
 from rf_log_listener.masking import redactor as default_redactor
@@ -266,4 +266,4 @@ def read_cursor(cursor: str | None, binding: dict[str, Any]) -> Any:
 
 
 def _binding_digest(binding: dict[str, Any]) -> str:
-    return hashlib.sha256(json.dumps(binding, sort_keys=True).encode()).hexdigest()[:16]
+    return digest(json.dumps(binding, sort_keys=True).encode()).hex()

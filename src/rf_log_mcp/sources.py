@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import _thread
 import functools
-import hashlib
 import os
 import sqlite3
 from collections import OrderedDict
@@ -340,6 +339,8 @@ _CHILDREN_READ = 1000
 
 def _sha256(path: str) -> str:
     """As the listener's fingerprint of a suite file has it (listener._suite_fields)."""
+    import hashlib  # here: OpenSSL's start is for the commands that locate sources
+
     with open(path, "rb") as handle:
         return hashlib.sha256(handle.read()).hexdigest()
 

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import contextvars
 import functools
-import hashlib
 import os
 import re
 import sqlite3
@@ -26,6 +25,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any, NamedTuple, TypeVar
 
+from rf_log_listener.digest import digest
 from rf_log_listener.usage import CALL_COLUMNS, enabled, insert
 
 
@@ -54,7 +54,7 @@ class Session(NamedTuple):
     salt: bytes  # never stored nor shown: targets match only within the session
 
     def target(self, *parts: Any) -> str:
-        return hashlib.sha256(self.salt + repr(parts).encode()).hexdigest()[:16]
+        return digest(repr(parts).encode(), key=self.salt).hex()
 
     def __repr__(self) -> str:
         return f"Session(source={self.source!r}, id={self.id!r})"
@@ -73,8 +73,8 @@ def cli_session() -> Session:
     """The session of a command line call: ``RF_LOG_MCP_SESSION`` when set, else the shell
     (or agent) that runs the commands, so one agent's commands are one session."""
     key = os.environ.get("RF_LOG_MCP_SESSION") or f"{os.getppid()}:{_start_time(os.getppid())}"
-    digest = hashlib.sha256(f"rf-log-mcp usage {key}".encode()).digest()
-    return Session("cli", digest[:8].hex(), digest[8:24])
+    derived = digest(f"rf-log-mcp usage {key}".encode(), size=24)
+    return Session("cli", derived[:8].hex(), derived[8:24])
 
 
 def _start_time(pid: int) -> str:
