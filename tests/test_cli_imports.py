@@ -18,7 +18,7 @@ XML = FIXTURE_RESULTS / "7.5" / "output.xml"
 # Answers are plain JSON (answer.py): the response models and pydantic are for the server.
 NEVER_IN_READING = ("mcp", "rf_log_listener.importers", "ijson", "PIL", "uvicorn", "starlette",
                     "anyio", "rf_log_listener.listener", "pydantic", "pydantic_core",
-                    "rf_log_mcp.models", "logging", "uuid")
+                    "rf_log_mcp.models", "logging", "uuid", "rf_log_listener.postgres")
 # Nor dataclasses and inspect (5 ms of a 55 ms command) where RF does not parse suite files:
 # the read side's records are named tuples and plain classes; nor hashlib (OpenSSL's start,
 # 4-5 ms): cursors and the usage record's digests are BLAKE2 from CPython's own module.

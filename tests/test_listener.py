@@ -668,10 +668,10 @@ def test_a_short_run_or_one_cpu_is_written_in_robots_process(
 
 # What robot's process must not load for a run written in place (issue #19: each module is
 # paid by every robot run with the listener): the writer process's side, the importers, the
-# read side, and the queue only an import's full-text indexer uses.
+# read side, the queue only an import's full-text indexer uses, and the PostgreSQL store.
 NOT_IN_ROBOT = ("rf_log_listener.writer_link", "rf_log_listener.writer_process",
                 "rf_log_listener.row_pipe", "rf_log_listener.importers", "rf_log_mcp", "queue",
-                "mcp", "pydantic")
+                "mcp", "pydantic", "rf_log_listener.postgres")
 
 
 def test_a_run_written_in_robots_process_loads_no_writer_process_machinery(tmp_path: Path) -> None:

@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from . import events as ev
-from . import postgres, robot_scope
+from . import robot_scope, store_kind
 from .cpus import one_cpu
 from .event_pipe import OPEN, EventBatcher, LocalEvents
 from .events import RunEnd, RunInfo
@@ -208,7 +208,7 @@ class rf_log_listener:
             self.start_keyword = self.end_keyword = None  # type: ignore[assignment]
             self.start_body_item = self.end_body_item = None  # type: ignore[assignment]
             self.log_message = None  # type: ignore[assignment]
-        if unknown and postgres.is_url(f"{self.db}:{unknown[0]}"):
+        if unknown and store_kind.is_url(f"{self.db}:{unknown[0]}"):
             # robot split a PostgreSQL URL at its ':'s; its pieces (one holds the password)
             # are never echoed, and nothing is written to a file named "postgresql"
             self._disabled = True

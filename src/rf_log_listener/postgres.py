@@ -35,39 +35,17 @@ import re
 import sqlite3
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import urlsplit
 
 from .errors import STORE_UNAVAILABLE, ResultError
+from .store_kind import redacted
 
-URL_SCHEMES = ("postgresql://", "postgres://")
 NUL_SIGN = "\u2400"  # what a NUL character is stored as (PostgreSQL's text cannot hold it)
 EXTRA = "pip install 'rf-log-mcp[postgres]'"
 # Tables whose id PostgreSQL generates (SQLite's rowid): an INSERT returns it.
 _GENERATED_IDS = {"runs": "run_id", "usage_calls": "id", "usage_imports": "id"}
 # What INSERT OR REPLACE replaces on: each table's primary key.
 _PRIMARY_KEYS = {"nodes": "key", "meta": "key"}
-
-
-def is_url(spec: object) -> bool:
-    """Whether a store setting names a PostgreSQL database instead of a SQLite file."""
-    return isinstance(spec, str) and spec.startswith(URL_SCHEMES)
-
-
-def is_connection(conn: object) -> bool:
-    """Whether ``conn`` is a PostgreSQL store's connection (else a sqlite3 one)."""
-    return isinstance(conn, PgConnection)
-
-
-def redacted(url: str) -> str:
-    """The URL as it may be shown: its password (and a ``password=`` parameter) masked."""
-    parts = urlsplit(url)
-    netloc = parts.netloc
-    if "@" in netloc:
-        credentials, _, host = netloc.rpartition("@")
-        user, colon, _password = credentials.partition(":")
-        netloc = f"{user}{':***' if colon else ''}@{host}"
-    query = re.sub(r"(?i)(password=)[^&]*", r"\1***", parts.query)
-    return urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
 
 
 def _scrubbed(text: str, url: str) -> str:

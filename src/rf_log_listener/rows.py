@@ -15,7 +15,7 @@ import threading
 import time
 from typing import Any, Protocol
 
-from . import postgres
+from . import store_kind
 from .events import RunInfo, rf_version, suite_status
 from .store import BUSY_TIMEOUT_MS, mark_not_finished, run_base, this_host, transaction
 
@@ -75,7 +75,7 @@ class StoreRowSink:
         # PostgreSQL takes new rows fastest by COPY (a live run's replaced rows are upserts),
         # keeps its trigram index itself, and plans a search of a live run's keys well only
         # once its statistics have seen them: refreshed as the run doubles
-        self._postgres = postgres.is_connection(conn)
+        self._postgres = store_kind.is_connection(conn)
         self._messages = 0
         self._refresh_at = 5_000
 
@@ -134,7 +134,7 @@ class StoreRowSink:
             self._messages += len(messages)
             if self._messages >= self._refresh_at:
                 self._refresh_at *= 2
-                postgres.refresh_statistics(self.conn)
+                _refresh_statistics(self.conn)
         if msg_hi > msg_lo:
             if self._indexer is not None:
                 self._indexer.add(msg_lo, msg_hi)
@@ -209,7 +209,7 @@ class StoreRowSink:
             (*(fields[name] for name in FINISH_FIELDS), now, now, self.run_id),
         )
         if self._postgres:
-            postgres.refresh_statistics(self.conn)
+            _refresh_statistics(self.conn)
 
     def sync(self) -> None:
         """Wait until every committed message is in the full-text index."""
@@ -221,6 +221,12 @@ class StoreRowSink:
         if self._indexer is not None:
             self._indexer.close()
             self._indexer = None
+
+
+def _refresh_statistics(conn: Any) -> None:
+    from . import postgres  # loaded with the connection it made: nothing to wait for
+
+    postgres.refresh_statistics(conn)
 
 
 def _teardown_rewritten(status: str, message: str, teardown_status: str,

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import sqlite3
 
-from . import postgres
+from . import store_kind
 
 SCHEMA_VERSION = 10
 
@@ -308,7 +308,7 @@ def migrate(conn: sqlite3.Connection) -> None:
 
 def schema_version(conn: sqlite3.Connection) -> int | None:
     has_meta = conn.execute(
-        "SELECT to_regclass('meta') IS NOT NULL" if postgres.is_connection(conn) else
+        "SELECT to_regclass('meta') IS NOT NULL" if store_kind.is_connection(conn) else
         "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'meta'"
     ).fetchone()
     if not has_meta or not has_meta[0]:
@@ -319,8 +319,10 @@ def schema_version(conn: sqlite3.Connection) -> int | None:
 
 def _dialect(conn: object, statements: list[str]) -> list[str]:
     """The statements as this store's database takes them (PostgreSQL: ``postgres.py``)."""
-    if not postgres.is_connection(conn):
+    if not store_kind.is_connection(conn):
         return statements
+    from . import postgres
+
     return list(postgres.schema_statements(statements))
 
 

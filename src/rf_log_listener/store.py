@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from . import postgres
+from . import store_kind
 from .errors import STORE_CORRUPT, STORE_NOT_FOUND, STORE_UNAVAILABLE, ResultError
 from .schema import FAILED_STARTS as FAILED_STARTS  # re-exported: where readers look
 from .schema import NOTABLE_MESSAGES as NOTABLE_MESSAGES
@@ -29,7 +29,7 @@ def default_store_path() -> Path:
     """The per-user store shared by listener and server; ``RF_LOG_MCP_DB`` overrides it (a
     PostgreSQL URL there is :func:`store_setting`'s; this is then the file it replaces)."""
     override = os.environ.get(ENV_DB)
-    if override and not postgres.is_url(override):
+    if override and not store_kind.is_url(override):
         return Path(override).expanduser()
     return _user_data_dir() / "rf-log-mcp" / "store.sqlite3"
 
@@ -38,7 +38,7 @@ def store_setting(spec: str | os.PathLike[str] | None = None) -> str | Path:
     """The store to open: ``spec`` (--db, the listener's db=), else ``RF_LOG_MCP_DB``, else
     the per-user file. A PostgreSQL URL stays a string; anything else is a file path."""
     chosen = os.fspath(spec) if spec else os.environ.get(ENV_DB)
-    if chosen and postgres.is_url(chosen):
+    if chosen and store_kind.is_url(chosen):
         return chosen
     return Path(chosen).expanduser() if chosen else default_store_path()
 
@@ -46,7 +46,7 @@ def store_setting(spec: str | os.PathLike[str] | None = None) -> str | Path:
 def shown(spec: str | os.PathLike[str]) -> str:
     """A store as output may name it: a URL's password masked."""
     text = os.fspath(spec)
-    return postgres.redacted(text) if postgres.is_url(text) else text
+    return store_kind.redacted(text) if store_kind.is_url(text) else text
 
 
 def _user_data_dir() -> Path:
@@ -74,6 +74,8 @@ def open_store(path: str | os.PathLike[str] | None = None, *, readonly: bool = F
     """
     setting = store_setting(path)
     if isinstance(setting, str):
+        from . import postgres
+
         return postgres.open_store(setting, readonly=readonly)
     db_path = setting
     if not create and not db_path.is_file():
@@ -169,7 +171,7 @@ def is_read_only(exc: BaseException) -> bool:
 
 def can_write(conn: sqlite3.Connection) -> bool:
     """Whether this connection may write the store (nothing is written to find out)."""
-    if postgres.is_connection(conn):
+    if store_kind.is_connection(conn):
         return bool(conn.execute("SELECT has_table_privilege('runs', 'INSERT')").fetchone()[0])
     try:
         conn.execute("BEGIN IMMEDIATE")
@@ -184,7 +186,7 @@ def can_write(conn: sqlite3.Connection) -> bool:
 def quick_check(conn: sqlite3.Connection) -> str | None:
     """SQLite's page check ("ok", or what is damaged); None on PostgreSQL, whose server looks
     after its own pages."""
-    if postgres.is_connection(conn):
+    if store_kind.is_connection(conn):
         return None
     return str(conn.execute("PRAGMA quick_check").fetchone()[0])
 
@@ -192,7 +194,7 @@ def quick_check(conn: sqlite3.Connection) -> str | None:
 def store_bytes(conn: sqlite3.Connection) -> int:
     """The store's size on disk: the SQLite file with its -wal and -shm, the PostgreSQL
     database."""
-    if postgres.is_connection(conn):
+    if store_kind.is_connection(conn):
         return int(conn.execute("SELECT pg_database_size(current_database())").fetchone()[0])
     path = Path(conn.execute("PRAGMA database_list").fetchone()[2])
     return sum(p.stat().st_size for p in path.parent.glob(path.name + "*")
