@@ -21,8 +21,11 @@ NEVER_IN_READING = ("mcp", "rf_log_listener.importers", "ijson", "PIL", "uvicorn
                     "rf_log_mcp.models", "logging", "uuid", "rf_log_listener.postgres")
 # Nor dataclasses and inspect (5 ms of a 55 ms command) where RF does not parse suite files:
 # the read side's records are named tuples and plain classes; nor hashlib (OpenSSL's start,
-# 4-5 ms): cursors and the usage record's digests are BLAKE2 from CPython's own module.
-NOR_WITHOUT_RF = ("robot", "dataclasses", "inspect", "hashlib")
+# 4-5 ms): cursors and the usage record's digests are BLAKE2 from CPython's own module; nor
+# typing (4-5 ms: annotations only, under TYPE_CHECKING = False; collections' named tuples)
+# and pathlib (5-7 ms with urllib.parse and ipaddress: store paths are os.path strings).
+NOR_WITHOUT_RF = ("robot", "dataclasses", "inspect", "hashlib", "typing", "pathlib",
+                  "urllib.parse")
 # Nor what a reading command never uses: argparse's help formatter imports shutil (with zlib,
 # bz2 and lzma) unless told the width; threads are the server's (3-5 ms together).
 NEVER_IN_A_COMMAND = ("shutil", "threading", "bz2", "lzma")

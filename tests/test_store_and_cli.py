@@ -41,9 +41,9 @@ def test_default_path_and_override(monkeypatch: pytest.MonkeyPatch, tmp_path: Pa
     monkeypatch.delenv("RF_LOG_MCP_DB", raising=False)
     monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg"))
     if sys.platform.startswith("linux"):
-        assert default_store_path() == tmp_path / "xdg" / "rf-log-mcp" / "store.sqlite3"
+        assert default_store_path() == str(tmp_path / "xdg" / "rf-log-mcp" / "store.sqlite3")
     monkeypatch.setenv("RF_LOG_MCP_DB", str(tmp_path / "deep" / "er" / "x.db"))
-    assert default_store_path() == tmp_path / "deep" / "er" / "x.db"
+    assert default_store_path() == str(tmp_path / "deep" / "er" / "x.db")
     open_store().close()  # parent folders are created
     assert (tmp_path / "deep" / "er" / "x.db").exists()
 

@@ -193,7 +193,7 @@ def test_the_skill_names_only_what_exists() -> None:
     from rf_log_mcp import models
     from rf_log_mcp.cli import _parser
     from rf_log_mcp.cli.agents import skill_text
-    from rf_log_mcp.server import RESPONSE_MODELS, mcp
+    from rf_log_mcp.server import RESPONSE_MODELS, ViewName, mcp
 
     text = skill_text()
     repository_copy = Path(__file__).parents[1] / "skills" / "rf-log-triage" / "SKILL.md"
@@ -203,7 +203,7 @@ def test_the_skill_names_only_what_exists() -> None:
     tools = set(RESPONSE_MODELS)
     arguments = {name for tool in mcp._tool_manager.list_tools()
                  for name in tool.parameters.get("properties", {})}
-    views = set(service.ViewName.__args__)  # type: ignore[attr-defined]
+    views = set(ViewName.__args__)  # type: ignore[attr-defined]
     fields = {name for model in vars(models).values()
               if isinstance(model, type) and issubclass(model, models.BaseModel)
               for name in model.model_fields}

@@ -17,7 +17,11 @@ Calls are plain methods, not event objects, because an import emits millions of 
 from __future__ import annotations
 
 import re
-from typing import Any, NamedTuple, Protocol
+from collections import namedtuple
+
+TYPE_CHECKING = False  # typing's own constant: loading typing is 4-5 ms (issue #19)
+if TYPE_CHECKING:
+    from typing import Any, Protocol
 
 # Normalized node types: RF 7's own result ``type`` names, so the store reads like RF's model.
 SUITE = "SUITE"
@@ -173,20 +177,21 @@ class RunInfo(_Record):
         return {name: getattr(self, name) for name in self.__slots__}
 
 
-class RunEnd(NamedTuple):
-    """What a source knows when a run ends. ``complete`` is False for a cut/killed run.
-    Totals are not among it: the writer counts the tests it stored, as RF's own model does
-    (a file's ``<statistics>`` can disagree with its tests: a listener changing a test's
-    status in end_suite changes the statistics, not the test written before)."""
+class RunEnd(namedtuple("RunEnd", "complete generator", defaults=(None,))):
+    """What a source knows when a run ends: ``complete`` (bool) is False for a cut/killed
+    run; ``generator`` (str or None) when a source learns it only after the suite (JSON key
+    order). Totals are not among it: the writer counts the tests it stored, as RF's own
+    model does (a file's ``<statistics>`` can disagree with its tests: a listener changing a
+    test's status in end_suite changes the statistics, not the test written before)."""
 
-    complete: bool
-    generator: str | None = None  # when a source learns it only after the suite (JSON key order)
+    __slots__ = ()
 
 
-class EventSink(Protocol):
-    def start_run(self, info: RunInfo) -> int: ...
-    def open_node(self, node: Node) -> None: ...
-    def close_node(self, node: Node) -> None: ...
-    def message(self, level: str, text: str, html: bool, time: str | None) -> None: ...
-    def run_error(self, level: str, text: str, html: bool, time: str | None) -> None: ...
-    def end_run(self, end: RunEnd) -> None: ...
+if TYPE_CHECKING:  # what a source calls; for type checkers (a Protocol needs typing)
+    class EventSink(Protocol):
+        def start_run(self, info: RunInfo) -> int: ...
+        def open_node(self, node: Node) -> None: ...
+        def close_node(self, node: Node) -> None: ...
+        def message(self, level: str, text: str, html: bool, time: str | None) -> None: ...
+        def run_error(self, level: str, text: str, html: bool, time: str | None) -> None: ...
+        def end_run(self, end: RunEnd) -> None: ...

@@ -32,11 +32,14 @@ from __future__ import annotations
 
 import re
 import sqlite3
-from typing import Any
 
 from . import events as ev
 from .events import Node
 from .masking import KnownValues, Redactor, lazy_pattern, registrable
+
+TYPE_CHECKING = False  # typing's own constant: loading typing is 4-5 ms (issue #19)
+if TYPE_CHECKING:
+    from typing import Any
 
 # One item of RF's TRACE ``Arguments: [ a | b ]`` line: an optional name (``${pass}=`` of a
 # user keyword's argument, ``password=`` of a named one) and a value as RF's ``prepr``

@@ -8,6 +8,7 @@ new store as an ``interrupted`` run; ranges SQLite cannot read are skipped and c
 
 from __future__ import annotations
 
+import os
 import sqlite3
 from pathlib import Path
 from typing import Any
@@ -31,9 +32,9 @@ def _run_columns(old: sqlite3.Connection, conn: sqlite3.Connection) -> list[str]
             if row[1] in have and row[1] not in _NOT_COPIED]
 
 
-def salvage_live_runs(damaged: Path, conn: sqlite3.Connection) -> list[dict[str, Any]]:
+def salvage_live_runs(damaged: str | os.PathLike[str], conn: sqlite3.Connection) -> list[dict[str, Any]]:
     """Copy live runs without a result file from ``damaged`` into ``conn``'s store."""
-    old = sqlite3.connect(f"{damaged.resolve().as_uri()}?mode=ro", uri=True)
+    old = sqlite3.connect(f"{Path(damaged).resolve().as_uri()}?mode=ro", uri=True)
     try:
         candidates = old.execute(
             "SELECT run_id, source_path FROM runs WHERE origin = 'listener'").fetchall()

@@ -10,7 +10,6 @@ import sys
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from pathlib import Path
 
 from . import store_kind
 from .errors import STORE_CORRUPT, STORE_NOT_FOUND, STORE_UNAVAILABLE, ResultError
@@ -25,22 +24,25 @@ RUN_SHIFT = 32  # node/message keys are run_id << RUN_SHIFT | position
 BUSY_TIMEOUT_MS = 30_000
 
 
-def default_store_path() -> Path:
+# Store paths are strings (os.path), not pathlib's: every command opens the store, and
+# pathlib with the urllib.parse it imports is 5-7 ms of a reading command (issue #19).
+
+def default_store_path() -> str:
     """The per-user store shared by listener and server; ``RF_LOG_MCP_DB`` overrides it (a
     PostgreSQL URL there is :func:`store_setting`'s; this is then the file it replaces)."""
     override = os.environ.get(ENV_DB)
     if override and not store_kind.is_url(override):
-        return Path(override).expanduser()
-    return _user_data_dir() / "rf-log-mcp" / "store.sqlite3"
+        return os.path.expanduser(override)
+    return os.path.join(_user_data_dir(), "rf-log-mcp", "store.sqlite3")
 
 
-def store_setting(spec: str | os.PathLike[str] | None = None) -> str | Path:
+def store_setting(spec: str | os.PathLike[str] | None = None) -> str:
     """The store to open: ``spec`` (--db, the listener's db=), else ``RF_LOG_MCP_DB``, else
-    the per-user file. A PostgreSQL URL stays a string; anything else is a file path."""
+    the per-user file: a PostgreSQL URL (``store_kind.is_url``) or a file's path."""
     chosen = os.fspath(spec) if spec else os.environ.get(ENV_DB)
     if chosen and store_kind.is_url(chosen):
         return chosen
-    return Path(chosen).expanduser() if chosen else default_store_path()
+    return os.path.expanduser(chosen) if chosen else default_store_path()
 
 
 def shown(spec: str | os.PathLike[str]) -> str:
@@ -49,13 +51,13 @@ def shown(spec: str | os.PathLike[str]) -> str:
     return store_kind.redacted(text) if store_kind.is_url(text) else text
 
 
-def _user_data_dir() -> Path:
-    home = Path.home()
+def _user_data_dir() -> str:
+    home = os.path.expanduser("~")
     if sys.platform == "win32":
-        return Path(os.environ.get("LOCALAPPDATA") or home / "AppData" / "Local")
+        return os.environ.get("LOCALAPPDATA") or os.path.join(home, "AppData", "Local")
     if sys.platform == "darwin":
-        return home / "Library" / "Application Support"
-    return Path(os.environ.get("XDG_DATA_HOME") or home / ".local" / "share")
+        return os.path.join(home, "Library", "Application Support")
+    return os.environ.get("XDG_DATA_HOME") or os.path.join(home, ".local", "share")
 
 
 def run_base(run_id: int) -> int:
@@ -64,7 +66,7 @@ def run_base(run_id: int) -> int:
 
 def open_store(path: str | os.PathLike[str] | None = None, *, readonly: bool = False,
                create: bool = True,
-               on_corrupt: Callable[[Path], None] | None = None) -> sqlite3.Connection:
+               on_corrupt: Callable[[str], None] | None = None) -> sqlite3.Connection:
     """Open (creating and migrating as needed) the store; a clear ResultError names the path.
 
     A damaged store (not a database, truncated, malformed pages) is STORE_CORRUPT; with
@@ -72,13 +74,12 @@ def open_store(path: str | os.PathLike[str] | None = None, *, readonly: bool = F
     where, and a new store is started, so capture and answers go on. ``create=False`` (commands
     that only read): a store that does not exist is STORE_NOT_FOUND, and nothing is created.
     """
-    setting = store_setting(path)
-    if isinstance(setting, str):
+    db_path = store_setting(path)
+    if store_kind.is_url(db_path):
         from . import postgres
 
-        return postgres.open_store(setting, readonly=readonly)
-    db_path = setting
-    if not create and not db_path.is_file():
+        return postgres.open_store(db_path, readonly=readonly)
+    if not create and not os.path.isfile(db_path):
         raise ResultError(
             STORE_NOT_FOUND, f"No store at {db_path}.",
             f"Check --db and {ENV_DB}. A store is created by `rf-log-mcp import PATH` or by a"
@@ -100,24 +101,23 @@ def is_corruption(exc: BaseException) -> bool:
                                       "database corrupt", "vtable constructor failed"))
 
 
-def set_aside(db_path: Path) -> Path:
+def set_aside(db_path: str) -> str:
     """Move a damaged store (and its -wal/-shm) to ``<name>.corrupt-<timestamp>``; the files
     are kept for salvage (``rf-log-mcp doctor --repair``)."""
-    target = db_path.with_name(f"{db_path.name}.corrupt-{time.strftime('%Y%m%d-%H%M%S')}")
+    target = f"{db_path}.corrupt-{time.strftime('%Y%m%d-%H%M%S')}"
     for suffix in ("", "-wal", "-shm"):
-        source = Path(f"{db_path}{suffix}")
-        if source.exists():
-            source.replace(Path(f"{target}{suffix}"))
+        if os.path.exists(db_path + suffix):
+            os.replace(db_path + suffix, target + suffix)
     return target
 
 
-def _open(db_path: Path, readonly: bool) -> sqlite3.Connection:
+def _open(db_path: str, readonly: bool) -> sqlite3.Connection:
     conn: sqlite3.Connection | None = None
     try:
         if readonly:
             conn = _open_readonly(db_path)
         else:
-            db_path.parent.mkdir(parents=True, exist_ok=True)
+            os.makedirs(os.path.dirname(os.path.abspath(db_path)), exist_ok=True)
             conn = sqlite3.connect(
                 db_path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None,
                 check_same_thread=False,
@@ -139,16 +139,19 @@ def _open(db_path: Path, readonly: bool) -> sqlite3.Connection:
         raise ResultError(
             STORE_UNAVAILABLE,
             f"Cannot open the store at {db_path}: {exc}",
-            f"Check that {db_path.parent} is writable, or point {ENV_DB} at a writable file.",
+            f"Check that {os.path.dirname(os.path.abspath(db_path))} is writable, or point {ENV_DB}"
+            " at a writable file.",
         ) from exc
     return conn
 
 
-def _open_readonly(db_path: Path) -> sqlite3.Connection:
+def _open_readonly(db_path: str) -> sqlite3.Connection:
     """A connection that never writes. A WAL store in a folder this user cannot write has no
     shared-memory file it could open: SQLite then refuses every read, and the store is read
     as it stands on disk instead (immutable: what another process commits later is not seen)."""
-    uri = db_path.resolve().as_uri()
+    from pathlib import Path  # here: only servers open the store read-only
+
+    uri = Path(db_path).resolve().as_uri()
     conn = sqlite3.connect(f"{uri}?mode=ro", uri=True, timeout=BUSY_TIMEOUT_MS / 1000,
                            check_same_thread=False)
     try:
@@ -196,9 +199,9 @@ def store_bytes(conn: sqlite3.Connection) -> int:
     database."""
     if store_kind.is_connection(conn):
         return int(conn.execute("SELECT pg_database_size(current_database())").fetchone()[0])
-    path = Path(conn.execute("PRAGMA database_list").fetchone()[2])
-    return sum(p.stat().st_size for p in path.parent.glob(path.name + "*")
-               if p.name in {path.name, f"{path.name}-wal", f"{path.name}-shm"})
+    path = conn.execute("PRAGMA database_list").fetchone()[2]
+    return sum(os.stat(path + suffix).st_size for suffix in ("", "-wal", "-shm")
+               if os.path.exists(path + suffix))
 
 
 @contextmanager
@@ -373,13 +376,13 @@ def compact(conn: sqlite3.Connection) -> None:
     conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
 
 
-def file_sha256(source: Path) -> str:
+def file_sha256(source: str | os.PathLike[str]) -> str:
     """The digest of a result file's bytes, recorded with its run (``source_hash``), which
     ``find_reusable_run`` finds the run by."""
     import hashlib  # here: the command line's parser loads this module, and hashlib is 4-5 ms
 
     digest = hashlib.sha256()
-    with source.open("rb") as fh:
+    with open(source, "rb") as fh:
         while chunk := fh.read(1 << 20):
             digest.update(chunk)
     return digest.hexdigest()

@@ -89,7 +89,7 @@ def parse(markup: str) -> tuple[str, list[Reference]]:
     return text, list(by_reference.values())
 
 
-def describe(found: Reference, base: Path | None) -> dict[str, Any]:
+def describe(found: Reference, base: str | None) -> dict[str, Any]:
     """What answers show of a reference (models.Attachment), never its bytes: a data URI by
     its header and decoded size, a file by its path, size and whether it exists below the
     run's output folder ``base``."""
@@ -109,13 +109,13 @@ def describe(found: Reference, base: Path | None) -> dict[str, Any]:
     return item
 
 
-def local_path(reference: str, base: Path | None) -> Path | None:
+def local_path(reference: str, base: str | None) -> Path | None:
     """The file a reference names, when it is a file below ``base`` (URLs, and paths that
     lead out of the output folder, are not looked at)."""
     if _is_url(reference) or base is None:
         return None
     path = _file(reference, base)
-    return path if path.is_relative_to(base.resolve()) else None
+    return path if path.is_relative_to(Path(base).resolve()) else None
 
 
 def _is_url(reference: str) -> bool:
@@ -123,11 +123,11 @@ def _is_url(reference: str) -> bool:
     return parts.scheme not in ("", "file") or bool(parts.netloc)
 
 
-def _file(reference: str, base: Path) -> Path:
+def _file(reference: str, base: str) -> Path:
     """The file a local reference (a path, a file: URL) names, resolved; a relative one is
     relative to the run's output folder ``base``."""
     path = Path(unquote(urlsplit(reference).path))
-    return (path if path.is_absolute() else base / path).resolve()
+    return (path if path.is_absolute() else Path(base, path)).resolve()
 
 
 def _data_uri(reference: str) -> tuple[str, str, str]:
@@ -153,7 +153,7 @@ class Opened:
     size_bytes: int = 0
 
 
-def open_attachment(found: Reference, base: Path | None, allowed: Any) -> Opened:
+def open_attachment(found: Reference, base: str | None, allowed: Any) -> Opened:
     """The content of one reference. ``allowed(path)`` raises PATH_NOT_ALLOWED for a file
     outside the folders the server may read."""
     if found.reference.startswith("data:"):
@@ -171,7 +171,7 @@ def open_attachment(found: Reference, base: Path | None, allowed: Any) -> Opened
             raise ResultError(ATTACHMENT_NOT_FOUND, "The run has no output folder to read "
                               f"{found.reference!r} from (robot ran with --output NONE?).")
         target = _file(found.reference, base)
-        if not target.is_relative_to(base.resolve()):
+        if not target.is_relative_to(Path(base).resolve()):
             allowed(str(target))  # a reference that leads out of the output folder
         if not target.is_file():
             raise ResultError(ATTACHMENT_NOT_FOUND, f"{target} does not exist (any more).",

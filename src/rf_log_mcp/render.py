@@ -10,9 +10,12 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import Any, TextIO
 
 from .answer import Answer
+
+TYPE_CHECKING = False  # typing's own constant: loading typing is 4-5 ms (issue #19)
+if TYPE_CHECKING:
+    from typing import Any, TextIO
 
 _COLOURS = {"PASS": "32", "FAIL": "31", "SKIP": "33", "NOT RUN": "90", "RUNNING": "36",
             "NOT FINISHED": "35", "WARN": "33", "ERROR": "31", "complete": "32",

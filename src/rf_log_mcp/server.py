@@ -52,6 +52,8 @@ from .subscriptions import RunEventsBus, RunWatcher
 from .views.common import RUN_NOT_FOUND
 
 log = logging.getLogger("rf_log_mcp")
+# The views get_view shows (service.get_view): the tool's argument and the resources' templates.
+ViewName = Literal["summary", "failure_path", "step_window", "tree", "tree_snapshot", "message"]
 
 INSTRUCTIONS = """\
 Robot Framework results, small and exact. Typical flow:
@@ -263,8 +265,7 @@ async def parse_result(
 @_tool(title="View a run", annotations=_READ_ONLY)
 def get_view(
     ctx: Context,
-    view: Annotated[Literal["summary", "failure_path", "step_window", "tree", "tree_snapshot",
-                            "message"], Field(
+    view: Annotated[ViewName, Field(
         description="step_window: the steps around selector in execution order "
                     "(prev_cursor/next_cursor page). tree: selector's children (default: the "
                     "run). tree_snapshot: selector's subtree to max_depth. message: a message "
@@ -459,7 +460,7 @@ def run_test(run_id: str, test_id: str, ctx: Context) -> str:
     return _resource(ctx, run_id, "failure_path", test_id)
 
 
-def _resource(ctx: Context, run_id: str, view: service.ViewName, selector: str | None = None) -> str:
+def _resource(ctx: Context, run_id: str, view: ViewName, selector: str | None = None) -> str:
     """A view as a resource's JSON text; a run id that is not a number is RUN_NOT_FOUND too."""
     try:
         number = int(run_id)

@@ -13,8 +13,6 @@ import itertools
 import json
 import sqlite3
 from collections.abc import Callable, Iterator
-from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from rf_log_listener.errors import (
     ATTACHMENT_NOT_FOUND,
@@ -38,7 +36,6 @@ from rf_log_listener.store import (
 
 from .answer import Answer, as_answer
 from .limits import DEFAULT_BUDGET, DEFAULT_PAGE, MAX_BUDGET, MAX_PAGE, MIN_BUDGET
-from .paths import PathPolicy
 from .shaping import Shaper, estimate_tokens, make_cursor, read_cursor
 from .usage import current as current_call
 from .usage import recorded
@@ -54,17 +51,20 @@ from .views.common import (
 
 # Each operation imports the views it runs when it runs: a command pays for its own view
 # only (issue #19, tests/test_cli_imports.py), and the server's start for none of them.
+TYPE_CHECKING = False  # typing's own constant: loading typing is 4-5 ms (issue #19)
 if TYPE_CHECKING:
+    from typing import Any, Literal, TypeVar
+
     from rf_log_listener.importers import Progress
 
+    from .paths import PathPolicy
     from .views.search import Detail, Scope
     from .views.tree import Projection
 
+    ViewName = Literal["summary", "failure_path", "step_window", "tree", "tree_snapshot", "message"]
+    F = TypeVar("F", bound=Callable[..., Answer])
 
-ViewName = Literal["summary", "failure_path", "step_window", "tree", "tree_snapshot", "message"]
 INTERNAL_ERROR = "INTERNAL_ERROR"  # a bug: the server's log has the traceback
-
-F = TypeVar("F", bound=Callable[..., Answer])
 
 # What a tool's answer holds even when it failed: its model's list fields default to [].
 _EMPTY: dict[str, dict[str, list[Any]]] = {
@@ -220,6 +220,8 @@ def resolve_run(conn: sqlite3.Connection, run_id: int | None, path: str | None,
                           "run_id comes from parse_result or list_runs.")
     if policy is not None:
         policy.check(conn, path)
+    from pathlib import Path  # here: a command names its run by number (issue #19)
+
     try:
         source = Path(path).expanduser().resolve(strict=True)
         stat = source.stat()
@@ -371,6 +373,8 @@ def get_attachment(conn: sqlite3.Connection, message_id: str, index: int = 0,
                               "Take message_id and index from an attachments list.")
         described = shown_attachments(message_id, references, shaper, context) or []
         # Without a policy (the command line): nothing outside the run's output folder.
+        from .paths import PathPolicy
+
         rule = policy or PathPolicy(roots=(), known_runs=False)
         opened = open_attachment(references[index], context.output_dir,
                                  lambda target: rule.check(conn, target))

@@ -25,15 +25,18 @@ import _thread
 import functools
 import os
 import sqlite3
-from collections import OrderedDict
+from collections import OrderedDict, namedtuple
 from datetime import datetime
-from pathlib import Path
 from stat import S_ISREG
-from typing import Any, NamedTuple
 
 from rf_log_listener.errors import ResultError
 from rf_log_listener.events import INSTALLED, keyword_key
 from rf_log_listener.store import run_base
+
+TYPE_CHECKING = False  # typing's own constant: loading typing is 4-5 ms (issue #19)
+if TYPE_CHECKING:
+    from pathlib import Path
+    from typing import Any
 
 # source_origin values (README "Source locations"): how a node's source and lineno are known.
 NODE = "node"  # the input gives them for this node
@@ -50,19 +53,12 @@ _PARSED: OrderedDict[tuple[Any, ...], Any] = OrderedDict()  # parsed runs, a few
 _PARSED_LOCK = _thread.allocate_lock()  # threading's Lock; threading itself is not needed here
 
 
-class Defined(NamedTuple):
-    """A library keyword's definition, as RF's model gave it to the listener."""
-
-    source: str
-    lineno: int | None
-
-
-class Location(NamedTuple):
-    source: str | None = None
-    lineno: int | None = None
-    origin: str | None = None
-    definition_source: str | None = None
-    definition_lineno: int | None = None
+# A library keyword's definition, as RF's model gave it to the listener: source (str),
+# lineno (int or None).
+Defined = namedtuple("Defined", "source lineno")
+# Where a node is written (each None when not known); origin: one of the values above.
+Location = namedtuple("Location", "source lineno origin definition_source definition_lineno",
+                      defaults=(None,) * 5)
 
 
 class Locator:
@@ -129,7 +125,7 @@ class Locator:
         Settings of that file or of an __init__ file above it): find the line that says it."""
         if not item.source or not item.lineno:
             return None
-        source = Path(item.source)
+        source = _path(item.source)
         if source.is_dir():
             source = _init_file(source) or source
         if node.type not in ("SETUP", "TEARDOWN") or self._row(node.parent_pre).type != "TEST":
@@ -229,7 +225,7 @@ class Locator:
         elif suite_file is not None:
             wanted = keyword_key(node.field_values.get("source_name") or node.name or "")
             resources = [suite_file.resource] if not node.owner else [
-                r for r in _resources(suite_file.resource) if Path(str(r.source)).stem == node.owner]
+                r for r in _resources(suite_file.resource) if _path(r.source).stem == node.owner]
             for resource in resources:
                 match = next((k for k in resource.keywords if keyword_key(k.name) == wanted), None)
                 if match is not None:
@@ -280,7 +276,7 @@ class Locator:
 
     def _exists(self) -> bool:
         sources = [self.root_source] if self.root_source else self._child_sources()
-        return bool(sources) and all(Path(s).exists() for s in sources)
+        return bool(sources) and all(os.path.exists(s) for s in sources)
 
     def _fresh(self, path: str, suite_row: Any) -> str | None:
         """None when ``path`` is as it was when the run ran; else SOURCES_CHANGED/MISSING."""
@@ -361,6 +357,15 @@ def _child(container: Any, node: Any, parent: Any, locator: Locator) -> Any:
     return item if item is not None and _same(item, node) else SOURCES_CHANGED
 
 
+def _path(path: Any) -> Path:
+    """pathlib's path: used where RF's parser ran first (and loaded pathlib); the common
+    answers (a suite's, a test's location) take os.path, as a reading command loads no
+    pathlib (issue #19)."""
+    from pathlib import Path
+
+    return Path(path)
+
+
 def _init_file(folder: Path) -> Path | None:
     """A directory suite's init file (its settings, setup, teardown and keywords)."""
     found = sorted(folder.glob("__init__.*"))
@@ -377,7 +382,7 @@ def _line(path: Path, lineno: int) -> str:
 
 @functools.lru_cache(maxsize=64)
 def _lines(path: str, _mtime_ns: int) -> list[str]:
-    return Path(path).read_text(encoding="utf-8", errors="replace").splitlines()
+    return _path(path).read_text(encoding="utf-8", errors="replace").splitlines()
 
 
 def _same(item: Any, node: Any) -> bool:
@@ -396,7 +401,7 @@ def _resources(resource: Any, seen: set[str] | None = None) -> list[Any]:
     for imported in resource.imports:
         if imported.type != "RESOURCE" or "${" in imported.name or imported.directory is None:
             continue
-        path = Path(imported.directory) / imported.name
+        path = _path(imported.directory) / imported.name
         if str(path) in seen or not path.is_file():
             continue
         seen.add(str(path))
@@ -451,14 +456,15 @@ def _field(row: Any, key: str) -> Any:
 
 def _root_dir(root_source: str | None, child_sources: Any) -> str | None:
     """The folder of the run's root suite (a run of several paths: their common folder)."""
-    if root_source:
-        path = Path(root_source)
-        return str(path if path.is_dir() or not path.suffix else path.parent)
+    if root_source:  # a folder (or a file without a suffix) itself, else the file's folder
+        root = os.path.normpath(root_source)
+        has_suffix = len(os.path.splitext(root)[1]) > 1  # pathlib's rule: "name." has none
+        return root if os.path.isdir(root) or not has_suffix else os.path.dirname(root)
     children = child_sources()
     if not children:
         return None
     try:
-        return os.path.commonpath([str(Path(c).parent) for c in children])
+        return os.path.commonpath([os.path.dirname(os.path.normpath(c)) for c in children])
     except ValueError:
         return None
 

@@ -9,9 +9,12 @@ from __future__ import annotations
 import pickle
 import tempfile
 from collections.abc import Iterator
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
-from ..events import EventSink, Node
+from ..events import Node
+
+if TYPE_CHECKING:  # a Protocol, for type checkers
+    from ..events import EventSink
 
 SPILL_AFTER = 20_000
 

@@ -20,12 +20,15 @@ from __future__ import annotations
 import contextlib
 import re
 from collections.abc import Callable, Iterable
-from typing import Any, BinaryIO
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 from .. import events as ev
 from ..errors import INCOMPLETE_RESULT, INVALID_JSON, UNSUPPORTED_FORMAT, ResultError
-from ..events import EventSink, Node, RunEnd, RunInfo
+from ..events import Node, RunEnd, RunInfo
 from .event_buffer import EventBuffer
+
+if TYPE_CHECKING:  # a Protocol, for type checkers
+    from ..events import EventSink
 
 _BODY_TYPES = frozenset(ev.NODE_TYPES - {ev.SUITE, ev.TEST, ev.SETUP, ev.TEARDOWN})
 # Keys copied into Node.fields as they are (only when non-empty).

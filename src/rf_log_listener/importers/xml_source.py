@@ -9,12 +9,15 @@ collected on the open :class:`Node` and written when it closes.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import BinaryIO
+from typing import TYPE_CHECKING, BinaryIO
 from xml.parsers import expat
 
 from .. import events as ev
 from ..errors import INCOMPLETE_RESULT, INVALID_XML, UNSUPPORTED_FORMAT, ResultError
-from ..events import EventSink, Node, RunEnd, RunInfo
+from ..events import Node, RunEnd, RunInfo
+
+if TYPE_CHECKING:  # a Protocol, for type checkers
+    from ..events import EventSink
 
 CHUNK = 1 << 20
 

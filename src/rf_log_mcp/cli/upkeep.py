@@ -15,6 +15,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from rf_log_listener import store_kind
 from rf_log_listener.errors import STORE_CORRUPT, ResultError
 from rf_log_listener.store import (
     ENV_DB,
@@ -127,7 +128,7 @@ def cmd_doctor(args: argparse.Namespace) -> int:
     store_problems: list[str] = []
     conn: sqlite3.Connection | None = None
     try:
-        if isinstance(path, Path) and not path.is_file():
+        if not store_kind.is_url(path) and not os.path.isfile(path):
             store_problems += _store_to_be(path, chosen=bool(args.db or os.environ.get(ENV_DB)), facts=facts)
         else:
             conn = open_store(path)
@@ -157,7 +158,7 @@ def cmd_doctor(args: argparse.Namespace) -> int:
     finally:
         if conn is not None:
             conn.close()
-    if corrupt and args.repair and isinstance(path, Path):
+    if corrupt and args.repair and not store_kind.is_url(path):
         facts["repair"] = _repair(path)
         facts["runs"] = {"complete": len(facts["repair"]["reimported"]),
                          "interrupted": len(facts["repair"]["salvaged_live_runs"])}
@@ -181,7 +182,7 @@ def cmd_doctor(args: argparse.Namespace) -> int:
 HIDDEN_RUNS = ("importing", "deleting")  # the complement of store.VISIBLE_RUNS
 
 
-def _store_to_be(path: Path, chosen: bool, facts: dict[str, Any]) -> list[str]:
+def _store_to_be(path: str, chosen: bool, facts: dict[str, Any]) -> list[str]:
     """Facts and problems of a store that does not exist yet. A path someone chose that holds
     no store is most likely mistyped; the default one is created by the first import or run,
     if its folder can be made."""
@@ -190,12 +191,13 @@ def _store_to_be(path: Path, chosen: bool, facts: dict[str, Any]) -> list[str]:
         return [f"no store at {path} (check --db and ${ENV_DB})"]
     facts["store"] = f"{path} (not created yet: the first import or robot run creates it)"
     facts["runs"] = {}
-    folder = next(p for p in (path.parent, *path.parent.parents) if p.exists())
+    parent = Path(path).absolute().parent
+    folder = next(p for p in (parent, *parent.parents) if p.exists())
     facts["writable"] = os.access(folder, os.W_OK)
     return [] if facts["writable"] else [f"{folder} is not writable: the store cannot be created"]
 
 
-def _repair(path: Path) -> dict[str, Any]:
+def _repair(path: str) -> dict[str, Any]:
     """Set the damaged store aside, start a new one, import again every result file the old
     one names (imports, and outputs written by live runs) that still exists, and salvage the
     readable rows of live runs that have no such file."""
@@ -206,7 +208,7 @@ def _repair(path: Path) -> dict[str, Any]:
     conn = open_store(path)
     sources: list[tuple[str, str | None]] = []
     try:
-        old = sqlite3.connect(f"{moved.resolve().as_uri()}?mode=ro", uri=True)
+        old = sqlite3.connect(f"{Path(moved).resolve().as_uri()}?mode=ro", uri=True)
         sources = old.execute("SELECT DISTINCT source_path, label FROM runs"
                               " WHERE source_path IS NOT NULL").fetchall()
         old.close()

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from collections import namedtuple
 from collections.abc import Iterable
-from typing import Any, NamedTuple
 
 from rf_log_listener.errors import INVALID_ARGUMENT, ResultError
 from rf_log_listener.history import failed_test_signatures, index_run, name_id, test_rows
@@ -20,6 +20,10 @@ from rf_log_listener.store import VISIBLE_RUNS, is_read_only, mark_dead_live_run
 
 from .common import RUN_NOT_FOUND
 
+TYPE_CHECKING = False  # typing's own constant: loading typing is 4-5 ms (issue #19)
+if TYPE_CHECKING:
+    from typing import Any
+
 TEST_NOT_FOUND = "TEST_NOT_FOUND"
 FINISHED = ("complete", "interrupted")
 FINISHED_RUNS = "status IN ('complete', 'interrupted')"  # FINISHED, in SQL
@@ -27,16 +31,11 @@ FINISHED_RUNS = "status IN ('complete', 'interrupted')"  # FINISHED, in SQL
 _RUN_COLUMNS = "run_id, status, name, label, start_time, ci, run_group, tests_indexed"
 
 
-class Unit(NamedTuple):
-    """A run, or a pabot group of runs, as one."""
+class Unit(namedtuple("Unit", "ref run_ids name status label start_time ci")):
+    """A run, or a pabot group of runs, as one: ``ref`` "17" or "g17", ``run_ids`` (a tuple),
+    ``name``, ``status``, ``label``, ``start_time`` (str or None), ``ci`` (dict of str)."""
 
-    ref: str  # "17" or "g17"
-    run_ids: tuple[int, ...]
-    name: str | None
-    status: str
-    label: str | None
-    start_time: str | None
-    ci: dict[str, str]
+    __slots__ = ()
 
     @property
     def first(self) -> int:
@@ -49,14 +48,11 @@ class Unit(NamedTuple):
                 **{key: self.ci[key] for key in ("branch", "commit", "build") if key in self.ci}}
 
 
-class Outcome(NamedTuple):
-    run_id: int
-    pre: int
-    status: str
-    elapsed: float | None
-    signature_id: int | None
-    longname: str | None = None  # read from the nodes (a running run): not in test_names yet
-    signature: str | None = None  # the same: not in signatures yet
+# A test's outcome in a run: run_id, pre (int), status (str), elapsed (float or None),
+# signature_id (int or None); longname and signature (str or None) are read from the nodes
+# for a running run, whose tests are not in test_names and signatures yet.
+Outcome = namedtuple("Outcome", "run_id pre status elapsed signature_id longname signature",
+                     defaults=(None, None))
 
 
 def combined_status(statuses: Iterable[str]) -> str:

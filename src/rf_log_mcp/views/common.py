@@ -5,9 +5,8 @@ from __future__ import annotations
 import functools
 import json
 import sqlite3
+from collections import namedtuple
 from collections.abc import Iterator
-from pathlib import Path
-from typing import TYPE_CHECKING, Any, NamedTuple
 
 from rf_log_listener.errors import ResultError
 from rf_log_listener.events import LEVEL_NAMES
@@ -23,7 +22,10 @@ from rf_log_listener.store import (
 from ..shaping import Shaper
 from ..sources import Locator
 
+TYPE_CHECKING = False  # typing's own constant: loading typing is 4-5 ms (issue #19)
 if TYPE_CHECKING:
+    from typing import Any
+
     from ..attachments import Reference
 
 RUN_NOT_FOUND = "RUN_NOT_FOUND"
@@ -38,34 +40,15 @@ NODE_COLUMNS = (
 )
 
 
-class _NodeColumns(NamedTuple):
-    """A node's stored columns, in NODE_COLUMNS' order. A named tuple, not a dataclass: a
-    page of nodes is built row by row (0.3 us a row against a frozen dataclass's 2 us), and
-    a reading command does not import dataclasses and inspect (issue #19)."""
-
-    key: int
-    pre: int
-    last: int
-    parent_pre: int | None
-    node_id: str
-    type: str
-    name: str
-    owner: str | None
-    status: str
-    message: str | None
-    elapsed: float | None
-    failed_descendant_count: int
-    max_descendant_level: int
-    msg_lo: int
-    msg_hi: int
-    args: str | None
-    owner_test: int | None
-    assign: str | None
-    fields: str | None
-    child_count: int
-    message_count: int
-    depth: int
-    seq: int  # position among the parent's children, from 0
+# A node's stored columns, in NODE_COLUMNS' order: key, pre, last (int); parent_pre (int or
+# None); node_id, type, name (str); owner (str or None); status (str); message (str or None);
+# elapsed (float or None); failed_descendant_count, max_descendant_level, msg_lo, msg_hi
+# (int); args (JSON or None); owner_test (int or None); assign, fields (JSON or None);
+# child_count, message_count, depth (int); seq (int: position among the parent's children,
+# from 0). A named tuple, not a dataclass: a page of nodes is built row by row (0.3 us a row
+# against a frozen dataclass's 2 us), and a reading command does not import dataclasses and
+# inspect, nor typing (issue #19).
+_NodeColumns = namedtuple("_NodeColumns", NODE_COLUMNS.replace(",", " "))
 
 
 class NodeRow(_NodeColumns):
@@ -290,15 +273,15 @@ class NodeContext:
         self.conn, self.run_id, self.base = conn, run_id, run_base(run_id)
         self.known: dict[int, str] = {}
         self._locator: Locator | None = None
-        self._output_dir: Path | bool | None = False
+        self._output_dir: str | bool | None = False
 
     @property
-    def output_dir(self) -> Path | None:
+    def output_dir(self) -> str | None:
         """The run's output folder: attachments' files are there."""
         if self._output_dir is False:
             row = self.conn.execute("SELECT output_dir FROM runs WHERE run_id = ?",
                                     (self.run_id,)).fetchone()
-            self._output_dir = Path(row[0]) if row and row[0] else None
+            self._output_dir = row[0] if row and row[0] else None
         return self._output_dir  # type: ignore[return-value]
 
     @property

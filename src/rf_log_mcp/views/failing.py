@@ -7,13 +7,16 @@ from __future__ import annotations
 
 import itertools
 import sqlite3
-from collections.abc import Sequence
-from typing import Any, NamedTuple
+from collections import namedtuple
 
 from rf_log_listener.store import FAILED_STARTS, NOTABLE_NODES, run_base
 
 from ..shaping import Shaper
 from .common import NodeRow, node_by_key, notable_children
+
+TYPE_CHECKING = False  # typing's own constant: loading typing is 4-5 ms (issue #19)
+if TYPE_CHECKING:
+    from typing import Any
 
 SIBLINGS_COMPARED = 50  # failing children weighed to choose the branch a path follows
 OTHERS_SHOWN = 10  # failures beside a step named on it; the rest: tree with projection failures
@@ -28,13 +31,10 @@ PARENT_SETUP = "Parent suite setup failed:\n"
 PARENT_TEARDOWN = "arent suite teardown failed:\n"  # "Parent ..." or "Also parent ..."
 
 
-class Level(NamedTuple):
-    """One step of a failing branch, and the other failing children of the step above it
-    that the branch did not follow (continuable failures, failing iterations)."""
-
-    node: NodeRow
-    others: Sequence[NodeRow] = ()
-    others_total: int = 0
+# One step of a failing branch (node, a NodeRow), and the other failing children of the step
+# above it that the branch did not follow (others: NodeRows; others_total: how many in all):
+# continuable failures, failing iterations.
+Level = namedtuple("Level", "node others others_total", defaults=((), 0))
 
 
 def failing_branch(conn: sqlite3.Connection, run_id: int, start: NodeRow) -> list[Level]:

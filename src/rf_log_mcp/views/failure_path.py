@@ -5,7 +5,6 @@ within the budget, the deepest step always kept."""
 from __future__ import annotations
 
 import sqlite3
-from typing import Any
 
 from rf_log_listener.events import LEVELS
 from rf_log_listener.store import FAILED_STARTS, run_base
@@ -25,6 +24,10 @@ from .common import (
     shown_message,
 )
 from .failing import Level, failing_branch, shown_cause
+
+TYPE_CHECKING = False  # typing's own constant: loading typing is 4-5 ms (issue #19)
+if TYPE_CHECKING:
+    from typing import Any
 
 _ATTACHMENTS = 10  # HTML messages a failure path lists the attachments of
 _FOLD_CYCLES = 3  # a cycle of calls repeated this often (recursion) is folded, first and last kept

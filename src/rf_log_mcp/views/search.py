@@ -22,8 +22,8 @@ import itertools
 import json
 import re
 import sqlite3
+from collections import namedtuple
 from collections.abc import Callable, Iterator
-from typing import Any, Literal, NamedTuple, TypeVar
 
 from rf_log_listener.errors import ResultError
 from rf_log_listener.events import LEVELS
@@ -47,9 +47,15 @@ from .common import (
 )
 from .tree import group_span
 
+TYPE_CHECKING = False  # typing's own constant: loading typing is 4-5 ms (issue #19)
+if TYPE_CHECKING:
+    from typing import Any, Literal, TypeVar
+
+    Scope = Literal["node", "subtree", "test"]
+    Detail = Literal["compact", "full"]
+    _T = TypeVar("_T")
+
 INVALID_QUERY = "INVALID_QUERY"
-Scope = Literal["node", "subtree", "test"]
-Detail = Literal["compact", "full"]
 # What a compact hit keeps: what an agent acts on. The message id names its node
 # (<node id>-mN), the call path its test, iteration values and branch conditions.
 _COMPACT = ("id", "kind", "level", "text", "html", "attachments", "call_path", "count", "last",
@@ -58,7 +64,6 @@ FOLD_SCAN = 5_000  # repeats folded into one page at most: reading a page stays 
 FOLD_CHARS = 2_000  # longer messages never fold (two page sources may differ anywhere)
 SEVERITY = ("TRACE", "DEBUG", "INFO", "WARN", "ERROR", "FAIL")  # SKIP ranks with WARN
 _FETCH = 500  # candidates read per round while a page fills up
-_T = TypeVar("_T")
 _HIT_CHARS = 400
 _PATH_NAMES = 6  # call paths longer than this keep their first two and last three names
 _BRANCHES = frozenset({"IF", "ELSE IF", "ELSE", "TRY", "EXCEPT", "FINALLY"})
@@ -68,24 +73,13 @@ _NOTABLE = frozenset(level for level, rank in LEVELS.items() if rank >= LEVELS["
 _SQL_FOLDABLE = re.compile(r"[^%_\\]")
 
 
-class Filter(NamedTuple):
-    """What to look for: a casefolded needle (or None) and the wanted levels (or None)."""
-
-    needle: str | None
-    query: str | None
-    levels: frozenset[str] | None
-
-
-class Span(NamedTuple):
-    """Where to look: message keys [lo, hi), optionally one node's own messages only; node
-    keys [nodes_lo, nodes_hi] for status messages."""
-
-    lo: int
-    hi: int
-    node_pre: int | None
-    with_errors: bool  # run errors belong to no node: only a run-wide search has them
-    nodes_lo: int = 0
-    nodes_hi: int = 0
+# What to look for: a casefolded needle, the query as given, the wanted levels (a frozenset);
+# each may be None.
+Filter = namedtuple("Filter", "needle query levels")
+# Where to look: message keys [lo, hi), optionally one node's own messages only (node_pre);
+# with_errors: run errors belong to no node, only a run-wide search has them; node keys
+# [nodes_lo, nodes_hi] for status messages.
+Span = namedtuple("Span", "lo hi node_pre with_errors nodes_lo nodes_hi", defaults=(0, 0))
 
 
 def make_filter(query: str | None, level: str | None, min_level: str | None) -> Filter:
@@ -495,16 +489,8 @@ def _excerpt(text: str, flt: Filter, shaper: Shaper, offset: int, total: int) ->
     return f"{prefix}{text[start:end]}{suffix}"
 
 
-class _Node(NamedTuple):
-    pre: int
-    parent_pre: int | None
-    node_id: str
-    type: str
-    name: str
-    status: str
-    args: str | None
-    assign: str | None
-    fields: str | None
+# The columns of a node a hit shows (args, assign and fields: JSON or None).
+_Node = namedtuple("_Node", "pre parent_pre node_id type name status args assign fields")
 
 
 class _Context:

@@ -12,13 +12,19 @@ page with the rest of its count.
 from __future__ import annotations
 
 import sqlite3
-from typing import Any, Literal
 
 from ..shaping import Shaper
 from .common import run_row, shown_assign
-from .search import _COMPACT, Filter, Scope, _candidates, _Context, _excerpt, _masked_match, _span
+from .search import _COMPACT, Filter, _candidates, _Context, _excerpt, _masked_match, _span
 
-GroupBy = Literal["iteration", "node"]
+TYPE_CHECKING = False  # typing's own constant: loading typing is 4-5 ms (issue #19)
+if TYPE_CHECKING:
+    from typing import Any, Literal
+
+    from .search import Scope
+
+    GroupBy = Literal["iteration", "node"]
+
 GROUP_SCAN = 20_000  # hits counted into one page at most: reading a page stays bounded
 
 
