@@ -11,7 +11,6 @@ text is masked (``redaction``) before it is shortened, and the count goes in the
 
 from __future__ import annotations
 
-import base64
 import json
 import re
 from collections.abc import Callable, Iterable
@@ -239,6 +238,8 @@ _ENVELOPE_TOKENS = estimate_tokens({
 def make_cursor(binding: dict[str, Any], position: Any) -> str:
     """An opaque cursor bound to what produced it (run, view, selector, filters, order),
     carrying the number of the page it leads to (the usage record counts pages followed)."""
+    import base64  # here, as in read_cursor: most answers hold no cursor (issue #19)
+
     call = usage.current()
     payload = {"b": _binding_digest(binding), "p": position, "n": (call.page if call else 1) + 1}
     return base64.urlsafe_b64encode(_compact(payload).encode()).decode().rstrip("=")
@@ -249,6 +250,8 @@ def read_cursor(cursor: str | None, binding: dict[str, Any]) -> Any:
     another run, view, selector, projection or order."""
     if not cursor:
         return None
+    import base64
+
     try:
         padded = cursor + "=" * (-len(cursor) % 4)
         payload = json.loads(base64.urlsafe_b64decode(padded.encode()))

@@ -20,13 +20,13 @@ from rf_log_listener.store import (
 )
 
 from ..shaping import Shaper
-from ..sources import Locator
 
 TYPE_CHECKING = False  # typing's own constant: loading typing is 4-5 ms (issue #19)
 if TYPE_CHECKING:
     from typing import Any
 
     from ..attachments import Reference
+    from ..sources import Locator
 
 RUN_NOT_FOUND = "RUN_NOT_FOUND"
 NODE_NOT_FOUND = "NODE_NOT_FOUND"
@@ -287,6 +287,8 @@ class NodeContext:
     @property
     def locator(self) -> Locator:
         if self._locator is None:
+            from ..sources import Locator  # here: answers that show no node never need it
+
             self._locator = Locator(self.conn, self.run_id)
         return self._locator
 
