@@ -113,11 +113,12 @@ def set_aside(db_path: str) -> str:
 
 def _open(db_path: str, readonly: bool) -> sqlite3.Connection:
     conn: sqlite3.Connection | None = None
+    folder = os.path.dirname(os.path.abspath(db_path))
     try:
         if readonly:
             conn = _open_readonly(db_path)
         else:
-            os.makedirs(os.path.dirname(os.path.abspath(db_path)), exist_ok=True)
+            os.makedirs(folder, exist_ok=True)
             conn = sqlite3.connect(
                 db_path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None,
                 check_same_thread=False,
@@ -139,8 +140,7 @@ def _open(db_path: str, readonly: bool) -> sqlite3.Connection:
         raise ResultError(
             STORE_UNAVAILABLE,
             f"Cannot open the store at {db_path}: {exc}",
-            f"Check that {os.path.dirname(os.path.abspath(db_path))} is writable, or point {ENV_DB}"
-            " at a writable file.",
+            f"Check that {folder} is writable, or point {ENV_DB} at a writable file.",
         ) from exc
     return conn
 
