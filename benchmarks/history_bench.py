@@ -131,7 +131,7 @@ def timed(call: Callable[[], Any], times: int) -> dict[str, float]:
 
 
 def tokens(response: Any) -> int:
-    text = json.dumps(response.model_dump(mode="json", exclude_none=True), ensure_ascii=False)
+    text = json.dumps(response, ensure_ascii=False)  # an answer is its JSON already
     try:
         import tiktoken
 

@@ -47,7 +47,7 @@ DATA = HERE / "data"
 
 
 def _tokens(response: Any) -> int:
-    text = json.dumps(response.model_dump(mode="json", exclude_none=True), ensure_ascii=False,
+    text = json.dumps(response, ensure_ascii=False,  # an answer is its JSON already
                       separators=(",", ":"))
     try:
         import tiktoken
@@ -102,13 +102,16 @@ def tokens() -> None:
         pages, cursor = [], None
         while True:
             view = service.get_view(conn, "summary", run_id=big.run_id, cursor=cursor)
-            pages.append((_tokens(view), len(view.summary.failed_tests)))  # type: ignore[union-attr]
+            summary = view.summary
+            pages.append((_tokens(view), len(summary.failed_tests),  # type: ignore[union-attr]
+                          len(summary.failure_groups or ())))  # type: ignore[union-attr]
             cursor = view.next_cursor
             if not cursor:
                 break
-        worst = max(t for t, _ in pages)
-        print(f"500-failure run: {len(pages)} summary pages of {pages[0][1]} tests,"
-              f" at most {worst} tokens per page (target <= 2000)")
+        worst = max(t for t, _, _ in pages)
+        print(f"500-failure run: {len(pages)} summary pages (the first: {pages[0][1]} tests"
+              f" listed alone, {pages[0][2]} failure groups), at most {worst} tokens per page"
+              " (target <= 2000)")
 
 
 def _tree_tokens(conn: Any, run_id: int) -> None:
@@ -117,17 +120,26 @@ def _tree_tokens(conn: Any, run_id: int) -> None:
     from rf_log_mcp import service
 
     summary = service.get_view(conn, "summary", run_id=run_id, page_size=200).summary
-    for test in summary.failed_tests:  # type: ignore[union-attr]
-        selector, sizes = test.node_id, []
+    for test_id in _failed_test_ids(summary):
+        selector, sizes = test_id, []
         while selector:
             view = service.get_view(conn, "tree", run_id=run_id, selector=selector,
                                     projection="failures")
             sizes.append(_tokens(view))
-            children = [c for c in view.model_dump(mode="json", exclude_none=True)["tree"]["children"]
+            children = [c for c in view.tree.children
                         if c.get("status") == "FAIL" and c.get("has_children")]
             selector = children[0]["node_id"] if children else None
-        print(f"  tree (failures) {test.node_id:<10} {len(sizes)} levels:"
+        print(f"  tree (failures) {test_id:<10} {len(sizes)} levels:"
               f" {sum(sizes):>5} tokens ({', '.join(map(str, sizes))})")
+
+
+def _failed_test_ids(summary: Any) -> list[str]:
+    """The failed tests a summary names: those listed alone, then those of its failure groups
+    (tests that share a failure signature are listed by their group, not alone)."""
+    ids = [test.node_id for test in summary.failed_tests]
+    for group in summary.failure_groups or ():
+        ids += group.test_ids
+    return list(dict.fromkeys(ids))
 
 
 def latency(size_mb: int, known_secrets: int = 0) -> None:
@@ -135,7 +147,7 @@ def latency(size_mb: int, known_secrets: int = 0) -> None:
 
     conn, run_id = _store(size_mb)
     _register_secrets(conn, run_id, known_secrets)
-    first_failed = service.get_view(conn, "summary", run_id=run_id).summary.failed_tests[0].node_id  # type: ignore[union-attr]
+    first_failed = _failed_test_ids(service.get_view(conn, "summary", run_id=run_id).summary)[0]
     loop = conn.execute(
         "SELECT node_id FROM nodes WHERE run_id = ? AND type = 'FOR' ORDER BY child_count DESC"
         " LIMIT 1", (run_id,)).fetchone()[0]
@@ -191,7 +203,7 @@ def _masking_cost(conn: Any, run_id: int, cases: dict[str, Any]) -> None:
     known = service.known_values(conn, [run_id])
     plain, with_known = redactor(), redactor().for_run(known)
     for name, call in cases.items():
-        texts = _strings(call().model_dump(mode="json", exclude_none=True))
+        texts = _strings(call())
         costs = []
         for masker in (plain, with_known):
             started = time.perf_counter()
