@@ -10,8 +10,11 @@ import sys
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from rf_log_listener.signatures import MAX_CHARS, normalize, signature
+from rf_log_listener import signatures
+from rf_log_listener.signatures import MAX_CHARS, normalize, repeat_key, signature
 from rf_log_listener.store import open_store
 
 SUITE = Path(__file__).parent / "data" / "history" / "failures.robot"
@@ -99,3 +102,28 @@ def test_what_a_signature_keeps() -> None:
     long = normalize("x" * 100_000)
     assert len(long) == MAX_CHARS and long.endswith("…")
     assert normalize("two\n\n  lines\tand tabs") == "two lines and tabs"
+
+
+# Pieces of the texts the rules are written for, and the characters a rule is skipped without.
+_PIECES = ["2026-12-01", "T08:11:23.123", " 08:11:23", "20261201 08:11:23", "+01:00", "Z",
+           "0b6f7a40-1c2d-4e5f-8a9b-cdef01234567", "0x7ffd", "deadbeef12", "10.0.3.7", ":5432",
+           "/tmp/x", "C:\\Users\\a\\Temp\\f", "[1, 2]", "{'a': 1}", "'q'", '"d"', "3012 ms",
+           "5s", "-17", "1,5", "Order17", " ", "\n", "\t", "-", ":", ".", "0", "x", "step "]
+
+
+def _every_rule(text: str, rules: tuple[signatures._Rule, ...]) -> str:
+    for pattern, replacement, _ in rules:
+        text = pattern.sub(replacement, text)
+    return text
+
+
+@settings(max_examples=600, deadline=None, database=None, derandomize=True)
+@given(st.lists(st.one_of(st.sampled_from(_PIECES), st.text(max_size=4)), max_size=10))
+def test_rules_are_skipped_only_where_they_cannot_match(pieces: list[str]) -> None:
+    """A rule is not run on a text without the characters it needs (search folds thousands
+    of messages a page): the texts come out as they do when every rule runs."""
+    text = "".join(pieces)
+    assert repeat_key(text) == _every_rule(text, signatures._repeat_rules()).strip()
+    everything = _every_rule(text[:4 * MAX_CHARS], signatures._replacements()).strip()
+    assert normalize(text) == (everything if len(everything) <= MAX_CHARS
+                               else everything[:MAX_CHARS - 1] + "…")

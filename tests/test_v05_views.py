@@ -80,6 +80,18 @@ def test_repeated_messages_fold_with_first_and_last_samples_and_unfold_by_cursor
     assert hit["text"] == "status of job 77f3a: RUNNING (poll 1, 1.5 s)"
     assert hit["last"]["id"] == "s1-t1-k1-k60-k1-k3-m1"
     assert hit["last"]["text"] == "status of job 77f3a: RUNNING (poll 60, 60.5 s)"
+    # the repeats' nodes are not read (a page may fold 2,000 of them): the hit's node and
+    # the last sample's, each with its ancestors, in one query each, whatever the page size
+    statements: list[str] = []
+    conn.set_trace_callback(statements.append)
+    try:
+        small_pages = dumped(service.search_messages(conn, "status of job", run_id=run_id,
+                                                     page_size=5))
+    finally:
+        conn.set_trace_callback(None)
+    assert [(h["id"], h["count"], h["last"]) for h in small_pages["hits"]] == [
+        (hit["id"], 60, hit["last"])]
+    assert sum("WITH RECURSIVE up" in statement for statement in statements) == 2
     unfolded, cursor = [], hit["unfold_cursor"]
     while cursor and len(unfolded) < 60:
         page = dumped(service.search_messages(conn, "status of job", run_id=run_id, cursor=cursor))

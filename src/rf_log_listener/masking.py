@@ -99,6 +99,9 @@ _shapes = functools.cache(_Shapes)
 # RF's TRACE lines: ``Arguments: [ 'id:pw' | 'hunter2' ]`` and ``Return: 'hunter2'``.
 _ARGUMENTS = lazy_pattern(r"^(Arguments: \[ )(.*)( \])$", re.DOTALL)
 _RETURN = lazy_pattern(r"^(Return: )(.+)$", re.DOTALL)
+# How those two start: a message that starts otherwise is masked as any text (a caller need
+# not decode the keyword's arguments for it).
+TRACE_LINE_STARTS = ("Arguments: [ ", "Return: ")
 _NAMED_ARG = lazy_pattern(r"^([$@&%]?\{?[\w .-]+\}?=)(.*)$", re.DOTALL)
 
 

@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterable
 
 from rf_log_listener.digest import digest
 from rf_log_listener.errors import ResultError
-from rf_log_listener.masking import Redactor
+from rf_log_listener.masking import TRACE_LINE_STARTS, Redactor
 from rf_log_listener.masking import redactor as default_redactor
 
 from . import usage
@@ -99,8 +99,8 @@ class Shaper:
 
     def mask_message(self, value: str, node: Any = None) -> tuple[str, int]:
         """``value`` masked as :meth:`message` does it, and the count, not yet counted."""
-        if node is None:
-            return self.redactor.text(value)
+        if node is None or not value.startswith(TRACE_LINE_STARTS):
+            return self.redactor.text(value)  # what trace_message does with it
         return self.redactor.trace_message(
             value, node.name, json.loads(node.args) if node.args else None,
             json.loads(node.assign) if node.assign else None)

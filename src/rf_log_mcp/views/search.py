@@ -27,7 +27,7 @@ from collections.abc import Callable, Iterator
 
 from rf_log_listener.errors import ResultError
 from rf_log_listener.events import LEVELS
-from rf_log_listener.masking import MASK
+from rf_log_listener.masking import MASK, TRACE_LINE_STARTS
 from rf_log_listener.signatures import repeat_key
 from rf_log_listener.store import NOTABLE_MESSAGES, run_base
 
@@ -60,7 +60,7 @@ INVALID_QUERY = "INVALID_QUERY"
 # (<node id>-mN), the call path its test, iteration values and branch conditions.
 _COMPACT = ("id", "kind", "level", "text", "html", "attachments", "call_path", "count", "last",
             "unfold_position")
-FOLD_SCAN = 5_000  # repeats folded into one page at most: reading a page stays bounded
+FOLD_SCAN = 2_000  # repeats folded into one page at most: reading a page stays bounded
 FOLD_CHARS = 2_000  # longer messages never fold (two page sources may differ anywhere)
 SEVERITY = ("TRACE", "DEBUG", "INFO", "WARN", "ERROR", "FAIL")  # SKIP ranks with WARN
 _FETCH = 500  # candidates read per round while a page fills up
@@ -125,17 +125,17 @@ def search(conn: sqlite3.Connection, run_id: int, flt: Filter, selector: str | N
         folds = _Folds(unfold_upto)
         for key, node_pre, msg_no, level, time, text, html in context.read_ahead(
                 _candidates(conn, run, flt, span, after), page_size, lambda row: row[1]):
-            node = context.node(node_pre)
+            # The node only where the text is masked by it (RF's TRACE lines) or is a hit: a
+            # page that folds thousands of repeats reads none of their nodes.
+            node = context.node(node_pre) if text.startswith(TRACE_LINE_STARTS) else None
             shown, masked, offset, total = _masked_match(text, node, flt, shaper)
             if shown is None:
                 last_key = key
                 continue
-            message_id = f"{node.node_id}-m{msg_no}"
             folded = folds.into(hits, key, node_pre, level, shown, html)
             if folded is not None:
                 shaper.masked += masked
-                folded["last"] = {"id": message_id, "time": time,
-                                  "text": _excerpt(shown, flt, shaper, offset, total)}
+                folded["last"] = (node_pre, msg_no, time, shown, offset, total)  # see below
                 last_key = key
                 if folds.members >= FOLD_SCAN:  # a page's reading stays bounded
                     more = True
@@ -144,6 +144,8 @@ def search(conn: sqlite3.Connection, run_id: int, flt: Filter, selector: str | N
             if len(hits) == page_size:
                 more = True
                 break
+            node = context.node(node_pre)
+            message_id = f"{node.node_id}-m{msg_no}"
             hit = {"id": message_id, "seq": key - run_base(run_id), "level": level, "time": time,
                    **context.of(node)}
             if html:  # matched in its markup; shown as its text and attachments
@@ -158,6 +160,11 @@ def search(conn: sqlite3.Connection, run_id: int, flt: Filter, selector: str | N
             positions.append(folds.position(key))
             last_key = key
         folds.finish(hits, positions)
+        for hit in hits:  # a folded hit's last sample, made once, not for every repeat
+            if "last" in hit:
+                node_pre, msg_no, time, shown, offset, total = hit["last"]
+                hit["last"] = {"id": f"{context.node(node_pre).node_id}-m{msg_no}", "time": time,
+                               "text": _excerpt(shown, flt, shaper, offset, total)}
         if not more:
             phase, last_key = 1, None
     if phase == 1 and not more:
@@ -499,6 +506,7 @@ class _Context:
     def __init__(self, conn: sqlite3.Connection, run_id: int, shaper: Shaper) -> None:
         self.conn, self.base, self.shaper = conn, run_base(run_id), shaper
         self.nodes: dict[int, _Node] = {}
+        self._batch: list[int] = []  # node pres of read_ahead's current batch
         self.ids = NodeContext(conn, run_id)
         self.owners: set[int] = set()
 
@@ -511,20 +519,23 @@ class _Context:
         return [node_item(row or node_by_key(self.conn, self.base + node.pre), self.shaper, self.ids)]
 
     def node(self, pre: int) -> _Node:
+        """The node (its ancestors read with it); the first one asked of a read-ahead batch
+        is read with those of the batch's other rows."""
         node = self.nodes.get(pre)
         if node is None:
-            self._read_up([pre])
+            self._read_up(sorted({pre, *self._batch} - self.nodes.keys()))
             node = self.nodes[pre]
         return node
 
     def read_ahead(self, rows: Iterator[_T], size: int, pre_of: Callable[[_T], int]) -> Iterator[_T]:
-        """``rows`` (candidates of hits), with the nodes of the next ``size`` of them and their
-        ancestors read in one query as they come (one round trip for a page, not one a hit)."""
+        """``rows`` (candidates of hits) ``size`` at a time: the nodes of a batch and their
+        ancestors are read in one query when the first of them is asked for (one round trip
+        for a page, not one a hit); a batch whose nodes nobody asks for (repeats folded into
+        a hit, texts that match only in masked values) costs no reading."""
         while batch := list(itertools.islice(rows, size)):
-            unknown = sorted({pre_of(row) for row in batch} - self.nodes.keys())
-            if unknown:
-                self._read_up(unknown)
+            self._batch = [pre_of(row) for row in batch]
             yield from batch
+        self._batch = []
 
     def _read_up(self, pres: list[int]) -> None:
         """The nodes and their ancestors up to their tests (or suites), in one query: one
