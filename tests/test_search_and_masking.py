@@ -471,3 +471,19 @@ def test_a_cut_never_makes_a_text_longer(extra: int) -> None:
     assert not shaper.texts_cut
     longer = "y" * (_HIT_CHARS + CUT_MARK + 1)
     assert len(shaper.cut(longer, _HIT_CHARS)) < len(longer) and shaper.texts_cut
+
+
+def test_the_secret_words_spelled_out_are_their_spellings() -> None:
+    """secret_names.SECRET_WORD_SPELLINGS (what robot's process reads instead of spelling the
+    words at each run) is every text the words match, and a redactor without operator words
+    answers by it as one that spells them."""
+    from rf_log_listener import secret_names
+
+    spelled = [s for word in secret_names.SECRET_WORDS for s in secret_names.spellings(word) or ()]
+    assert sorted(secret_names.SECRET_WORD_SPELLINGS) == sorted(spelled)
+    assert len(set(spelled)) == len(spelled)
+    default, extended = Redactor(), Redactor(["pin"])
+    assert default._secret_endings == (secret_names.SECRET_WORD_SPELLINGS, 14)
+    assert set(extended._secret_endings[0]) == {*spelled, "pin"}
+    for name in ("db_password", "X-Api-Key", "sessionId", "pin", "tokens", "author", "SID"):
+        assert default.names_secret(name) == (name != "pin" and extended.names_secret(name))

@@ -30,6 +30,7 @@ from functools import cache
 
 from rf_log_listener.errors import ResultError
 from rf_log_listener.secret_names import (
+    SECRET_WORD_SPELLINGS,
     SECRET_WORDS,
     alternation,
     key_value,
@@ -43,6 +44,7 @@ if TYPE_CHECKING:
     from typing import Any
 
 MASK = "***"
+_DEFAULT_NAMES = sorted(SECRET_WORDS, key=len, reverse=True)  # a Redactor's without extra words
 ENV_KEYS = "RF_LOG_MCP_SECRET_KEYS"
 ENV_PATTERNS = "RF_LOG_MCP_SECRET_PATTERNS"
 INVALID_SETTING = "INVALID_SETTING"
@@ -238,6 +240,8 @@ class Redactor:
         costs ~1 ms in every robot process that loads the listener, and is several times
         faster). None when a name has no finite list of ASCII spellings ending in a letter
         or digit: ``_names_secret`` answers then."""
+        if self._longest_first_names == _DEFAULT_NAMES:  # no operator's words: spelled out
+            return SECRET_WORD_SPELLINGS, max(map(len, SECRET_WORD_SPELLINGS))
         endings: list[str] = []
         for name in self._longest_first_names:
             spelled = spellings(name)
