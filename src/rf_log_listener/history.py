@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import sqlite3
 from collections import namedtuple
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 from . import events as ev
 from .digest import digest
@@ -106,9 +106,11 @@ def name_id(longname: str) -> int:
     return int.from_bytes(digest(longname.encode())) >> 1
 
 
-def index_run(conn: sqlite3.Connection, run_id: int) -> int:
+def index_run(conn: sqlite3.Connection, run_id: int,
+              and_then: Callable[[], object] | None = None) -> int:
     """Write the run's tests (replacing what an earlier indexing wrote) in one transaction;
-    returns how many. Readers use them once ``runs.tests_indexed`` says these rules."""
+    returns how many. Readers use them once ``runs.tests_indexed`` says these rules.
+    ``and_then`` writes more in the same transaction (a run's end: its publication)."""
     rows = list(test_rows(conn, run_id))
     signatures = {row.signature for row in rows if row.signature}
     with transaction(conn, immediate=True):
@@ -123,4 +125,6 @@ def index_run(conn: sqlite3.Connection, run_id: int) -> int:
             [(run_id, name_id(row.longname), row.pre, row.status, row.elapsed,
               name_id(row.signature) if row.signature else None) for row in rows])
         conn.execute("UPDATE runs SET tests_indexed = ? WHERE run_id = ?", (RULES, run_id))
+        if and_then is not None:
+            and_then()
     return len(rows)

@@ -193,21 +193,25 @@ class StoreRowSink:
                 (name, passed + failed + skipped, passed, failed, skipped, self.run_id))
 
     def finish_run(self, fields: dict[str, Any]) -> None:
-        """Wait for the index, write the run's tests by name (history.py), then publish the
-        run in one statement."""
+        """Wait for the index, then write the run's tests by name (history.py) and publish
+        the run in one transaction: a reader never sees the run complete without its tests'
+        index, and the run's end costs one commit."""
         from .history import index_run  # here, not at import: robot's process rarely needs it
+
+        def publish() -> None:
+            now = time.time()
+            self.conn.execute(
+                "UPDATE runs SET status = ?, generator = coalesce(generator, ?),"
+                " rf_version = coalesce(rf_version, ?), name = ?, result_status = ?,"
+                " start_time = ?, elapsed = ?, total = ?, passed = ?, failed = ?, skipped = ?,"
+                " node_count = ?, message_count = ?, error_count = ?, heartbeat = ?,"
+                " finished_at = ? WHERE run_id = ?",
+                (*(fields[name] for name in FINISH_FIELDS), now, now, self.run_id),
+            )
 
         self.sync()
         self.close()
-        index_run(self.conn, self.run_id or 0)
-        now = time.time()
-        self.conn.execute(
-            "UPDATE runs SET status = ?, generator = coalesce(generator, ?),"
-            " rf_version = coalesce(rf_version, ?), name = ?, result_status = ?, start_time = ?,"
-            " elapsed = ?, total = ?, passed = ?, failed = ?, skipped = ?, node_count = ?,"
-            " message_count = ?, error_count = ?, heartbeat = ?, finished_at = ? WHERE run_id = ?",
-            (*(fields[name] for name in FINISH_FIELDS), now, now, self.run_id),
-        )
+        index_run(self.conn, self.run_id or 0, and_then=publish)
         if self._postgres:
             _refresh_statistics(self.conn)
 
