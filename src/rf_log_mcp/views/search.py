@@ -455,7 +455,8 @@ def _masked_match(text: str, node: Any, flt: Filter,
     """The masked text, the count of masked values, how many characters of the message come
     before it and the message's length (as shown). A huge text is masked only around its
     first match that survives masking. None when the query matches only inside masked
-    values: a search never confirms a secret. ``node`` None: a run error."""
+    values: a search never confirms a secret. ``node`` None: a run error, or a message that is
+    not one of RF's TRACE lines (masked alike without its node)."""
     if len(text) <= _HUGE:
         shown, masked = shaper.mask_message(text, node)
         if flt.needle and flt.needle not in shown.casefold():
