@@ -164,8 +164,8 @@ def main() -> None:
                                              "run_tests_by_signature", "test_names", "signatures"))
     rows = conn.execute("SELECT count(*) FROM run_tests").fetchone()[0]
     print(f"store {sum(sizes.values()) / 2**20:.0f} MiB; history tables and indexes "
-          f"{history / 2**20:.1f} MiB = {history / rows * 1000 / 1024:.1f} KiB per run of 1,000 "
-          f"tests ({history / rows:.0f} bytes a test)")
+          f"{history / 2**20:.1f} MiB = {history / rows * 1000 / 1024:.1f} KiB per 1,000 tests"
+          f" of a run ({history / rows:.0f} bytes a test)")
     shop = [rid for (rid,) in conn.execute("SELECT run_id FROM runs WHERE name = 'Shop'")]
     big = [rid for (rid,) in conn.execute("SELECT run_id FROM runs WHERE name = 'Big' ORDER BY run_id")]
     grouping = [rid for (rid,) in conn.execute(
@@ -173,7 +173,7 @@ def main() -> None:
     rng = random.Random(3)
     names = [f"Shop.Part {n // (args.tests // 10) + 1}.Test {n:05d}" for n in range(args.tests)]
     results = {
-        "test_history (1,000 runs, page of 20)": timed(
+        f"test_history ({len(shop):,} runs, page of 20)": timed(
             lambda: service.test_history(conn, rng.choice(names)), 200),
         "compare_runs 10,000 tests, first page": timed(
             lambda: service.compare_runs(conn, str(big[1]), str(big[0])), 20),
