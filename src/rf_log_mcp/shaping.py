@@ -97,9 +97,16 @@ class Shaper:
             return self.text(value, limit)
         return self.cut(self.counted(self.mask_message(value, node)), limit)
 
+    @staticmethod
+    def needs_node(value: str) -> bool:
+        """Whether masking the log message ``value`` reads its node: RF's TRACE lines are
+        masked by the keyword's arguments and assigned names; any other message is masked
+        alike without it (a caller may leave the node unread)."""
+        return value.startswith(TRACE_LINE_STARTS)
+
     def mask_message(self, value: str, node: Any = None) -> tuple[str, int]:
         """``value`` masked as :meth:`message` does it, and the count, not yet counted."""
-        if node is None or not value.startswith(TRACE_LINE_STARTS):
+        if node is None or not self.needs_node(value):
             return self.redactor.text(value)  # what trace_message does with it
         return self.redactor.trace_message(
             value, node.name, json.loads(node.args) if node.args else None,

@@ -27,7 +27,7 @@ from collections.abc import Callable, Iterator
 
 from rf_log_listener.errors import ResultError
 from rf_log_listener.events import LEVELS
-from rf_log_listener.masking import MASK, TRACE_LINE_STARTS
+from rf_log_listener.masking import MASK
 from rf_log_listener.signatures import repeat_key
 from rf_log_listener.store import NOTABLE_MESSAGES, run_base
 
@@ -127,7 +127,7 @@ def search(conn: sqlite3.Connection, run_id: int, flt: Filter, selector: str | N
                 _candidates(conn, run, flt, span, after), page_size, lambda row: row[1]):
             # The node only where the text is masked by it (RF's TRACE lines) or is a hit: a
             # page that folds thousands of repeats reads none of their nodes.
-            node = context.node(node_pre) if text.startswith(TRACE_LINE_STARTS) else None
+            node = context.node(node_pre) if shaper.needs_node(text) else None
             shown, masked, offset, total = _masked_match(text, node, flt, shaper)
             if shown is None:
                 last_key = key
