@@ -19,7 +19,8 @@ and prints the masking step's own cost per answer, with and without them.
 
 wide: one FOR loop of ``--iterations`` (120,000) iterations, each running a keyword that
 logs; one fails at 70 %, one warns at 30 %. tree of the loop (all, failures), a page of 3
-inside a group, its next page (cursor), search scoped to a group, the failure path.
+inside a group, its next page (cursor), search scoped to a group, search of the loop
+grouped by iteration, the failure path.
 Target (issue #13): p99 <= 50 ms, whatever the number of iterations.
 
 search: the same run, search_messages first pages: scoped to a failing test, a failing
@@ -358,6 +359,8 @@ def wide(iterations: int) -> None:
                                                  cursor=inside.next_cursor),
             "search (in the last group)": lambda: service.search_messages(
                 conn, "step", run_id=run_id, selector=groups[-1]),
+            "search (loop, group_by iteration)": lambda: service.search_messages(
+                conn, "step", run_id=run_id, selector=loop, group_by="iteration"),
             "failure_path": lambda: service.get_view(conn, "failure_path", run_id=run_id),
         }, "target p99 <= 50 ms")
 

@@ -108,8 +108,16 @@ def test_repeated_messages_fold_with_first_and_last_samples_and_unfold_by_cursor
 
 def test_search_groups_hits_by_iteration_and_by_node_with_counts(live: Any) -> None:
     conn, run_id, _ = live
-    first = dumped(service.search_messages(conn, "RUNNING", run_id=run_id, selector="s1-t1",
-                                           group_by="iteration", page_size=25))
+    statements: list[str] = []
+    conn.set_trace_callback(statements.append)
+    try:
+        first = dumped(service.search_messages(conn, "RUNNING", run_id=run_id, selector="s1-t1",
+                                               group_by="iteration", page_size=25))
+    finally:
+        conn.set_trace_callback(None)
+    # the page's 26 hits are each in a node of their own: their nodes and ancestors are read
+    # in one query, not one a hit
+    assert sum("WITH RECURSIVE up" in statement for statement in statements) == 1
     groups = first["groups"]
     assert [g["node_id"] for g in groups] == [f"s1-t1-k1-k{n}" for n in range(1, 26)]
     assert all(g["type"] == "ITERATION" and g["count"] == 1 and g["levels"] == {"INFO": 1}

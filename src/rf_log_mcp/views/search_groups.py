@@ -26,6 +26,9 @@ if TYPE_CHECKING:
     GroupBy = Literal["iteration", "node"]
 
 GROUP_SCAN = 20_000  # hits counted into one page at most: reading a page stays bounded
+# Hits whose nodes (and ancestors) are read in one query: a group counts many hits of
+# different nodes, each needing its node for its owner.
+READ_AHEAD = 100
 
 
 def grouped_search(conn: sqlite3.Connection, run_id: int, flt: Filter, selector: str | None,
@@ -38,7 +41,8 @@ def grouped_search(conn: sqlite3.Connection, run_id: int, flt: Filter, selector:
     starts: list[int] = []  # each group's first message key
     by_owner: dict[int, dict[str, Any]] = {}
     last_key, more, counted = after, False, 0
-    for key, node_pre, msg_no, level, _time, text, _html in _candidates(conn, run, flt, span, after):
+    rows = context.read_ahead(_candidates(conn, run, flt, span, after), READ_AHEAD, lambda row: row[1])
+    for key, node_pre, msg_no, level, _time, text, _html in rows:
         node = context.node(node_pre)
         shown, masked, offset, total = _masked_match(text, node, flt, shaper)
         if shown is None:
