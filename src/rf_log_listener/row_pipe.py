@@ -15,7 +15,7 @@ from typing import Any, BinaryIO
 
 from .errors import IMPORT_FAILED, ResultError
 from .events import RunInfo
-from .rows import StoreRowSink
+from .rows import LiveTotals, StoreRowSink
 
 
 class FramedPipe:
@@ -61,11 +61,12 @@ class PipeRowSink:
 
     def write(self, nodes: list[tuple[Any, ...]], messages: list[tuple[Any, ...]],
               errors: list[tuple[Any, ...]], msg_lo: int, msg_hi: int, secrets: list[str],
-              definitions: list[tuple[Any, ...]] | None = None) -> None:
+              definitions: list[tuple[Any, ...]] | None = None,
+              totals: LiveTotals | None = None) -> None:
         # marshal version 2 (no object references) dumps ~3x faster than the default and the
         # parser process is the busier of the two; the writer pays a little more to load.
         self.pipe.send_bytes(marshal.dumps(("write", nodes, messages, errors, msg_lo, msg_hi,
-                                            secrets, definitions), 2))
+                                            secrets, definitions, totals), 2))
 
     def rewrite_suite_tests(self, lo: int, hi: int, teardown_status: str,
                             teardown_message: str) -> tuple[int, dict[str, int]]:

@@ -45,15 +45,18 @@ FINISH_FIELDS = (
 )
 
 
+LiveTotals = tuple[str, int, int, int]  # root suite name, passed, failed, skipped
+
+
 class RowSink(Protocol):
     def begin_run(self, info: RunInfo) -> int: ...
     def write(self, nodes: list[tuple[Any, ...]], messages: list[tuple[Any, ...]],
               errors: list[tuple[Any, ...]], msg_lo: int, msg_hi: int,
-              secrets: list[str], definitions: list[tuple[Any, ...]] | None = None) -> None: ...
+              secrets: list[str], definitions: list[tuple[Any, ...]] | None = None,
+              totals: LiveTotals | None = None) -> None: ...
     def rewrite_suite_tests(self, lo: int, hi: int, teardown_status: str,
                             teardown_message: str) -> tuple[int, dict[str, int]]: ...
     def finish_run(self, fields: dict[str, Any]) -> None: ...
-    def live_totals(self, name: str, passed: int, failed: int, skipped: int) -> None: ...
 
 
 class StoreRowSink:
@@ -100,9 +103,11 @@ class StoreRowSink:
 
     def write(self, nodes: list[tuple[Any, ...]], messages: list[tuple[Any, ...]],
               errors: list[tuple[Any, ...]], msg_lo: int, msg_hi: int,
-              secrets: list[str], definitions: list[tuple[Any, ...]] | None = None) -> None:
+              secrets: list[str], definitions: list[tuple[Any, ...]] | None = None,
+              totals: LiveTotals | None = None) -> None:
         """Commit the rows (and the run's newly found secret values and library keyword
-        definitions) in one transaction; then index the messages."""
+        definitions, and a running run's ``totals`` so far) in one transaction; then index
+        the messages."""
         conn = self.conn
         with transaction(conn):
             # The run's row first. A reader that finds a live run's robot gone marks the run
@@ -110,7 +115,8 @@ class StoreRowSink:
             # the row first as well: the two commits follow one another (PostgreSQL waits on
             # the row, SQLite on its one writer), and rows committed after the mark are
             # settled in the same commit, so no reader sees them RUNNING.
-            running = conn.execute(self._heartbeat, (time.time(), self.run_id)).rowcount
+            running = conn.execute(self._heartbeat, (time.time(), self.run_id)).rowcount \
+                if totals is None else self._live_totals(totals)
             if secrets:
                 conn.executemany(_INSERT_SECRET, [(self.run_id, value) for value in secrets])
             if definitions:
@@ -183,14 +189,15 @@ class StoreRowSink:
                 )
         return len(newly_failed), counts
 
-    def live_totals(self, name: str, passed: int, failed: int, skipped: int) -> None:
-        """A running run's root suite name and the tests ended so far (list_runs, summary);
-        the run's end writes the final ones."""
-        with transaction(self.conn):
-            self.conn.execute(
-                "UPDATE runs SET name = ?, total = ?, passed = ?, failed = ?, skipped = ?"
-                " WHERE run_id = ? AND status = 'running'",
-                (name, passed + failed + skipped, passed, failed, skipped, self.run_id))
+    def _live_totals(self, totals: LiveTotals) -> int:
+        """The heartbeat with a running run's root suite name and the tests ended so far
+        (list_runs, summary; the run's end writes the final ones): 1 while it runs."""
+        name, passed, failed, skipped = totals
+        return int(self.conn.execute(
+            "UPDATE runs SET heartbeat = ?, name = ?, total = ?, passed = ?, failed = ?,"
+            " skipped = ? WHERE run_id = ? AND status = 'running'",
+            (time.time(), name, passed + failed + skipped, passed, failed, skipped,
+             self.run_id)).rowcount)
 
     def finish_run(self, fields: dict[str, Any]) -> None:
         """Wait for the index, then write the run's tests by name (history.py) and publish

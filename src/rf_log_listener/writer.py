@@ -16,7 +16,7 @@ from .errors import UNSUPPORTED_FORMAT, ResultError
 from .events import Node, RunEnd, RunInfo
 from .masking import registering_redactor
 from .registry import SecretRegistry
-from .rows import RowSink
+from .rows import LiveTotals, RowSink
 from .store import run_base
 
 BATCH_ROWS = 20_000
@@ -301,11 +301,12 @@ class RunWriter:
     def flush(self) -> None:
         """Write what is pending now. A live run also writes its open nodes, as RUNNING rows
         that their final rows replace, so readers see what is running."""
+        totals = None
         if self.live:
             self._node_rows.extend(self._row(frame, ev.RUNNING) for frame in self._stack)
-        self._flush()
-        if self.live and self._stack:
-            self.sink.live_totals(self._stack[0].node.name, *self._tests_so_far())
+            if self._stack:
+                totals = (self._stack[0].node.name, *self._tests_so_far())
+        self._flush(totals)
 
     def _tests_so_far(self) -> tuple[int, int, int]:
         """Passed, failed and skipped tests that have ended (open suites hold their counts
@@ -314,11 +315,11 @@ class RunWriter:
         return (sum(f.passed_tests for f in suites), sum(f.failed_tests for f in suites),
                 sum(f.skipped_tests for f in suites))
 
-    def _flush(self) -> None:
+    def _flush(self, totals: LiveTotals | None = None) -> None:
         """Hand the collected rows to the sink: one transaction, messages then indexed."""
         self.sink.write(self._node_rows, self._message_rows, self._error_rows,
                         self.base + self._written_msg, self.base + self._next_msg,
-                        self.secrets.take(), self._definitions)
+                        self.secrets.take(), self._definitions, totals)
         self._definitions = []
         self._written_msg = self._next_msg
         self._node_rows, self._message_rows, self._error_rows = [], [], []
