@@ -55,8 +55,9 @@ _RULES: tuple[tuple[str, int, str, str], ...] = (
         (r"\b\d+(?:\.\d+)?\s?(?:ms|milliseconds?|s|secs?|seconds?|mins?|minutes?|h|hours?)\b",
          re.I, "<duration>", ""),
         (r"(?<![\w.])[-+]?\d+(?:[.,]\d+)*(?![\w])", 0, "<n>", ""),
-        (r"\s+", 0, " ", ""),
 )
+# Rule 8, white space runs to one space (and none at the ends), is ``" ".join(text.split())``:
+# the same characters as ``\s`` (both are str.isspace), a third of a regex's time.
 
 
 # What tells repeated log messages apart only by the moment they were logged (search folds
@@ -93,12 +94,13 @@ def _replaced(text: str, rules: tuple[_Rule, ...]) -> str:
 def repeat_key(message: str) -> str:
     """``message`` with what differs between repeats of one log line replaced (masked text
     in, as every answer shows it)."""
-    return _replaced(message, _repeat_rules()).strip()
+    return " ".join(_replaced(message, _repeat_rules()).split())
 
 
 def normalize(message: str) -> str:
     """The message with its volatile parts replaced (rules 2-8; the caller masks secrets)."""
-    text = _replaced(message[:4 * MAX_CHARS], _replacements()).strip()  # rule 8 keeps the head
+    # the result is cut at MAX_CHARS (rule 8): the rules read only the message's head
+    text = " ".join(_replaced(message[:4 * MAX_CHARS], _replacements()).split())
     return text if len(text) <= MAX_CHARS else text[:MAX_CHARS - 1] + "…"
 
 

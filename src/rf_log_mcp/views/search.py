@@ -233,11 +233,14 @@ class _Folds:
         self.last_keys: list[int] = []
         self.members = 0
         self._pending: tuple[Any, Any] | None = None
+        self._text, self._repeat = "", ""  # the last text keyed, and its repeat key
 
     def _key(self, key: int, level: str, shown: str, html: int) -> Any:
         if html or len(shown) > FOLD_CHARS or (self.unfold_upto is not None and key <= self.unfold_upto):
             return None
-        return level, repeat_key(shown)
+        if shown != self._text:  # a line logged again word for word has the same key
+            self._text, self._repeat = shown, repeat_key(shown)
+        return level, self._repeat
 
     def into(self, hits: list[dict[str, Any]], key: int, node_pre: int, level: str, shown: str,
              html: int) -> dict[str, Any] | None:
