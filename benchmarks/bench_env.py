@@ -55,8 +55,8 @@ def text_tokens(text: str) -> int:
 
 def answer_tokens(answer: Any) -> int:
     """Tokens of an answer as the server sends it (compact JSON: ``server._respond``); the
-    server's own estimate where the tokenizer is not installed."""
+    server's own estimate where the tokenizer or its offline encoding is not installed."""
     try:
         return text_tokens(json.dumps(answer, ensure_ascii=False, separators=(",", ":")))
-    except ImportError:
+    except (ImportError, ValueError):  # ValueError: tiktoken without the offline encoding
         return int(answer["estimated_tokens"])

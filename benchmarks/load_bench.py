@@ -74,6 +74,12 @@ def _suite(folder: Path, tests: int, iterations: int) -> Path:
     return path
 
 
+def _call_name(tool: str, view: str | None) -> str:
+    """How a call is named in the table: the clients' latencies and the servers' own times
+    are matched by it."""
+    return f"{tool} {view}" if view else tool
+
+
 class Querier:
     """One MCP server and a client asking it questions until the stop file exists (the
     ``--querier`` process)."""
@@ -100,7 +106,7 @@ class Querier:
         started = time.perf_counter()
         result = await client.call_tool(tool, arguments)
         took = (time.perf_counter() - started) * 1000
-        self.by_call.setdefault(" ".join([tool, arguments.get("view", "")]).strip(), []).append(took)
+        self.by_call.setdefault(_call_name(tool, arguments.get("view")), []).append(took)
         data = result.structured_content or {}
         error = (data.get("error") or {}).get("code")
         if error and error not in ("NODE_NOT_FOUND", "RUN_NOT_FOUND"):  # a run just starting
@@ -120,7 +126,7 @@ def _server_side(conn: Any) -> dict[str, list[float]]:
     times: dict[str, list[float]] = {}
     for tool, view, took in conn.execute(
             "SELECT tool, view, duration_ms FROM usage_calls WHERE source = 'mcp'"):
-        times.setdefault(" ".join([tool, view or ""]).strip(), []).append(took)
+        times.setdefault(_call_name(tool, view), []).append(took)
     return times
 
 
