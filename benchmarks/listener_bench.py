@@ -2,14 +2,18 @@
 """Cost of live capture: robot wall time with the listener against the same run without it.
 
     python benchmarks/listener_bench.py --rounds 5
-    python benchmarks/listener_bench.py --fixed --rounds 20 [--one-core]
+    python benchmarks/listener_bench.py --fixed --rounds 20 [--one-core] [--phases]
 
 --fixed: the cost a developer re-running one test pays every time: a one-test suite (one
 ``Log``) without the listener, with it (by default written in robot's process), with
 ``writer=process`` and with ``writer=spawn`` (a writer process from the start), paired,
 wall and CPU of robot's process (the writer is not robot's waited child and is not counted);
 --one-core runs every robot under ``taskset -c 0``. Target (issue #19): <= 1.05x plain
-robot's wall.
+robot's wall. --fixed --phases: where the listener's fixed cost goes, phase by phase, as
+robot's process spends it: robot runs with a listener that only notes the time at each call
+(and at its import), then with the same listener around rf_log_listener, paired; each
+phase's median and what the listener adds to it, from robot's start to its exit (a figure
+robot's own spread of +-10 % a run does not drown, as it does the wall ratio's).
 
 A generated suite runs >= 50,000 keyword executions at --loglevel TRACE. Each round runs
 plain robot (default output.xml), robot + listener (default output), robot + listener with
@@ -25,6 +29,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import os
 import resource
 import statistics
 import subprocess
@@ -87,6 +92,108 @@ def _measured(suite: Path, folder: Path, *extra: str) -> tuple[float, float]:
     return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 
 
+# A listener that notes the time of each call in a file (MARKS), alone or around the real one
+# (REAL=1): robot calls the same methods in both, so the difference of each phase is what
+# rf_log_listener costs robot there. time.monotonic is one clock for every process here.
+PHASE_MARKS = """\
+import os, time
+
+def _mark(name):
+    with open(os.environ["MARKS"], "a") as marks:
+        marks.write(f"{name} {time.monotonic()!r}\\n")
+
+class phase_marks:
+    ROBOT_LISTENER_API_VERSION = 3
+    ROBOT_LISTENER_PRIORITY = -1_000_000
+
+    def __init__(self, *options):
+        _mark("robot's start to the listener")
+        self._real = None
+        if os.environ.get("REAL"):
+            import rf_log_listener.listener
+            _mark("import")
+            self._real = rf_log_listener.listener.rf_log_listener(*options)
+            for name in dir(self._real):  # every other method robot may call, as it is
+                if (name.startswith(("start_", "end_")) or name in ("log_message", "message",
+                        "library_import", "resource_import", "variables_import", "debug_file",
+                        "xunit_file", "log_file", "report_file")) and not hasattr(self, name):
+                    setattr(self, name, getattr(self._real, name))
+        else:
+            _mark("import")
+        _mark("init")
+
+    def _call(self, name, *args):
+        if self._real is not None:
+            getattr(self._real, name)(*args)
+        _mark(name)
+
+    def start_suite(self, data, result):
+        _mark("the suite's parse")
+        self._call("start_suite", data, result)
+
+    def end_suite(self, data, result):
+        _mark("the test")
+        self._call("end_suite", data, result)
+
+    def output_file(self, path):
+        _mark("robot writes output.xml")
+        self._call("output_file", path)
+
+    def close(self):
+        self._call("close")
+"""
+PHASE_ORDER = ("robot's start to the listener", "import", "init", "the suite's parse",
+               "start_suite", "the test", "end_suite", "robot writes output.xml",
+               "output_file", "close", "close to the process's end")
+
+
+def _phases(rounds: int) -> int:
+    """Each phase of a one-test run, without and with rf_log_listener inside the marks."""
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp)
+        suite = folder / "one.robot"
+        suite.write_text("*** Test Cases ***\nOne\n    Log    hello\n")
+        (folder / "phase_marks.py").write_text(PHASE_MARKS)
+        marks = folder / "marks"
+        variants = {"marks only": {}, "marks + rf_log_listener": {"REAL": "1"}}
+        measured: dict[str, dict[str, list[float]]] = {name: {} for name in variants}
+        for round_no in range(rounds + 1):  # round 0: warm-up
+            for name in list(variants)[::1 if round_no % 2 == 0 else -1]:
+                marks.unlink(missing_ok=True)
+                env = {**os.environ, "MARKS": str(marks), "PYTHONPATH": str(folder),
+                       "RF_LOG_MCP_DB": str(folder / "store.sqlite3"), **variants[name]}
+                command = [*PREFIX, sys.executable, "-m", "robot", "--loglevel", "TRACE", "--log",
+                           "NONE", "--report", "NONE", "--console", "none", "--outputdir",
+                           str(folder), "--listener", "phase_marks", str(suite)]
+                started = time.monotonic()
+                subprocess.run(command, env=env, capture_output=True, check=True)
+                ended = time.monotonic()
+                if round_no == 0:
+                    continue
+                previous = started
+                for line in marks.read_text().splitlines():
+                    phase, at = line.rsplit(" ", 1)
+                    measured[name].setdefault(phase, []).append(float(at) - previous)
+                    previous = float(at)
+                measured[name].setdefault(PHASE_ORDER[-1], []).append(ended - previous)
+                measured[name].setdefault("total", []).append(ended - started)
+    cores = "one core (taskset -c 0)" if PREFIX else "all cores"
+    print(f"one-test suite, {rounds} paired rounds, {cores}: medians in ms, robot's start to its end")
+    alone, real = measured["marks only"], measured["marks + rf_log_listener"]
+    print(f"  {'phase':30} {'marks only':>10} {'+ listener':>10} {'added':>7}")
+    added_total = 0.0
+    for phase in (*PHASE_ORDER, "total"):
+        without, with_it = statistics.median(alone[phase]), statistics.median(real[phase])
+        if phase != "total":
+            added_total += with_it - without
+        print(f"  {phase:30} {without * 1000:10.1f} {with_it * 1000:10.1f}"
+              f" {(with_it - without) * 1000:+7.1f}")
+    plain = statistics.median(alone["total"])
+    print(f"  the phases add {added_total * 1000:.1f} ms: {1 + added_total / plain:.3f}x robot's"
+          f" {plain * 1000:.0f} ms (target <= 1.05x)")
+    return 0
+
+
 def _fixed_cost(rounds: int) -> int:
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
@@ -128,6 +235,8 @@ def main() -> int:
     parser.add_argument("--tests", type=int, default=50)
     parser.add_argument("--iterations", type=int, default=250)
     parser.add_argument("--fixed", action="store_true", help="the one-test suite's fixed cost")
+    parser.add_argument("--phases", action="store_true",
+                        help="with --fixed: the fixed cost phase by phase, inside robot's process")
     parser.add_argument("--one-core", action="store_true", help="every robot on core 0 only")
     parser.add_argument("--postgres", action="store_true",
                         help="the listener writes into PostgreSQL (a server of its own)")
@@ -135,7 +244,7 @@ def main() -> int:
     if args.one_core:
         PREFIX[:] = ["taskset", "-c", "0"]
     if args.fixed:
-        return _fixed_cost(args.rounds)
+        return _phases(args.rounds) if args.phases else _fixed_cost(args.rounds)
     keywords = args.tests * args.iterations * 4  # Process Item + its three keywords
     with tempfile.TemporaryDirectory() as tmp, \
             bench_env.postgres_server() if args.postgres else contextlib.nullcontext() as pg:
