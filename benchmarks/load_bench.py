@@ -17,7 +17,12 @@ Each client runs in a process of its own, as an MCP host runs beside each server
 sharing one process would wait for each other's turn at its interpreter lock (answers are
 parsed and checked against their schemas there), which is not the server's time. Printed
 beside the latencies the clients see: the servers' own time per call, from the store's usage
-record (the view and its shaping, without the protocol and the transport).
+record (the view and its shaping, without the protocol and the transport). --think-ms N:
+each client pauses N ms after each answer, as an agent's model writes between its tool calls
+(default 0: back to back; the clients and servers then keep both cores busy by themselves).
+Each server's first call of each kind (list_runs, summary, search, tree) loads what that
+tool answers with (a start-up cost, startup_bench.py's); it is printed apart, not counted in
+the percentiles, which are the latencies of a server in use.
 """
 
 from __future__ import annotations
@@ -84,9 +89,10 @@ class Querier:
     """One MCP server and a client asking it questions until the stop file exists (the
     ``--querier`` process)."""
 
-    def __init__(self, db: str, stop: Path) -> None:
-        self.db, self.stop = db, stop
+    def __init__(self, db: str, stop: Path, think_s: float) -> None:
+        self.db, self.stop, self.think_s = db, stop, think_s
         self.by_call: dict[str, list[float]] = {}  # latencies per tool (and view)
+        self.first: dict[str, float] = {}  # each kind's first call, kept apart (see main)
         self.errors: list[str] = []
 
     async def ask(self) -> None:
@@ -106,7 +112,13 @@ class Querier:
         started = time.perf_counter()
         result = await client.call_tool(tool, arguments)
         took = (time.perf_counter() - started) * 1000
-        self.by_call.setdefault(_call_name(tool, arguments.get("view")), []).append(took)
+        name = _call_name(tool, arguments.get("view"))
+        if name in self.first:
+            self.by_call.setdefault(name, []).append(took)
+        else:
+            self.first[name] = took
+        if self.think_s:
+            await anyio.sleep(self.think_s)
         data = result.structured_content or {}
         error = (data.get("error") or {}).get("code")
         if error and error not in ("NODE_NOT_FOUND", "RUN_NOT_FOUND"):  # a run just starting
@@ -114,10 +126,11 @@ class Querier:
         return data
 
 
-def _querier(db: str, stop: str) -> int:
-    querier = Querier(db, Path(stop))
+def _querier(db: str, stop: str, think_ms: str) -> int:
+    querier = Querier(db, Path(stop), float(think_ms) / 1000)
     anyio.run(querier.ask)
-    print(json.dumps({"by_call": querier.by_call, "errors": querier.errors}))
+    print(json.dumps({"by_call": querier.by_call, "first": querier.first,
+                      "errors": querier.errors}))
     return 0
 
 
@@ -136,13 +149,15 @@ def _p99(times: list[float]) -> float:
 
 def main() -> int:
     if sys.argv[1:2] == ["--querier"]:
-        return _querier(*sys.argv[2:4])
+        return _querier(*sys.argv[2:5])
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--robots", type=int, default=4)
     parser.add_argument("--servers", type=int, default=2)
     parser.add_argument("--import-mb", type=int, default=500)
     parser.add_argument("--tests", type=int, default=20)
     parser.add_argument("--iterations", type=int, default=300)
+    parser.add_argument("--think-ms", type=float, default=0,
+                        help="each client's pause after each answer (default: none)")
     parser.add_argument("--postgres", action="store_true",
                         help="the store is a PostgreSQL database (a server of its own)")
     args = parser.parse_args()
@@ -159,7 +174,7 @@ def main() -> int:
         stop = work / "stop"
         started = time.perf_counter()
         queriers = [subprocess.Popen(
-            [sys.executable, __file__, "--querier", str(db), str(stop)],
+            [sys.executable, __file__, "--querier", str(db), str(stop), str(args.think_ms)],
             stdout=subprocess.PIPE, text=True) for _ in range(args.servers)]
         robots = [subprocess.Popen(
             [sys.executable, "-m", "robot", "--loglevel", "TRACE", "--log", "NONE", "--report",
@@ -200,7 +215,9 @@ def main() -> int:
         p99 = _p99(latencies)
         server_side = _server_side(conn)
         print(f"{args.robots} robots + {args.servers} MCP servers + import of {args.import_mb} MB,"
-              f" one {'PostgreSQL' if pg else 'SQLite'} store: {wall:.1f} s wall")
+              f" one {'PostgreSQL' if pg else 'SQLite'} store: {wall:.1f} s wall"
+              + (f" (each client pausing {args.think_ms:g} ms after each answer)"
+                 if args.think_ms else ""))
         print(f"robot runs complete and equal to their output.xml: {equal} of {args.robots}")
         print(f"import: {'ok' if importer.returncode == 0 else 'FAILED'} ({imported[0].strip()})")
         if latencies:
@@ -214,6 +231,11 @@ def main() -> int:
                       f" p99 {_p99(times):6.1f} ms; the server's own time p50"
                       f" {statistics.median(own) if own else float('nan'):5.1f} ms,"
                       f" p99 {_p99(own):6.1f} ms")
+        firsts = sorted(ms for answers in asked for ms in answers.get("first", {}).values())
+        if firsts:
+            print(f"  not counted above: each server's first call of each kind ({len(firsts)}"
+                  f" calls, the server loading that tool's answer models and view): p50"
+                  f" {statistics.median(firsts):.1f} ms, max {firsts[-1]:.1f} ms")
         print("problems: " + ("; ".join(problems) if problems else "none"))
         return 1 if problems else 0
 
