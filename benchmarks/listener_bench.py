@@ -160,8 +160,9 @@ def _phases(rounds: int) -> int:
         for round_no in range(rounds + 1):  # round 0: warm-up
             for name in list(variants)[::1 if round_no % 2 == 0 else -1]:
                 marks.unlink(missing_ok=True)
-                env = {**os.environ, "MARKS": str(marks), "PYTHONPATH": str(folder),
-                       "RF_LOG_MCP_DB": str(folder / "store.sqlite3"), **variants[name]}
+                env = {**os.environ, "MARKS": str(marks), "RF_LOG_MCP_DB": str(folder / "store.sqlite3"),
+                       "PYTHONPATH": os.pathsep.join(filter(None, (str(folder), os.environ.get(
+                           "PYTHONPATH")))), **variants[name]}
                 command = [*PREFIX, sys.executable, "-m", "robot", "--loglevel", "TRACE", "--log",
                            "NONE", "--report", "NONE", "--console", "none", "--outputdir",
                            str(folder), "--listener", "phase_marks", str(suite)]
