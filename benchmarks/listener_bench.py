@@ -77,11 +77,19 @@ def _run(suite: Path, folder: Path, *extra: str) -> float:
     return _measured(suite, folder, *extra)[0]
 
 
+ONE_TEST = "*** Test Cases ***\nOne\n    Log    hello\n"  # the --fixed suite
+
+
+def _robot(suite: Path, folder: Path, *extra: str) -> list[str]:
+    """The robot command every variant runs (output.xml only, TRACE, no console)."""
+    return [*PREFIX, sys.executable, "-m", "robot", "--loglevel", "TRACE", "--log", "NONE",
+            "--report", "NONE", "--console", "none", "--outputdir", str(folder), *extra,
+            str(suite)]
+
+
 def _measured(suite: Path, folder: Path, *extra: str) -> tuple[float, float]:
     """Wall and CPU seconds (user + sys of robot and the children it waited for) of one robot run."""
-    command = [*PREFIX, sys.executable, "-m", "robot", "--loglevel", "TRACE", "--log", "NONE",
-               "--report", "NONE", "--console", "none", "--outputdir", str(folder), *extra,
-               str(suite)]
+    command = _robot(suite, folder, *extra)
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
     done = subprocess.run(command, capture_output=True, text=True, check=False)
@@ -152,7 +160,7 @@ def _phases(rounds: int) -> int:
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
         suite = folder / "one.robot"
-        suite.write_text("*** Test Cases ***\nOne\n    Log    hello\n")
+        suite.write_text(ONE_TEST)
         (folder / "phase_marks.py").write_text(PHASE_MARKS)
         marks = folder / "marks"
         variants = {"marks only": {}, "marks + rf_log_listener": {"REAL": "1"}}
@@ -163,9 +171,7 @@ def _phases(rounds: int) -> int:
                 env = {**os.environ, "MARKS": str(marks), "RF_LOG_MCP_DB": str(folder / "store.sqlite3"),
                        "PYTHONPATH": os.pathsep.join(filter(None, (str(folder), os.environ.get(
                            "PYTHONPATH")))), **variants[name]}
-                command = [*PREFIX, sys.executable, "-m", "robot", "--loglevel", "TRACE", "--log",
-                           "NONE", "--report", "NONE", "--console", "none", "--outputdir",
-                           str(folder), "--listener", "phase_marks", str(suite)]
+                command = _robot(suite, folder, "--listener", "phase_marks")
                 started = time.monotonic()
                 subprocess.run(command, env=env, capture_output=True, check=True)
                 ended = time.monotonic()
@@ -199,7 +205,7 @@ def _fixed_cost(rounds: int) -> int:
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
         suite = folder / "one.robot"
-        suite.write_text("*** Test Cases ***\nOne\n    Log    hello\n")
+        suite.write_text(ONE_TEST)
         db = folder / "store.sqlite3"
         variants = {  # the default (written in robot's process: a short run is never handed
             # over), the writer process from the start as a fork of robot's, or a new interpreter
