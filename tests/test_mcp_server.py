@@ -11,6 +11,7 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
 from conftest import FIXTURE_RESULTS
 from mcp import Client
@@ -143,6 +144,88 @@ def test_the_server_starts_without_the_response_models(tmp_path: Path) -> None:
                           "rf_log_listener.importers", "rf_log_listener.salvage"}
     assert not {name for name in modules if name.startswith("rf_log_mcp.views.")} - {
         "rf_log_mcp.views", "rf_log_mcp.views.common"}
+
+
+def test_listing_the_tools_prepares_every_first_call(tmp_path: Path) -> None:
+    """Once the host lists the tools, the server prepares what each kind of call loads the
+    first time (the answer models' validators, every view, the masking's patterns) on a
+    thread, while the host's model writes its first call (issue #19). The server's own
+    objects, in a process of their own."""
+    script = """
+import sys
+from rf_log_mcp import server, tool_schemas
+from rf_log_listener.masking import redactor
+assert "rf_log_mcp.models" not in sys.modules and "rf_log_mcp.views.summary" not in sys.modules
+server.WARM_UP.start()
+server.WARM_UP.join()
+models = tool_schemas.response_models(server.RESPONSE_MODELS)
+tools = {tool.name: tool for tool in server.mcp._tool_manager.list_tools()}
+assert all(model.__pydantic_complete__ for model in models.values()), models
+assert all(tools[name].fn_metadata.output_model is model for name, model in models.items())
+views = {"summary", "failure_path", "step_window", "tree", "tree_snapshot", "message", "search",
+         "compare", "history", "flaky"}
+assert not {f"rf_log_mcp.views.{view}" for view in views} - set(sys.modules)
+assert {"_trigger", "_ascii_trigger", "_whole_line", "_key_value"} <= set(vars(redactor()))
+server.WARM_UP.start()  # once: a second listing starts no second warm-up
+import threading
+assert "rf-log-mcp warm-up" not in [thread.name for thread in threading.enumerate()]
+print("prepared", len(models))
+"""
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          timeout=120, env={**os.environ, "RF_LOG_MCP_DB": str(tmp_path / "s.sqlite3")})
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["prepared", "8"]
+
+
+@pytest.mark.anyio
+async def test_calls_made_while_the_server_prepares_them_are_answered_alike(tmp_path: Path) -> None:
+    """Calls of every kind sent at once, just after the listing, while the server prepares
+    their models and views on its thread: each waits for it, then answers as it would later
+    (the same ids, statuses and texts), none fails."""
+    subprocess.run([sys.executable, "-m", "rf_log_mcp", "--db", str(tmp_path / "store.sqlite3"),
+                    "import", str(XML)], check=True, capture_output=True, timeout=120)
+    answers: dict[str, Any] = {}
+
+    async def ask(client: Client, name: str, tool: str, arguments: dict[str, Any]) -> None:
+        answers[name] = await call(client, tool, **arguments)
+
+    async def read(client: Client, name: str, uri: str) -> None:
+        answers[name] = (await client.read_resource(uri)).contents[0].text  # type: ignore[union-attr]
+
+    async def prompt(client: Client) -> None:
+        got = await client.get_prompt("explain_test", {"run_id": "1", "test_id": "s1-s2-t1"})
+        answers["prompt"] = got.messages[0].content.text  # type: ignore[union-attr]
+
+    async with server(tmp_path) as client:
+        await client.list_tools()
+        async with anyio.create_task_group() as group:
+            for name, tool, arguments in (
+                    ("summary", "get_view", {"run_id": 1, "view": "summary"}),
+                    ("path", "get_view", {"run_id": 1, "view": "failure_path", "selector": "s1-s2-t1"}),
+                    ("tree", "get_view", {"run_id": 1, "view": "tree"}),
+                    ("search", "search_messages", {"run_id": 1, "query": "700 == 700"}),
+                    ("runs", "list_runs", {}),
+                    ("history", "test_history", {"run_id": 1, "node_id": "s1-s2-t1"})):
+                group.start_soon(ask, client, name, tool, arguments)
+            group.start_soon(read, client, "resource", "rf://runs/1/tests/s1-s2-t1")
+            group.start_soon(read, client, "fields", "rf://docs/fields")
+            group.start_soon(prompt, client)
+        assert answers["summary"]["summary"]["totals"] == {
+            "total": 25, "passed": 12, "failed": 11, "skipped": 2}
+        assert answers["path"]["failure_path"]["path"][-1]["messages"] == [
+            {"id": "s1-s2-t1-k1-k701-k1-k1-m2", "level": "FAIL", "text": "700 == 700"}]
+        assert answers["tree"]["tree"]["children"][0]["node_id"] == "s1"
+        assert "s1-s2-t1-k1-k701-k1-k1-m2" in [hit["id"] for hit in answers["search"]["hits"]]
+        assert [run["run_id"] for run in answers["runs"]["runs"]] == [1]
+        assert [(run["node_id"], run["status"]) for run in answers["history"]["runs"]] == [
+            ("s1-s2-t1", "FAIL")]
+        resource = json.loads(answers["resource"])["failure_path"]["path"]
+        assert [step["node_id"] for step in resource] == [step["node_id"] for step in
+                                                           answers["path"]["failure_path"]["path"]]
+        assert "estimated_tokens" in answers["fields"] and "700 == 700" in answers["prompt"]
+        # asked again, now that everything is prepared: the same answers
+        assert await call(client, "get_view", run_id=1, view="summary") == answers["summary"]
+        assert await call(client, "search_messages", run_id=1, query="700 == 700") == answers["search"]
 
 
 @pytest.mark.anyio

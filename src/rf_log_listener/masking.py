@@ -258,6 +258,11 @@ class Redactor:
     def _whole_line(self) -> re.Pattern[str]:
         return whole_line(self._words)
 
+    def prepare(self) -> None:
+        """Compile what :meth:`text` can use, ahead of its first text: the MCP server does it
+        while the host's model writes its first call (issue #19)."""
+        _ = self._ascii_trigger, self._trigger, _shapes(), self._whole_line, self._key_value
+
     # -- texts -------------------------------------------------------------------------
 
     def for_run(self, known: KnownValues) -> Redactor:

@@ -13,6 +13,7 @@ import functools
 import json
 import logging
 import sqlite3
+import threading
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from typing import Annotated, Any, Literal
@@ -131,6 +132,7 @@ class _Server(MCPServer):
         tool = self._tool_manager.get_tool(name)
         if name not in RESPONSE_MODELS or tool is None:
             return await super().call_tool(name, arguments, context)
+        await WARM_UP.finished()
         _attach_output_models()
         known = tool.parameters.get("properties", {})
         unknown = sorted(set(arguments) - set(known))
@@ -164,7 +166,62 @@ class _Server(MCPServer):
             tool.input_schema = compact_input(tool.input_schema)
             if tool.output_schema:
                 tool.output_schema = outline(tool.output_schema, tool.output_schema.get("$defs", {}))
+        WARM_UP.start()
         return tools
+
+
+class _WarmUp:
+    """The first call of each kind of tool builds its answer model's validator and loads its
+    view (~50-80 ms on a quiet machine, several times that on a busy one: issue #19). A host
+    lists the tools before its model's first call, then the model writes for seconds: the
+    server prepares them all in that pause, on a thread, once: the models first, then the
+    views and the masking's patterns. Whatever builds or reads the models waits until they
+    are built (pydantic before 2.14 cannot build one model from two threads at once), so a
+    call that comes in the middle waits for what it would have done; the views it may import
+    beside the thread (Python's import locks keep that safe)."""
+
+    def __init__(self) -> None:
+        self._models = threading.Lock()  # held while the models are built
+        self._thread: threading.Thread | None = None
+
+    def start(self) -> None:
+        if self._thread is not None:  # (called on the event loop only)
+            return
+        self._models.acquire()  # before the thread starts: a call coming now already waits
+        self._thread = threading.Thread(target=self._run, name="rf-log-mcp warm-up")
+        self._thread.start()
+
+    def _run(self) -> None:
+        try:
+            _attach_output_models()
+            for model in tool_schemas.response_models(RESPONSE_MODELS).values():
+                model.model_rebuild()
+        except Exception:  # a call that needs the same part reports the failure itself
+            log.debug("warming up the answer models failed", exc_info=True)
+        finally:
+            self._models.release()
+        try:
+            service.prepare()
+        except Exception:
+            log.debug("warming up the views failed", exc_info=True)
+
+    def wait(self) -> None:
+        """Return once the models are built (at once when they are, or it never started)."""
+        with self._models:
+            pass
+
+    async def finished(self) -> None:
+        """:meth:`wait` for the event loop: in a worker thread, while the models are built."""
+        if self._models.locked():
+            await anyio.to_thread.run_sync(self.wait)
+
+    def join(self) -> None:
+        """Return once the whole warm-up is over (tests)."""
+        if self._thread is not None:
+            self._thread.join()
+
+
+WARM_UP = _WarmUp()
 
 
 EVENTS = RunEventsBus()  # subscriptions/listen streams (2026-07-28)
@@ -438,6 +495,7 @@ def fields() -> str:
     """Every field of every answer: type and meaning (generated from the response models)."""
     from . import field_guide  # generated from the models: loaded when asked for
 
+    WARM_UP.wait()
     return field_guide.guide()
 
 
@@ -482,6 +540,7 @@ def _resource_text(answer: Answer) -> str:
 def _answer(ctx: Context, tool: str, operation: Callable[[sqlite3.Connection, PathPolicy], Answer]) -> Answer:
     """Run one operation on the store through this worker thread's connection (requests run
     side by side: an import blocks no read); without a store, ``tool``'s error saying why."""
+    WARM_UP.wait()
     state = _state(ctx)
     if state.conn is None:
         assert state.store_error is not None
@@ -534,6 +593,7 @@ def view_run(ctx: Context, run_id: Annotated[str, Field(description="The run.")]
 
 
 def _prompt(ctx: Context, assemble: Callable[[sqlite3.Connection], str]) -> str:
+    WARM_UP.wait()
     state = _state(ctx)
     if state.conn is None:
         assert state.store_error is not None
@@ -552,6 +612,7 @@ async def complete(ref: PromptReference | ResourceTemplateReference, argument: C
     if not _STATES or _STATES[-1].conn is None:
         return None
     state = _STATES[-1]
+    await WARM_UP.finished()
     labelled = isinstance(ref, PromptReference)
     values, more = await anyio.to_thread.run_sync(lambda: prompts.complete(
         state.connection(), argument.name, argument.value,

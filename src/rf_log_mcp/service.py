@@ -505,6 +505,22 @@ def flaky_tests(conn: sqlite3.Connection, suite: str | None = None, window: int 
     return _finish(data, shaper, binding, after)
 
 
+def prepare() -> None:
+    """Load every view and compile the masking ahead of the first call that needs them: the
+    MCP server does it while the host's model writes its first call (issue #19); a command
+    of the command line loads only its own view."""
+    import importlib
+    import pkgutil
+
+    from rf_log_listener.masking import redactor
+
+    from . import views
+
+    for module in pkgutil.iter_modules(views.__path__):
+        importlib.import_module(f"{views.__name__}.{module.name}")
+    redactor().prepare()
+
+
 def in_range(name: str, value: int | None, low: int, high: int, default: int) -> int:
     """``value`` (``default`` when None), or INVALID_ARGUMENT naming the allowed range: a
     number outside it is a mistake to tell, not to bend silently."""
