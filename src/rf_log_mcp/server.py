@@ -13,7 +13,6 @@ import functools
 import json
 import logging
 import sqlite3
-import threading
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from typing import Annotated, Any, Literal
@@ -51,6 +50,7 @@ from .server_state import AppState, ImportJob, import_key, progress_until, with_
 from .service import INTERNAL_ERROR
 from .subscriptions import RunEventsBus, RunWatcher
 from .views.common import RUN_NOT_FOUND
+from .warm_up import WarmUp
 
 log = logging.getLogger("rf_log_mcp")
 # The views get_view shows (service.get_view): the tool's argument and the resources' templates.
@@ -168,60 +168,6 @@ class _Server(MCPServer):
                 tool.output_schema = outline(tool.output_schema, tool.output_schema.get("$defs", {}))
         WARM_UP.start()
         return tools
-
-
-class _WarmUp:
-    """The first call of each kind of tool builds its answer model's validator and loads its
-    view (~50-80 ms on a quiet machine, several times that on a busy one: issue #19). A host
-    lists the tools before its model's first call, then the model writes for seconds: the
-    server prepares them all in that pause, on a thread, once: the models first, then the
-    views and the masking's patterns. Whatever builds or reads the models waits until they
-    are built (pydantic before 2.14 cannot build one model from two threads at once), so a
-    call that comes in the middle waits for what it would have done; the views it may import
-    beside the thread (Python's import locks keep that safe)."""
-
-    def __init__(self) -> None:
-        self._models = threading.Lock()  # held while the models are built
-        self._thread: threading.Thread | None = None
-
-    def start(self) -> None:
-        if self._thread is not None:  # (called on the event loop only)
-            return
-        self._models.acquire()  # before the thread starts: a call coming now already waits
-        self._thread = threading.Thread(target=self._run, name="rf-log-mcp warm-up")
-        self._thread.start()
-
-    def _run(self) -> None:
-        try:
-            _attach_output_models()
-            for model in tool_schemas.response_models(RESPONSE_MODELS).values():
-                model.model_rebuild()
-        except Exception:  # a call that needs the same part reports the failure itself
-            log.debug("warming up the answer models failed", exc_info=True)
-        finally:
-            self._models.release()
-        try:
-            service.prepare()
-        except Exception:
-            log.debug("warming up the views failed", exc_info=True)
-
-    def wait(self) -> None:
-        """Return once the models are built (at once when they are, or it never started)."""
-        with self._models:
-            pass
-
-    async def finished(self) -> None:
-        """:meth:`wait` for the event loop: in a worker thread, while the models are built."""
-        if self._models.locked():
-            await anyio.to_thread.run_sync(self.wait)
-
-    def join(self) -> None:
-        """Return once the whole warm-up is over (tests)."""
-        if self._thread is not None:
-            self._thread.join()
-
-
-WARM_UP = _WarmUp()
 
 
 EVENTS = RunEventsBus()  # subscriptions/listen streams (2026-07-28)
@@ -629,6 +575,16 @@ tool_schemas.attach_output_schemas(mcp._tool_manager.list_tools(), RESPONSE_MODE
 @functools.cache
 def _attach_output_models() -> None:
     tool_schemas.attach_output_models(mcp._tool_manager.list_tools(), RESPONSE_MODELS)
+
+
+def _build_output_models() -> None:
+    """Every tool's response model attached, and its validator built (they are defer_build)."""
+    _attach_output_models()
+    for model in tool_schemas.response_models(RESPONSE_MODELS).values():
+        model.model_rebuild()
+
+
+WARM_UP = WarmUp(models=_build_output_models, rest=service.prepare)
 
 
 def serve() -> int:
