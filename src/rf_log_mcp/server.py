@@ -486,7 +486,6 @@ def _resource_text(answer: Answer) -> str:
 def _answer(ctx: Context, tool: str, operation: Callable[[sqlite3.Connection, PathPolicy], Answer]) -> Answer:
     """Run one operation on the store through this worker thread's connection (requests run
     side by side: an import blocks no read); without a store, ``tool``'s error saying why."""
-    WARM_UP.wait()
     state = _state(ctx)
     if state.conn is None:
         assert state.store_error is not None
@@ -539,7 +538,6 @@ def view_run(ctx: Context, run_id: Annotated[str, Field(description="The run.")]
 
 
 def _prompt(ctx: Context, assemble: Callable[[sqlite3.Connection], str]) -> str:
-    WARM_UP.wait()
     state = _state(ctx)
     if state.conn is None:
         assert state.store_error is not None
@@ -558,7 +556,6 @@ async def complete(ref: PromptReference | ResourceTemplateReference, argument: C
     if not _STATES or _STATES[-1].conn is None:
         return None
     state = _STATES[-1]
-    await WARM_UP.finished()
     labelled = isinstance(ref, PromptReference)
     values, more = await anyio.to_thread.run_sync(lambda: prompts.complete(
         state.connection(), argument.name, argument.value,

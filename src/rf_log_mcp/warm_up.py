@@ -7,10 +7,12 @@ several times that on a busy one. A host lists the tools before its model's firs
 then the model writes for seconds: at the first listing a thread prepares them all, once,
 the models first, then the rest (the views and the masking's patterns, ``service.prepare``).
 
-Whatever builds or reads the models waits until they are built (pydantic before 2.14
-cannot build one model from two threads at once), so a call that comes in the middle waits
-for what it would have done. The views it may import beside the thread: Python's import
-locks keep that safe (the packages have no import cycle at module level).
+What builds or reads the models waits until they are built (pydantic before 2.14 cannot
+build one model from two threads at once): a tool call (its answer is validated against its
+model) and the field guide (generated from them), so a call that comes in the middle waits
+for what it would have done. Resources, prompts and completions answer in plain JSON and
+text and do not wait; the views they import beside the thread, Python's import locks keep
+safe (the packages have no import cycle at module level).
 """
 
 import logging
