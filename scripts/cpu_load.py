@@ -1,13 +1,19 @@
 #!/usr/bin/env python3
-"""Run a command while busy processes keep every core loaded (a ``stress``-like load).
+"""Run a command while busy processes keep every core loaded (a ``stress``-like load),
+and, with ``--disk-writers``, the disk busy as well.
 
     python scripts/cpu_load.py -- python -m pytest          # the test suite on a busy machine
     python scripts/cpu_load.py --hogs 4 -- python -m pytest -m "not slow"
+    python scripts/cpu_load.py --hogs 0 --disk-writers 1 -- python benchmarks/listener_bench.py --fixed
 
 CI machines and developers' laptops are often busy: tests must pass there too. This starts
 ``--hogs`` processes (default: one per core) that spin in pure Python at normal priority,
-runs the command, stops them, and exits with the command's status. Also importable:
-:func:`cpu_hogs` is the same load as a context manager (the live-capture stress test uses it).
+runs the command, stops them, and exits with the command's status. A disk writer writes
+1 MiB blocks over a 256 MiB scratch file in the temporary folder (``TMPDIR``: put it on the
+disk the command writes to) and syncs it every 16 MiB, as a build, a database or another
+job's logs do: every other process's fsync then waits behind it (here 0.25 ms became 16 ms).
+Also importable: :func:`cpu_hogs` is the same CPU load as a context manager (the live-capture
+stress test uses it).
 """
 
 from __future__ import annotations
@@ -18,6 +24,7 @@ import multiprocessing
 import os
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Iterator
 
@@ -43,20 +50,55 @@ def cpu_hogs(count: int) -> Iterator[None]:
             hog.join()
 
 
+def _write_and_sync(path: str) -> None:
+    block = os.urandom(1 << 20)
+    with open(path, "wb", buffering=0) as scratch:
+        written = 0
+        while True:
+            scratch.seek((written % 256) << 20)
+            scratch.write(block)
+            written += 1
+            if written % 16 == 0:
+                os.fsync(scratch.fileno())
+
+
+@contextlib.contextmanager
+def disk_writers(count: int) -> Iterator[None]:
+    """``count`` processes writing and syncing scratch files for the duration of the block."""
+    if not count:
+        yield
+        return
+    context = multiprocessing.get_context("spawn")
+    with tempfile.TemporaryDirectory(prefix="disk_load-") as folder:
+        writers = [context.Process(target=_write_and_sync, args=(os.path.join(folder, f"{n}.bin"),),
+                                   daemon=True) for n in range(count)]
+        for writer in writers:
+            writer.start()
+        try:
+            yield
+        finally:
+            for writer in writers:
+                writer.terminate()
+            for writer in writers:
+                writer.join()
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description="Run a command on a machine kept busy.")
     parser.add_argument("--hogs", type=int, default=os.cpu_count() or 2,
                         help="busy processes (default: one per core)")
+    parser.add_argument("--disk-writers", type=int, default=0,
+                        help="processes writing and syncing a scratch file (default: none)")
     parser.add_argument("command", nargs=argparse.REMAINDER, help="-- COMMAND ARGS...")
     args = parser.parse_args()
     command = args.command[1:] if args.command[:1] == ["--"] else args.command
     if not command:
         parser.error("give the command after --")
     started = time.monotonic()
-    with cpu_hogs(args.hogs):
+    with cpu_hogs(args.hogs), disk_writers(args.disk_writers):
         code = subprocess.call(command)
     print(f"cpu_load: {' '.join(command)} exited {code} after {time.monotonic() - started:.0f} s"
-          f" beside {args.hogs} busy processes", file=sys.stderr)
+          f" beside {args.hogs} busy processes and {args.disk_writers} disk writers", file=sys.stderr)
     return code
 
 

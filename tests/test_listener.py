@@ -20,7 +20,7 @@ from fixtures.generate import VERSIONS, _suite_dir, venv_python
 from oracle import dump_store
 
 from rf_log_listener.importers import import_result
-from rf_log_listener.listener import ENV_HAND_OVER
+from rf_log_listener.listener import EARLY_CHECKPOINT_BYTES, ENV_HAND_OVER
 from rf_log_listener.store import open_store
 from rf_log_mcp import service
 
@@ -903,9 +903,10 @@ def test_a_commit_that_waits_for_a_reader_marking_its_run_settles_what_it_wrote(
 
 
 # A listener of the test's own, called before rf_log_listener (whose priority is lowest) when
-# robot has written output.xml: how much of the store's WAL is copied into the store by then.
-# The WAL index (the -shm file, SQLite's documented layout): the last valid frame (mxFrame)
-# at offset 16, the frames checkpointed (nBackfill) at offset 96, native 32-bit integers.
+# robot has written output.xml and at robot's end: how much of the store's WAL is copied into
+# the store by then (at output_file at once, or once it all is: within 10 s). The WAL index
+# (the -shm file, SQLite's documented layout): the last valid frame (mxFrame) at offset 16,
+# the frames checkpointed (nBackfill) at offset 96, native 32-bit integers.
 WAL_WATCHER = """
 import struct, time
 from pathlib import Path
@@ -913,33 +914,67 @@ from pathlib import Path
 ROBOT_LISTENER_API_VERSION = 3
 
 
-def output_file(path):
-    index = Path({shm!r})
+def _frames(wait):
     deadline = time.monotonic() + 10
     while True:
-        data = index.read_bytes()
+        data = Path({shm!r}).read_bytes()
         last, copied = struct.unpack_from("=I", data, 16)[0], struct.unpack_from("=I", data, 96)[0]
-        if (last and copied == last) or time.monotonic() > deadline:
-            break
+        if not wait or (last and copied == last) or time.monotonic() > deadline:
+            return f"{{last}} {{copied}}"
         time.sleep(0.01)
-    Path({record!r}).write_text(f"{{last}} {{copied}}")
+
+
+def output_file(path):
+    Path({record!r}).write_text(_frames({wait_at_output!r}))
+
+
+def close():
+    with open({record!r}, "a") as record:
+        record.write(" " + _frames(True))
 """
 
 
-def test_the_closing_checkpoint_is_made_while_robot_writes_its_output(tmp_path: Path) -> None:
-    """A run written in robot's process: SQLite's checkpoint is not left to robot's very
-    end (issue #19): by the time robot has written output.xml, every frame of the WAL the
-    run wrote is in the store, before the listener's close."""
+def _wal_at_output_and_close(tmp_path: Path, suite_text: str, *options: str,
+                             wait_at_output: bool = False) -> list[int]:
+    """Robot runs ``suite_text`` into a checkpointed store with the WAL watcher; the WAL's
+    (last frame, frames copied) when robot has written output.xml and at robot's close, and the
+    store's page size."""
     db, record = tmp_path / "store.sqlite3", tmp_path / "wal.txt"
     open_store(db).close()  # the store exists (and is checkpointed) before the run
-    suite = tmp_path / "one.robot"
-    suite.write_text("*** Test Cases ***\nOne\n    Log    hello\n")
-    (tmp_path / "WalWatcher.py").write_text(
-        WAL_WATCHER.format(shm=f"{db}-shm", record=str(record)))
-    done = robot("--listener", f"rf_log_listener:db={db}", "--listener", "WalWatcher",
-                 "--pythonpath", str(tmp_path), "--log", "NONE", "--report", "NONE",
-                 str(suite), cwd=tmp_path)
+    suite = tmp_path / "suite.robot"
+    suite.write_text(suite_text)
+    (tmp_path / "WalWatcher.py").write_text(WAL_WATCHER.format(
+        shm=f"{db}-shm", record=str(record), wait_at_output=wait_at_output))
+    listener = ":".join(("rf_log_listener", f"db={db}", *options))
+    done = robot("--listener", listener, "--listener", "WalWatcher", "--pythonpath", str(tmp_path),
+                 "--log", "NONE", "--report", "NONE", str(suite), cwd=tmp_path)
     assert done.returncode == 0, done.stderr
-    last, copied = map(int, record.read_text().split())
-    assert last > 0 and copied == last, (last, copied)
-    assert open_store(db).execute("SELECT status FROM runs").fetchone() == ("complete",)
+    store = open_store(db)
+    assert store.execute("SELECT status, source_hash IS NOT NULL FROM runs").fetchone() == (
+        "complete", 1)
+    return [*map(int, record.read_text().split()), store.execute("PRAGMA page_size").fetchone()[0]]
+
+
+def test_a_short_runs_store_is_checkpointed_once_after_its_output_file_is_recorded(
+        tmp_path: Path) -> None:
+    """A short run written in robot's process (issue #19): its end makes one checkpoint, not
+    two (each is two fsyncs, which robot's close waits for when it writes no log): none when
+    robot has written output.xml, the WAL all in the store before the listener's close (the
+    output file's record included), so not left to robot's very end either."""
+    at_output_last, at_output_copied, at_close_last, at_close_copied, _ = _wal_at_output_and_close(
+        tmp_path, "*** Test Cases ***\nOne\n    Log    hello\n")
+    assert at_output_last > 0 and at_output_copied == 0, (at_output_last, at_output_copied)
+    assert at_close_last > at_output_last and at_close_copied == at_close_last, (
+        at_close_last, at_close_copied)
+
+
+def test_a_long_runs_store_is_checkpointed_while_robot_writes_its_output(tmp_path: Path) -> None:
+    """A run that left more than EARLY_CHECKPOINT_BYTES in the WAL: copying it is worth
+    starting at once, while robot writes output.xml (issue #19): by the time robot has
+    written it, every frame the run wrote is in the store, before the listener's close."""
+    suite = ("*** Test Cases ***\nMany\n    ${text}=    Evaluate    ' '.join(map(str, range(900)))\n"
+             "    FOR    ${i}    IN RANGE    1500\n        Log    ${i} ${text}\n    END\n")
+    at_output_last, at_output_copied, _, _, page_size = _wal_at_output_and_close(
+        tmp_path, suite, "writer=inline", wait_at_output=True)
+    assert at_output_last * page_size > EARLY_CHECKPOINT_BYTES, at_output_last
+    assert at_output_copied == at_output_last, (at_output_last, at_output_copied)

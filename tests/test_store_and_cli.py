@@ -14,9 +14,31 @@ import pytest
 from conftest import FIXTURE_RESULTS, LineReader, cli
 
 from rf_log_listener.errors import ResultError
-from rf_log_listener.store import SCHEMA_VERSION, default_store_path, open_store
+from rf_log_listener.store import SCHEMA_VERSION, default_store_path, open_store, wal_frames
 
 XML = FIXTURE_RESULTS / "7.5" / "output.xml"
+
+
+def test_wal_frames_counts_what_a_checkpoint_would_copy(db_path: Path) -> None:
+    """Read from the WAL index without a connection: the frames written since the last
+    checkpoint, none once one has copied them, none without a WAL index."""
+    assert wal_frames(str(db_path)) == 0  # no store yet
+    conn = open_store(db_path)
+    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    assert wal_frames(str(db_path)) == 0
+    conn.execute("CREATE TABLE scratch (blob BLOB)")
+    conn.execute("INSERT INTO scratch VALUES (zeroblob(200000))")  # 49 pages of 4 KiB at least
+    frames = wal_frames(str(db_path))
+    assert frames >= 200_000 // 4096, frames
+    reader = open_store(db_path)  # another connection sees the same index
+    assert reader.execute("SELECT length(blob) FROM scratch").fetchone() == (200_000,)
+    assert conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone() == (0, frames, frames)
+    assert wal_frames(str(db_path)) == 0
+    conn.execute("INSERT INTO scratch VALUES (1)")
+    assert 1 <= wal_frames(str(db_path)) <= 3
+    reader.close()
+    conn.close()  # the last connection checkpoints and removes the WAL and its index
+    assert wal_frames(str(db_path)) == 0
 
 
 def test_schema_wal_and_version(db_path: Path) -> None:

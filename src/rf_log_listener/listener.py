@@ -44,7 +44,7 @@ from .result_events import (
 )
 from .rows import StoreRowSink
 from .run_context import ci_context, pabot_group
-from .store import file_sha256, open_store, shown
+from .store import file_sha256, open_store, shown, wal_frames
 from .writer import RunWriter
 
 if TYPE_CHECKING:  # loaded when a run uses a writer process
@@ -68,6 +68,11 @@ HAND_OVER_AFTER_S = 0.05
 HAND_OVER_ITEMS = 4_000
 HOLD_AT_MOST = FLUSH_ITEMS * 20  # items held while it starts; past this robot writes them
 HAND_OVER_POLL_S = 0.02  # how often the ticker looks whether that process is ready
+# At robot's end the store is checkpointed while robot writes output.xml only when the run
+# left this much in the WAL: copying less is mostly a checkpoint's two fsyncs, which the one
+# after the output file's record (or close()'s) makes anyway: a short run makes one, not two
+# (robot's close waits for them when robot writes no log and report).
+EARLY_CHECKPOINT_BYTES = 4 << 20
 ENV_HAND_OVER = "RF_LOG_MCP_HAND_OVER_AFTER_S"  # another threshold (0: at the first flush)
 
 
@@ -289,7 +294,7 @@ class rf_log_listener:
         if not self._nodes.frames:
             self._events_out.end_run(RunEnd(complete=True))
             self._ended = True
-            if self._checkpoints():
+            if self._checkpoints() and self._wal_bytes() >= EARLY_CHECKPOINT_BYTES:
                 self._while_robot_writes(self._checkpoint)
         else:
             self._maybe_flush()
@@ -432,6 +437,10 @@ class rf_log_listener:
         """Whether robot's connection checkpoints the store: SQLite, the run written in robot's
         process (a writer process that has the run closes the store last)."""
         return self._sink is not None and isinstance(self._conn, sqlite3.Connection)
+
+    def _wal_bytes(self) -> int:
+        assert self._conn is not None
+        return wal_frames(self._db_path) * self._conn.execute("PRAGMA page_size").fetchone()[0]
 
     def _checkpoint(self) -> None:
         if self._conn is not None:

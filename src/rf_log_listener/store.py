@@ -376,6 +376,24 @@ def compact(conn: sqlite3.Connection) -> None:
     conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
 
 
+def wal_frames(db_path: str) -> int:
+    """How many pages a checkpoint of the store at ``db_path`` would copy: its WAL's frames
+    not yet in the store, read from the WAL index (the -shm file) without a connection: the
+    last valid frame (mxFrame) less those checkpointed (nBackfill), native 32-bit integers at
+    offsets 16 and 96 (https://www.sqlite.org/walformat.html); 0 when there is no WAL index.
+    The WAL file's size would not do: it keeps its largest size while another connection
+    has the store open."""
+    try:
+        with open(db_path + "-shm", "rb") as index:
+            header = index.read(100)
+    except OSError:
+        return 0
+    if len(header) < 100:
+        return 0
+    last, copied = (int.from_bytes(header[at:at + 4], sys.byteorder) for at in (16, 96))
+    return max(0, last - copied)
+
+
 def file_sha256(source: str | os.PathLike[str]) -> str:
     """The digest of a result file's bytes, recorded with its run (``source_hash``), which
     ``find_reusable_run`` finds the run by."""
