@@ -14,7 +14,13 @@ import pytest
 from conftest import FIXTURE_RESULTS, LineReader, cli
 
 from rf_log_listener.errors import ResultError
-from rf_log_listener.store import SCHEMA_VERSION, default_store_path, open_store, wal_frames
+from rf_log_listener.store import (
+    EXIT_OPEN_FRAMES,
+    SCHEMA_VERSION,
+    default_store_path,
+    open_store,
+    wal_frames,
+)
 
 XML = FIXTURE_RESULTS / "7.5" / "output.xml"
 
@@ -39,6 +45,40 @@ def test_wal_frames_counts_what_a_checkpoint_would_copy(db_path: Path) -> None:
     reader.close()
     conn.close()  # the last connection checkpoints and removes the WAL and its index
     assert wal_frames(str(db_path)) == 0
+
+
+def test_a_read_command_leaves_a_small_wal_to_the_next_connection(tmp_path: Path) -> None:
+    """Issue #19: a command that only reads writes its usage record; closing the store as
+    its last connection would checkpoint it and delete the WAL (four fsyncs a command with
+    the next one's). While the WAL is small the command leaves it: its frames stay committed
+    and the next connection reads them; past EXIT_OPEN_FRAMES the command checkpoints."""
+    db = tmp_path / "store.sqlite3"
+    assert cli("import", str(XML), db=db).returncode == 0
+    assert wal_frames(str(db)) == 0  # the import closed its store: checkpointed
+    assert cli("summary", "latest", db=db).returncode == 0
+    after_one = wal_frames(str(db))
+    assert 0 < after_one <= EXIT_OPEN_FRAMES
+    assert cli("tree", "latest", db=db).returncode == 0
+    assert after_one < wal_frames(str(db)) <= EXIT_OPEN_FRAMES  # appended, not checkpointed
+    conn = open_store(db)  # rebuilds the WAL's index from what the commands left
+    assert [v for (v,) in conn.execute("SELECT view FROM usage_calls ORDER BY at")] == [
+        "summary", "tree"]
+    assert conn.execute("PRAGMA integrity_check").fetchone() == ("ok",)
+    # a WAL past the bound, left by a process that ended without closing the store
+    writer = ("import os, sys\nfrom rf_log_listener.store import open_store\n"
+              "conn = open_store(sys.argv[1])\nconn.execute('CREATE TABLE scratch (b BLOB)')\n"
+              f"conn.execute('INSERT INTO scratch VALUES (zeroblob({(EXIT_OPEN_FRAMES + 8) * 4096}))')\n"
+              "os._exit(0)\n")
+    conn.close()
+    subprocess.run([sys.executable, "-c", writer, str(db)], check=True)
+    assert wal_frames(str(db)) > EXIT_OPEN_FRAMES
+    assert cli("failures", "latest", db=db).returncode == 0
+    assert wal_frames(str(db)) == 0  # checkpointed and removed by the command's close
+    conn = open_store(db)
+    views = [v for (v,) in conn.execute("SELECT view FROM usage_calls ORDER BY at")]
+    assert views[:2] == ["summary", "tree"] and len(views) > 2 and "summary" not in views[2:]
+    assert conn.execute("SELECT length(b) FROM scratch").fetchone() == ((EXIT_OPEN_FRAMES + 8) * 4096,)
+    conn.close()
 
 
 def test_schema_wal_and_version(db_path: Path) -> None:

@@ -16,7 +16,7 @@ import sys
 from collections.abc import Callable
 
 from rf_log_listener.errors import INVALID_ARGUMENT, ResultError
-from rf_log_listener.store import ENV_DB, default_store_path
+from rf_log_listener.store import ENV_DB, close_at_exit, default_store_path
 
 from .. import __version__
 from ..limits import MAX_PAGE
@@ -37,8 +37,9 @@ def entry() -> NoReturn:
     """The ``rf-log-mcp`` program (``python -m rf_log_mcp`` too): ``main``, then the exit.
 
     A command that only reads and prints ends without Python's finalization once its output
-    is flushed and its store closed: tearing down every module and object one by one was
-    10 ms of a 75 ms ``summary`` (issue #19). The others (import, serve, demo, the store's
+    is flushed and its store closed (or left for the next connection: ``close_at_exit``):
+    tearing down every module and object one by one was 10 ms of a 75 ms ``summary`` (issue
+    #19). The others (import, serve, demo, the store's
     upkeep) exit as usual: their child processes, temporary folders and threads are
     cleaned up by it."""
     code = main()
@@ -49,7 +50,7 @@ def entry() -> NoReturn:
         common = sys.modules.get(f"{__name__}.common")
         for conn in common.OPENED if common is not None else ():
             with contextlib.suppress(Exception):
-                conn.close()
+                close_at_exit(conn)  # its usage record's frames may stay in the WAL
         os._exit(code)
     sys.exit(code)
 
