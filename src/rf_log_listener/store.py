@@ -404,8 +404,8 @@ def close_at_exit(conn: sqlite3.Connection) -> None:
 
     The last connection to close a store checkpoints it (two fsyncs) and deletes its WAL, so
     the next write creates the WAL again (two more: its header, its folder): four syncs for
-    a command that only wrote its usage record, 1 ms on an idle disk and 15-60 ms on a busy
-    one, more than the command's own work. So a store whose WAL holds at most
+    a command that only wrote its usage record: 1 ms on an idle disk, 20-30 ms here beside a
+    process syncing its own writes, half of such a command. So a store whose WAL holds at most
     EXIT_OPEN_FRAMES frames not yet in the store is left open: the process's end drops the
     connection and its locks (as after a crash, which WAL is made for), the frames stay
     committed in the WAL, and the next connection rebuilds the WAL's index from them. A

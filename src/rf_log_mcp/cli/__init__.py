@@ -37,11 +37,10 @@ def entry() -> NoReturn:
     """The ``rf-log-mcp`` program (``python -m rf_log_mcp`` too): ``main``, then the exit.
 
     A command that only reads and prints ends without Python's finalization once its output
-    is flushed and its store closed (or left for the next connection: ``close_at_exit``):
+    is flushed and its store closed (or left to the next connection: ``close_at_exit``):
     tearing down every module and object one by one was 10 ms of a 75 ms ``summary`` (issue
-    #19). The others (import, serve, demo, the store's
-    upkeep) exit as usual: their child processes, temporary folders and threads are
-    cleaned up by it."""
+    #19). The others (import, serve, demo, the store's upkeep) exit as usual: their child
+    processes, temporary folders and threads are cleaned up by it."""
     code = main()
     if _QUICK_EXIT[0]:
         with contextlib.suppress(OSError):  # a reader gone (`| head`) has what it wanted
