@@ -26,7 +26,8 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from typing import Any
 
 
 def _spin() -> None:
@@ -35,19 +36,26 @@ def _spin() -> None:
 
 
 @contextlib.contextmanager
-def cpu_hogs(count: int) -> Iterator[None]:
-    """``count`` busy processes for the duration of the block."""
+def _running(target: Callable[..., None], arguments: list[tuple[Any, ...]]) -> Iterator[None]:
+    """One process per item of ``arguments`` running ``target`` for the duration of the block."""
     context = multiprocessing.get_context("spawn")
-    hogs = [context.Process(target=_spin, daemon=True) for _ in range(count)]
-    for hog in hogs:
-        hog.start()
+    processes = [context.Process(target=target, args=args, daemon=True) for args in arguments]
+    for process in processes:
+        process.start()
     try:
         yield
     finally:
-        for hog in hogs:
-            hog.terminate()
-        for hog in hogs:
-            hog.join()
+        for process in processes:
+            process.terminate()
+        for process in processes:
+            process.join()
+
+
+@contextlib.contextmanager
+def cpu_hogs(count: int) -> Iterator[None]:
+    """``count`` busy processes for the duration of the block."""
+    with _running(_spin, [()] * count):
+        yield
 
 
 def _write_and_sync(path: str) -> None:
@@ -65,22 +73,9 @@ def _write_and_sync(path: str) -> None:
 @contextlib.contextmanager
 def disk_writers(count: int) -> Iterator[None]:
     """``count`` processes writing and syncing scratch files for the duration of the block."""
-    if not count:
+    with tempfile.TemporaryDirectory(prefix="disk_load-") as folder, _running(
+            _write_and_sync, [(os.path.join(folder, f"{n}.bin"),) for n in range(count)]):
         yield
-        return
-    context = multiprocessing.get_context("spawn")
-    with tempfile.TemporaryDirectory(prefix="disk_load-") as folder:
-        writers = [context.Process(target=_write_and_sync, args=(os.path.join(folder, f"{n}.bin"),),
-                                   daemon=True) for n in range(count)]
-        for writer in writers:
-            writer.start()
-        try:
-            yield
-        finally:
-            for writer in writers:
-                writer.terminate()
-            for writer in writers:
-                writer.join()
 
 
 def main() -> int:
