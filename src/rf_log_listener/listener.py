@@ -44,7 +44,7 @@ from .result_events import (
 )
 from .rows import StoreRowSink
 from .run_context import ci_context, pabot_group
-from .store import file_sha256, open_store, shown, wal_frames
+from .store import file_sha256, open_store, shown, store_file, wal_frames
 from .writer import RunWriter
 
 if TYPE_CHECKING:  # loaded when a run uses a writer process
@@ -259,7 +259,7 @@ class rf_log_listener:
         # fails here, at once, if the store is unusable; a damaged one is set aside
         self._conn = conn = open_store(self.db, on_corrupt=lambda moved: _warn(
             f"the store was damaged and was moved to {moved}; this run goes to a new store"))
-        self._db_path = conn.execute("PRAGMA database_list").fetchone()[2]
+        self._db_path = store_file(conn)
         local = StoreRowSink(conn, replace_nodes=True)
         output_dir = robot_scope.output_dir()
         info = RunInfo(origin="listener", generator=get_full_version("Robot"),

@@ -17,7 +17,7 @@ from typing import Any, Protocol
 
 from . import store_kind
 from .events import RunInfo, rf_version, suite_status
-from .store import BUSY_TIMEOUT_MS, mark_not_finished, run_base, this_host, transaction
+from .store import BUSY_TIMEOUT_MS, mark_not_finished, run_base, store_file, this_host, transaction
 
 NODE_COLUMNS = (
     "key", "last", "parent_pre", "seq", "depth", "node_id", "type", "raw_type", "name", "owner",
@@ -91,7 +91,7 @@ class StoreRowSink:
                    rpa=None if info.rpa is None else int(info.rpa))
         with transaction(self.conn):  # one commit, not two: robot waits for it
             self.run_id = run_id = insert_run(self.conn, row)
-        db_path = self.conn.execute("PRAGMA database_list").fetchone()[2]
+        db_path = store_file(self.conn)
         # PostgreSQL's trigram index keeps itself up to date: nothing to build beside it.
         if self.background_index and db_path and not self._postgres:
             self._indexer = _FullTextIndexer(db_path, run_id)

@@ -194,12 +194,17 @@ def quick_check(conn: sqlite3.Connection) -> str | None:
     return str(conn.execute("PRAGMA quick_check").fetchone()[0])
 
 
+def store_file(conn: sqlite3.Connection) -> str:
+    """The file of the store ``conn`` has open (a PostgreSQL connection answers its URL)."""
+    return conn.execute("PRAGMA database_list").fetchone()[2]
+
+
 def store_bytes(conn: sqlite3.Connection) -> int:
     """The store's size on disk: the SQLite file with its -wal and -shm, the PostgreSQL
     database."""
     if store_kind.is_connection(conn):
         return int(conn.execute("SELECT pg_database_size(current_database())").fetchone()[0])
-    path = conn.execute("PRAGMA database_list").fetchone()[2]
+    path = store_file(conn)
     return sum(os.stat(path + suffix).st_size for suffix in ("", "-wal", "-shm")
                if os.path.exists(path + suffix))
 
@@ -414,7 +419,7 @@ def close_at_exit(conn: sqlite3.Connection) -> None:
     same of a close; 3.10 and 3.11 cannot.)"""
     if isinstance(conn, sqlite3.Connection):
         try:
-            path = conn.execute("PRAGMA database_list").fetchone()[2]
+            path = store_file(conn)
         except sqlite3.Error:
             path = ""
         if path and wal_frames(path) <= EXIT_OPEN_FRAMES:

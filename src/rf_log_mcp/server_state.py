@@ -23,7 +23,7 @@ import anyio
 from mcp.server.mcpserver import Context
 
 from rf_log_listener.errors import ImportCancelled, ResultError
-from rf_log_listener.store import ENV_DB, open_store
+from rf_log_listener.store import ENV_DB, open_store, store_file
 
 from . import service
 from .answer import Answer
@@ -55,7 +55,7 @@ class AppState:
         used from two threads at once."""
         if self.conn is None:
             return None
-        return str(self.conn.execute("PRAGMA database_list").fetchone()[2])
+        return str(store_file(self.conn))
 
     def connection(self) -> sqlite3.Connection:
         """This thread's connection to the store, opened on first use."""
