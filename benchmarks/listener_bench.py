@@ -2,18 +2,20 @@
 """Cost of live capture: robot wall time with the listener against the same run without it.
 
     python benchmarks/listener_bench.py --rounds 5
-    python benchmarks/listener_bench.py --fixed --rounds 20 [--one-core] [--phases]
+    python benchmarks/listener_bench.py --fixed --rounds 20 [--one-core] [--phases] [--log-report]
 
 --fixed: the cost a developer re-running one test pays every time: a one-test suite (one
 ``Log``) without the listener, with it (by default written in robot's process), with
-``writer=process`` and with ``writer=spawn`` (a writer process from the start), paired,
-wall and CPU of robot's process (the writer is not robot's waited child and is not counted);
---one-core runs every robot under ``taskset -c 0``. Target (issue #19): <= 1.05x plain
-robot's wall. --fixed --phases: where the listener's fixed cost goes, phase by phase, as
-robot's process spends it: robot runs with a listener that only notes the time at each call
-(and at its import), then with the same listener around rf_log_listener, paired; each
-phase's median and what the listener adds to it, from robot's start to its exit (a figure
-robot's own spread of +-10 % a run does not drown, as it does the wall ratio's).
+``writer=process`` and with ``writer=spawn`` (a writer process from the start), paired, wall
+and CPU of robot's process (the writer is not robot's waited child and is not counted);
+--one-core runs every robot under ``taskset -c 0``; robot writes output.xml only (no log or
+report: nothing of robot's own hides the listener's end), --log-report as robot does by
+default. Target (issue #19): <= 1.05x plain robot's wall. --fixed --phases: where the
+listener's fixed cost goes, phase by phase, as robot's process spends it: robot runs with a
+listener that only notes the time at each call (and at its import), then with the same
+listener around rf_log_listener, paired; each phase's median and what the listener adds to
+it, from robot's start to its exit (a figure robot's own spread of +-10 % a run does not
+drown, as it does the wall ratio's).
 
 A generated suite runs >= 50,000 keyword executions at --loglevel TRACE. Each round runs
 plain robot (default output.xml), robot + listener (default output), robot + listener with
@@ -71,6 +73,13 @@ def _suite(folder: Path, tests: int, iterations: int) -> Path:
 
 
 PREFIX: list[str] = []  # taskset -c 0 with --one-core
+NO_LOG_REPORT = ["--log", "NONE", "--report", "NONE"]  # emptied by --log-report
+
+
+def _conditions() -> str:
+    cores = "one core (taskset -c 0)" if PREFIX else "all cores"
+    outputs = "output.xml" if NO_LOG_REPORT else "output.xml, log.html and report.html"
+    return f"{cores}, robot writes {outputs}"
 
 
 def _run(suite: Path, folder: Path, *extra: str) -> float:
@@ -81,10 +90,10 @@ ONE_TEST = "*** Test Cases ***\nOne\n    Log    hello\n"  # the --fixed suite
 
 
 def _robot(suite: Path, folder: Path, *extra: str) -> list[str]:
-    """The robot command every variant runs (output.xml only, TRACE, no console)."""
-    return [*PREFIX, sys.executable, "-m", "robot", "--loglevel", "TRACE", "--log", "NONE",
-            "--report", "NONE", "--console", "none", "--outputdir", str(folder), *extra,
-            str(suite)]
+    """The robot command every variant runs (output.xml only unless --log-report, TRACE, no
+    console)."""
+    return [*PREFIX, sys.executable, "-m", "robot", "--loglevel", "TRACE", *NO_LOG_REPORT,
+            "--console", "none", "--outputdir", str(folder), *extra, str(suite)]
 
 
 def _measured(suite: Path, folder: Path, *extra: str) -> tuple[float, float]:
@@ -184,8 +193,8 @@ def _phases(rounds: int) -> int:
                     previous = float(at)
                 measured[name].setdefault(PHASE_ORDER[-1], []).append(ended - previous)
                 measured[name].setdefault("total", []).append(ended - started)
-    cores = "one core (taskset -c 0)" if PREFIX else "all cores"
-    print(f"one-test suite, {rounds} paired rounds, {cores}: medians in ms, robot's start to its end")
+    print(f"one-test suite, {rounds} paired rounds, {_conditions()}: medians in ms, robot's start"
+          " to its end" + ("" if NO_LOG_REPORT else " (close: robot writes log and report first)"))
     alone, real = measured["marks only"], measured["marks + rf_log_listener"]
     print(f"  {'phase':30} {'marks only':>10} {'+ listener':>10} {'added':>7}")
     added_total = 0.0
@@ -220,8 +229,7 @@ def _fixed_cost(rounds: int) -> int:
         for round_no in range(rounds):  # every other round in reverse order
             for name in list(variants)[::1 if round_no % 2 == 0 else -1]:
                 measured[name].append(_measured(suite, folder, *variants[name]))
-    cores = "one core (taskset -c 0)" if PREFIX else "all cores"
-    print(f"one-test suite, {rounds} paired rounds, {cores} (CPU: robot's process)")
+    print(f"one-test suite, {rounds} paired rounds, {_conditions()} (CPU: robot's process)")
     plain = measured["plain robot"]
     for name, runs in measured.items():
         ratios = [run[0] / base[0] for run, base in zip(runs, plain, strict=True)]
@@ -245,11 +253,16 @@ def main() -> int:
     parser.add_argument("--phases", action="store_true",
                         help="with --fixed: the fixed cost phase by phase, inside robot's process")
     parser.add_argument("--one-core", action="store_true", help="every robot on core 0 only")
+    parser.add_argument("--log-report", action="store_true",
+                        help="robot also writes log.html and report.html, as it"
+                             " does by default (else output.xml only)")
     parser.add_argument("--postgres", action="store_true",
                         help="the listener writes into PostgreSQL (a server of its own)")
     args = parser.parse_args()
     if args.one_core:
         PREFIX[:] = ["taskset", "-c", "0"]
+    if args.log_report:
+        NO_LOG_REPORT.clear()
     if args.fixed:
         return _phases(args.rounds) if args.phases else _fixed_cost(args.rounds)
     keywords = args.tests * args.iterations * 4  # Process Item + its three keywords
