@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from collections.abc import AsyncIterator
@@ -14,6 +15,8 @@ from typing import Any
 import anyio
 import pytest
 from conftest import FIXTURE_RESULTS
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 
@@ -352,6 +355,43 @@ def test_estimated_tokens_track_a_real_tokenizer(tmp_path: Path) -> None:
                           separators=(",", ":"))
         real = len(encoding.encode(text))
         assert abs(response.estimated_tokens - real) <= 0.15 * real, (response.estimated_tokens, real)
+
+
+def _estimate_by_characters(text: str) -> int:
+    """The estimate's model, counted character by character: words are runs of ASCII
+    letters, digit groups runs of digits (a group per three), punctuation an ASCII character
+    that is neither a letter, a digit nor white space (str.isspace, as re's \\s)."""
+    words = re.findall(r"[A-Za-z]+", text)
+    long_excess = sum(len(word) - 6 for word in words if len(word) > 6)
+    digit_groups = sum((len(run) + 2) // 3 for run in re.findall(r"[0-9]+", text))
+    non_ascii = sum(1 for char in text if char >= "\x80")
+    punctuation = sum(1 for char in text if char < "\x80" and not char.isalnum() and not char.isspace())
+    return int(0.57 * len(words) + 0.74 * long_excess + 0.89 * digit_groups
+               + 1.23 * non_ascii + 0.50 * punctuation) + 1
+
+
+@pytest.mark.parametrize("text", [
+    "", "".join(map(chr, range(0x100))), "lone \ud800 surrogate, \U0001f600 astral", "x_y-z 12345678 1",
+    '{"name":"Should Be Equal","args":["${value}","expected"],"id":"s1-t2-k10"}',
+    "Traceback (most recent call last):\n  File \"/tmp/x.py\", line 12\tin <module>\x1c\x1f",
+])
+def test_the_token_estimate_counts_as_its_model_says(text: str) -> None:
+    """shaping.estimate_tokens counts with bytes.translate, in C, what its model counts by
+    characters: the same number for any text (ASCII controls, white space beyond \\t\\n,
+    underscores, digits, non-ASCII, a lone surrogate); a dict is counted as its compact JSON."""
+    from rf_log_mcp.shaping import _compact, estimate_tokens
+
+    assert estimate_tokens(text) == _estimate_by_characters(text)
+    data = {"text": text, "n": [1, 22, 333_444]}
+    assert estimate_tokens(data) == _estimate_by_characters(_compact(data))
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(st.one_of(st.characters(max_codepoint=0x7F), st.characters())))
+def test_the_token_estimate_counts_as_its_model_says_for_any_text(text: str) -> None:
+    from rf_log_mcp.shaping import estimate_tokens
+
+    assert estimate_tokens(text) == _estimate_by_characters(text)
 
 
 @pytest.mark.anyio
