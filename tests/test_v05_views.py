@@ -16,7 +16,7 @@ from conftest import cli
 from test_listener import robot
 from test_mcp_server import call, server
 
-from rf_log_listener.store import open_store
+from rf_log_listener.store import open_store, store_file
 from rf_log_mcp import service
 
 SUITE = Path(__file__).parent / "data" / "v05" / "triage.robot"
@@ -167,7 +167,7 @@ def test_tree_snapshot_is_bounded_folds_iterations_and_says_where_to_go_on(live:
 
 def test_the_command_line_reads_messages_snapshots_and_groups(live: Any) -> None:
     conn, run_id, _ = live
-    db = Path(conn.execute("PRAGMA database_list").fetchone()[2])
+    db = Path(store_file(conn))
     whole = cli("message", str(run_id), "s1-t3-k3-m1", db=db)
     assert whole.returncode == 0, whole.stderr
     assert SECRET not in whole.stdout and whole.stdout.count("token *** used") == 1

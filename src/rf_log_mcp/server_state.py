@@ -55,7 +55,7 @@ class AppState:
         used from two threads at once."""
         if self.conn is None:
             return None
-        return str(store_file(self.conn))
+        return store_file(self.conn)
 
     def connection(self) -> sqlite3.Connection:
         """This thread's connection to the store, opened on first use."""
