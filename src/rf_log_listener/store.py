@@ -506,13 +506,16 @@ def live_run_dead(pid: int | None, host: str | None, heartbeat: float | None,
 
 def mark_dead_live_runs(conn: sqlite3.Connection) -> list[int]:
     """Live runs whose robot process died (SIGKILL, power loss) become ``interrupted``, and
-    their open nodes ``NOT FINISHED``; everything up to the last flush stays."""
+    their open nodes ``NOT FINISHED``; everything up to the last flush stays. Returns the runs
+    this call marked: readers that find the same dead run at once (every view looks) mark,
+    index and record it once, whoever is first."""
     now = time.time()
     dead = [
         run_id for run_id, pid, run_host, heartbeat in conn.execute(
             "SELECT run_id, pid, host, heartbeat FROM runs WHERE status = 'running'").fetchall()
         if live_run_dead(pid, run_host, heartbeat, now)
     ]
+    marked = []
     for run_id in dead:
         try:
             with transaction(conn, immediate=True):
@@ -522,18 +525,19 @@ def mark_dead_live_runs(conn: sqlite3.Connection) -> list[int]:
                 if conn.execute("UPDATE runs SET status = 'interrupted', finished_at = ?"
                                 " WHERE run_id = ? AND status = 'running'", (now, run_id)).rowcount:
                     mark_not_finished(conn, run_id)
+                    marked.append(run_id)
         except sqlite3.OperationalError as exc:
             if not is_read_only(exc):
                 raise
             return []  # a read-only reader shows the run as it stands; a writer marks it
-    if dead:
+    if marked:
         from .history import index_run  # history reads through this module
         from .usage import record_recovery
 
-        for run_id in dead:
+        for run_id in marked:
             index_run(conn, run_id)
-        record_recovery(conn, dead, "listener", "marked_interrupted")
-    return dead
+        record_recovery(conn, marked, "listener", "marked_interrupted")
+    return marked
 
 
 def mark_not_finished(conn: sqlite3.Connection, run_id: int) -> None:
