@@ -60,6 +60,31 @@ def test_db_goes_before_or_after_the_command(tmp_path: Path) -> None:
     assert before.stdout == after.stdout and "Fixture" in before.stdout
 
 
+@pytest.mark.anyio
+@pytest.mark.parametrize("where", ["before", "after"])
+async def test_the_server_serves_the_store_db_names_before_or_after_serve(tmp_path: Path,
+                                                                         where: str) -> None:
+    """An MCP host's configuration `rf-log-mcp serve --db PATH` (or `--db PATH serve`): the
+    server answers from that store, not from $RF_LOG_MCP_DB's (it used to ignore --db, and
+    refused it after `serve`), and so do the imports it starts."""
+    from mcp import Client
+    from mcp.client.stdio import StdioServerParameters
+
+    db, other = tmp_path / "named.sqlite3", tmp_path / "other.sqlite3"
+    assert cli("import", str(XML), db=db).returncode == 0
+    option = ("--db", str(db))
+    arguments = [*option, "serve"] if where == "before" else ["serve", *option]
+    params = StdioServerParameters(command=sys.executable, args=["-m", "rf_log_mcp", *arguments],
+                                   env={"RF_LOG_MCP_DB": str(other)})
+    async with Client(params) as client:
+        listed = (await client.call_tool("list_runs", {})).structured_content
+        imported = (await client.call_tool("parse_result", {"path": str(XML)})).structured_content
+    assert listed is not None and imported is not None
+    assert [(run["run_id"], run["name"]) for run in listed["runs"]] == [(1, "Fixture")]
+    assert imported["ok"] and imported["run_id"] == 1  # the same file: found in that store
+    assert not other.exists()
+
+
 @pytest.mark.parametrize("command", [("runs",), ("summary", "latest"), ("failures", "1"),
                                      ("tree", "1"), ("window", "1", "s1-t1"), ("search", "1", "x"),
                                      ("prune", "--keep", "1"), ("doctor",)])

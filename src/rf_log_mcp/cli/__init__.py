@@ -242,11 +242,11 @@ def _parser(only: str | None = None) -> argparse.ArgumentParser:
     parser.add_argument("--db", help=db_help)
     sub = parser.add_subparsers(metavar="COMMAND")
 
-    def command(name: str, handler: Handler, help_text: str,
-                json_flag: bool = True) -> argparse.ArgumentParser:
+    def command(name: str, handler: Handler, help_text: str, json_flag: bool = True,
+                description: str | None = None) -> argparse.ArgumentParser:
         if not _builds(name, only):
             return _Unbuilt()  # type: ignore[return-value]
-        cmd = sub.add_parser(name, help=help_text, description=help_text)
+        cmd = sub.add_parser(name, help=help_text, description=description or help_text)
         # before or after the command; given after it, it is not reset when absent
         cmd.add_argument("--db", help=db_help, default=argparse.SUPPRESS)
         if json_flag:
@@ -406,19 +406,17 @@ def _parser(only: str | None = None) -> argparse.ArgumentParser:
                           "Code), ~/.codex/skills (Codex), or a project's .claude/skills or "
                           ".agents/skills")
 
-    serve_help = ("Serve MCP over stdio (the default when stdin is not a TTY), or over HTTP.",
-                  "Serve MCP over stdio, or with --http over Streamable HTTP at"
-                  " http://HOST:PORT/mcp; the store is $RF_LOG_MCP_DB or the default. Another"
-                  " address than loopback needs a bearer token ($RF_LOG_MCP_HTTP_TOKEN or"
-                  " --token-file).")
-    cmd = sub.add_parser("serve", help=serve_help[0], description=serve_help[1]) \
-        if _builds("serve", only) else _Unbuilt()
+    cmd = command("serve", "upkeep:cmd_serve", "Serve MCP over stdio (the default when stdin "
+                  "is not a TTY), or over HTTP.", json_flag=False, description=(
+                      "Serve MCP over stdio, or with --http over Streamable HTTP at"
+                      " http://HOST:PORT/mcp; the store is --db, else $RF_LOG_MCP_DB, else the"
+                      " default. Another address than loopback needs a bearer token"
+                      " ($RF_LOG_MCP_HTTP_TOKEN or --token-file)."))
     cmd.add_argument("--http", action="store_true", help="serve Streamable HTTP instead of stdio")
     cmd.add_argument("--host", default="127.0.0.1", help="address to bind (127.0.0.1)")
     cmd.add_argument("--port", type=int, default=8765, help="port (8765)")
     cmd.add_argument("--token-file", help="file whose first line is the bearer token clients "
                                           "must send (never the token itself on the command line)")
-    cmd.set_defaults(handler="upkeep:cmd_serve")
 
     cmd = command("demo", "upkeep:cmd_demo",
                   "Run robot on a suite, import its output, print the summary and failure paths.",

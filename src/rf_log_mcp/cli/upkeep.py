@@ -295,6 +295,8 @@ def _version_of(distribution: str) -> str | None:
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
+    if args.db:  # the server, its import processes and their children open the store it names
+        os.environ[ENV_DB] = args.db
     if getattr(args, "http", False):
         from ..http import serve_http
 
