@@ -90,6 +90,35 @@ class LineReader:
         return self.lines
 
 
+def race_for_the_write_lock(db: Path, holder: Callable[[sqlite3.Connection], Any],
+                            *racers: Callable[[sqlite3.Connection], Any]) -> list[Any]:
+    """A race that the machine's timing decides only rarely, made to happen every time: each
+    racer runs on its own connection in a thread, and reads what it reads while a third
+    connection holds the store's write lock (``holder`` runs inside it, uncommitted); once
+    every racer asks for the lock (its ``BEGIN IMMEDIATE`` starts), the holder commits and
+    they take the lock in turn. Their results, in order."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    holding = open_store(db)
+    holding.execute("BEGIN IMMEDIATE")
+    holder(holding)
+    asking = [threading.Event() for _ in racers]
+    connections = [open_store(db) for _ in racers]
+    for connection, event in zip(connections, asking, strict=True):
+        connection.set_trace_callback(
+            lambda sql, event=event: event.set() if sql.startswith("BEGIN IMMEDIATE") else None)
+    try:
+        with ThreadPoolExecutor(len(racers)) as pool:
+            results = [pool.submit(racer, c) for racer, c in zip(racers, connections, strict=True)]
+            for event in asking:
+                assert event.wait(60), "a racer never asked for the write lock"
+            holding.execute("COMMIT")
+            return [result.result(timeout=60) for result in results]
+    finally:
+        for connection in (holding, *connections):
+            connection.close()
+
+
 @pytest.fixture
 def db_path(tmp_path: Path) -> Path:
     return tmp_path / "store.sqlite3"

@@ -10,11 +10,12 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import FIXTURE_RESULTS
+from conftest import FIXTURE_RESULTS, race_for_the_write_lock
 
 from rf_log_listener.errors import ResultError
 from rf_log_listener.importers import import_result
 from rf_log_listener.importers.xml_source import XmlSource
+from rf_log_listener.store import STALE_HEARTBEAT_S, reap_stale_runs
 
 XML = FIXTURE_RESULTS / "7.5" / "output.xml"
 JSON = FIXTURE_RESULTS / "7.5" / "output.json"
@@ -194,18 +195,75 @@ def test_interrupted_import_leaves_nothing(conn: sqlite3.Connection) -> None:
     assert import_result(conn, JSON, stable_window=0).status == "complete"
 
 
-def test_stale_import_of_a_dead_process_is_reaped(conn: sqlite3.Connection) -> None:
+def _stale_import(conn: sqlite3.Connection, pid: int = 999999999, host: str | None = None,
+                  heartbeat: float | None = None) -> None:
+    """Run 7, left 'importing' with a root node by a process that is gone (by default)."""
+    now = time.time()
     conn.execute(
-        "INSERT INTO runs (run_id, origin, status, pid, host, heartbeat, created_at, source_hash)"
-        " VALUES (7, 'import', 'importing', 999999999, ?, ?, ?, 'x')",
-        (os.uname().nodename, time.time(), time.time()),
+        "INSERT INTO runs (run_id, origin, status, pid, host, heartbeat, created_at, source_hash,"
+        " source_format, source_size) VALUES (7, 'import', 'importing', ?, ?, ?, ?, 'x', 'xml', 1234)",
+        (pid, host or os.uname().nodename, now if heartbeat is None else heartbeat, now),
     )
     conn.execute(
         "INSERT INTO nodes (key, last, seq, depth, node_id, type, status, child_count,"
         " failed_descendant_count, max_descendant_level, message_count, msg_lo, msg_hi)"
         " VALUES (?, 0, 0, 0, 's1', 'SUITE', 'PASS', 0, 0, 0, 0, 0, 0)", (7 << 32,),
     )
+
+
+def test_stale_import_of_a_dead_process_is_reaped(conn: sqlite3.Connection) -> None:
+    _stale_import(conn)
     outcome = import_result(conn, XML, stable_window=0)
     assert outcome.run_id != 7
     assert conn.execute("SELECT count(*) FROM runs WHERE run_id = 7").fetchone()[0] == 0
     assert conn.execute("SELECT count(*) FROM nodes WHERE run_id = 7").fetchone()[0] == 0
+
+
+def test_a_stale_import_two_imports_reap_at_once_is_deleted_and_recorded_once(
+        conn: sqlite3.Connection, db_path: Path) -> None:
+    """Two imports starting together both find the dead import's run and ask in turn to
+    delete it: the first deletes it and records it in the usage record ('reaped'), the
+    second finds it gone and records nothing (it recorded it too)."""
+    _stale_import(conn)
+    reaped = race_for_the_write_lock(db_path, lambda _: None, reap_stale_runs, reap_stale_runs)
+    assert sorted(reaped) == [[], [7]]
+    assert conn.execute("SELECT count(*) FROM runs").fetchone()[0] == 0
+    assert conn.execute("SELECT count(*) FROM nodes").fetchone()[0] == 0
+    assert conn.execute("SELECT origin, outcome, format, input_bytes FROM usage_imports"
+                        ).fetchall() == [("import", "reaped", "xml", 1234)]
+
+
+def test_a_silent_import_that_publishes_while_it_is_reaped_is_kept(
+        conn: sqlite3.Connection, db_path: Path) -> None:
+    """An import on another host whose heartbeat is older than STALE_HEARTBEAT_S looks dead;
+    if it publishes its run between the reaper's look and its delete, the run stays whole
+    (the reaper deleted a complete run), and so does one whose heartbeat came in between."""
+    _stale_import(conn, host="another-host", heartbeat=time.time() - 10 * STALE_HEARTBEAT_S)
+
+    def publishes(holder: sqlite3.Connection) -> None:
+        holder.execute("UPDATE runs SET status = 'complete' WHERE run_id = 7")
+
+    assert race_for_the_write_lock(db_path, publishes, reap_stale_runs) == [[]]
+    assert conn.execute("SELECT status FROM runs").fetchall() == [("complete",)]
+    assert conn.execute("SELECT count(*) FROM nodes").fetchone()[0] == 1
+
+    def beats(holder: sqlite3.Connection) -> None:
+        holder.execute("UPDATE runs SET status = 'importing', heartbeat = ? WHERE run_id = 7",
+                       (time.time(),))
+
+    conn.execute("UPDATE runs SET status = 'importing', heartbeat = ?",
+                 (time.time() - 10 * STALE_HEARTBEAT_S,))
+    assert race_for_the_write_lock(db_path, beats, reap_stale_runs) == [[]]
+    assert conn.execute("SELECT status FROM runs").fetchall() == [("importing",)]
+    assert conn.execute("SELECT count(*) FROM usage_imports").fetchone()[0] == 0
+
+
+def test_a_stale_import_is_reaped_from_either_kind_of_store(any_store: sqlite3.Connection) -> None:
+    """The reaper's check that the run is as it was judged, on SQLite and on PostgreSQL:
+    a gone process's run (its heartbeat compared as it was read) is deleted and recorded."""
+    _stale_import(any_store, host="another-host", heartbeat=time.time() - 10 * STALE_HEARTBEAT_S)
+    assert reap_stale_runs(any_store) == [7]
+    assert any_store.execute("SELECT count(*) FROM runs").fetchone()[0] == 0
+    assert any_store.execute("SELECT count(*) FROM nodes").fetchone()[0] == 0
+    assert any_store.execute("SELECT outcome, input_bytes FROM usage_imports").fetchall() == [
+        ("reaped", 1234)]

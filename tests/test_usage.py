@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import cli
+from conftest import cli, race_for_the_write_lock
 from test_listener import robot
 from test_mcp_server import call, server
 
@@ -201,9 +201,6 @@ def test_a_killed_robots_run_found_by_two_readers_at_once_is_marked_and_recorded
     store's write lock: the first marks it interrupted, indexes its tests and records the
     recovery; the second finds it marked and does none of it (the usage report counted two
     recoveries, and the run's tests were indexed twice)."""
-    import threading
-    from concurrent.futures import ThreadPoolExecutor
-
     from test_listener import _wait_for_row
 
     from rf_log_listener.store import mark_dead_live_runs
@@ -215,26 +212,14 @@ def test_a_killed_robots_run_found_by_two_readers_at_once_is_marked_and_recorded
     _wait_for_row(db, "SELECT 1 FROM nodes WHERE name = 'Sleep'")
     process.kill()
     process.wait()
-
-    holder = open_store(db)
-    holder.execute("BEGIN IMMEDIATE")  # the write lock, held until both readers wait for it
-    waiting = [threading.Event(), threading.Event()]
-    readers = [open_store(db), open_store(db)]
-    for reader, event in zip(readers, waiting, strict=True):
-        reader.set_trace_callback(
-            lambda sql, event=event: event.set() if sql.startswith("BEGIN IMMEDIATE") else None)
-    with ThreadPoolExecutor(2) as pool:
-        marks = [pool.submit(mark_dead_live_runs, reader) for reader in readers]
-        for event in waiting:  # each has read the run as running and asks for the lock
-            assert event.wait(60)
-        holder.execute("ROLLBACK")
-        results = sorted(mark.result(timeout=60) for mark in marks)
-    assert results == [[], [1]]
-    assert holder.execute("SELECT status FROM runs").fetchall() == [("interrupted",)]
+    marked = race_for_the_write_lock(db, lambda _: None, mark_dead_live_runs, mark_dead_live_runs)
+    assert sorted(marked) == [[], [1]]
+    conn = open_store(db)
+    assert conn.execute("SELECT status FROM runs").fetchall() == [("interrupted",)]
     assert [(r["origin"], r["outcome"]) for r in rows(db, "usage_imports")] == [
         ("listener", "marked_interrupted")]
-    assert holder.execute("SELECT t.longname, r.status FROM run_tests r JOIN test_names t"
-                          " USING (name_id) ORDER BY r.pre").fetchall() == [
+    assert conn.execute("SELECT t.longname, r.status FROM run_tests r JOIN test_names t"
+                        " USING (name_id) ORDER BY r.pre").fetchall() == [
         ("Killed.First", "PASS"), ("Killed.Second", "NOT FINISHED")]
     report = json.loads(cli("usage", "--json", db=db).stdout)["imports"]
     assert report["recoveries"] == {"marked_interrupted": 1}

@@ -265,12 +265,16 @@ STALE_HEARTBEAT_S = 120.0
 
 def delete_run(conn: sqlite3.Connection, run_id: int) -> None:
     """Remove a run and everything it owns, full-text entries included, in one transaction."""
-    lo, hi = run_base(run_id), run_base(run_id + 1)
     with transaction(conn, immediate=True):
-        indexed_upto = _indexed_upto(conn, run_id)
-        _delete_keys(conn, "messages", lo, hi, indexed_upto)
-        _delete_keys(conn, "nodes", lo, hi, indexed_upto)
-        _delete_run_row(conn, run_id)
+        _delete_run(conn, run_id)
+
+
+def _delete_run(conn: sqlite3.Connection, run_id: int) -> None:
+    lo, hi = run_base(run_id), run_base(run_id + 1)
+    indexed_upto = _indexed_upto(conn, run_id)
+    _delete_keys(conn, "messages", lo, hi, indexed_upto)
+    _delete_keys(conn, "nodes", lo, hi, indexed_upto)
+    _delete_run_row(conn, run_id)
 
 
 def _indexed_upto(conn: sqlite3.Connection, run_id: int) -> int:
@@ -462,7 +466,10 @@ def find_reusable_run(
 
 
 def reap_stale_runs(conn: sqlite3.Connection) -> list[int]:
-    """Delete imports that died half-way (their process is gone or silent)."""
+    """Delete imports that died half-way (their process is gone or silent); the runs this
+    call deleted. Each is deleted only if its row is as it was judged: an import that
+    published or beat since (it was only slow) is left, and of two imports reaping the same
+    run at once one deletes it and records it in the usage record."""
     host = this_host()
     now = time.time()
     dead = []
@@ -472,14 +479,26 @@ def reap_stale_runs(conn: sqlite3.Connection) -> list[int]:
         silent = heartbeat is None or now - heartbeat > STALE_HEARTBEAT_S
         gone = run_host == host and pid is not None and not pid_alive(pid)
         if silent or gone:
-            dead.append(run_id)
-    if dead:
-        from .usage import record_recovery
+            dead.append((run_id, heartbeat))
+    if not dead:
+        return []
+    from .usage import record_recovery, recovery_facts
 
-        record_recovery(conn, dead, "import", "reaped")
-    for run_id in dead:
-        delete_run(conn, run_id)
-    return dead
+    facts = recovery_facts(conn, [run_id for run_id, _ in dead])  # read before the rows go
+    reaped = [run_id for run_id, heartbeat in dead if _reap(conn, run_id, heartbeat)]
+    record_recovery(conn, [facts[run_id] for run_id in reaped if run_id in facts],
+                    "import", "reaped")
+    return reaped
+
+
+def _reap(conn: sqlite3.Connection, run_id: int, heartbeat: float | None) -> bool:
+    beat = ("heartbeat IS NULL", ()) if heartbeat is None else ("heartbeat = ?", (heartbeat,))
+    with transaction(conn, immediate=True):
+        if conn.execute(f"SELECT 1 FROM runs WHERE run_id = ? AND status = 'importing'"
+                        f" AND {beat[0]}", (run_id, *beat[1])).fetchone() is None:
+            return False
+        _delete_run(conn, run_id)
+    return True
 
 
 def this_host() -> str:
@@ -532,11 +551,12 @@ def mark_dead_live_runs(conn: sqlite3.Connection) -> list[int]:
             return []  # a read-only reader shows the run as it stands; a writer marks it
     if marked:
         from .history import index_run  # history reads through this module
-        from .usage import record_recovery
+        from .usage import record_recovery, recovery_facts
 
         for run_id in marked:
             index_run(conn, run_id)
-        record_recovery(conn, marked, "listener", "marked_interrupted")
+        record_recovery(conn, list(recovery_facts(conn, marked).values()), "listener",
+                        "marked_interrupted")
     return marked
 
 

@@ -21,6 +21,9 @@ TYPE_CHECKING = False  # typing's own constant: loading typing is 4-5 ms (issue 
 if TYPE_CHECKING:
     from typing import Any
 
+    # a run's source_format, source_size, node_count, message_count
+    RecoveryFacts = tuple[Any, Any, Any, Any]
+
 ENV_USAGE = "RF_LOG_MCP_USAGE"
 ENV_USAGE_DAYS = "RF_LOG_MCP_USAGE_DAYS"
 DEFAULT_DAYS = 90.0
@@ -138,18 +141,24 @@ def measured_import(conn: sqlite3.Connection) -> Iterator[ImportFacts]:
             growth, facts.nodes, facts.messages)])
 
 
-def record_recovery(conn: sqlite3.Connection, run_ids: list[int], origin: str, outcome: str) -> None:
-    """Runs a process left behind when it died, found and dealt with: imports ``reaped``,
-    live runs ``marked_interrupted``; what they had read and written so far."""
+def recovery_facts(conn: sqlite3.Connection, run_ids: list[int]) -> dict[int, RecoveryFacts]:
+    """What ``record_recovery`` records of each run: read while its row is there."""
     if not run_ids or not enabled():
-        return
+        return {}
     marks = ", ".join("?" * len(run_ids))
     try:
-        rows = conn.execute(f"SELECT source_format, source_size, node_count, message_count FROM runs"
-                            f" WHERE run_id IN ({marks})", run_ids).fetchall()
+        rows = conn.execute(f"SELECT run_id, source_format, source_size, node_count, message_count"
+                            f" FROM runs WHERE run_id IN ({marks})", run_ids).fetchall()
     except sqlite3.Error:
-        return
+        return {}
+    return {row[0]: tuple(row[1:]) for row in rows}
+
+
+def record_recovery(conn: sqlite3.Connection, facts: list[RecoveryFacts], origin: str,
+                    outcome: str) -> None:
+    """Runs a process left behind when it died, found and dealt with: imports ``reaped``,
+    live runs ``marked_interrupted``; what they had read and written so far."""
     now = time.time()
     insert(conn, "usage_imports", IMPORT_COLUMNS, [
         (now, origin, outcome, fmt, size, None, None, None, None, nodes, messages)
-        for fmt, size, nodes, messages in rows])
+        for fmt, size, nodes, messages in facts])
