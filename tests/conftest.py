@@ -95,8 +95,8 @@ def race_for_the_write_lock(db: Path, holder: Callable[[sqlite3.Connection], Any
     """A race that the machine's timing decides only rarely, made to happen every time: each
     racer runs on its own connection in a thread, and reads what it reads while a third
     connection holds the store's write lock (``holder`` runs inside it, uncommitted); once
-    every racer asks for the lock (its ``BEGIN IMMEDIATE`` starts), the holder commits and
-    they take the lock in turn. Their results, in order."""
+    every racer begins its first transaction (and waits for the lock at its first write),
+    the holder commits and they take the lock in turn. Their results, in order."""
     from concurrent.futures import ThreadPoolExecutor
 
     holding = open_store(db)
@@ -106,12 +106,12 @@ def race_for_the_write_lock(db: Path, holder: Callable[[sqlite3.Connection], Any
     connections = [open_store(db) for _ in racers]
     for connection, event in zip(connections, asking, strict=True):
         connection.set_trace_callback(
-            lambda sql, event=event: event.set() if sql.startswith("BEGIN IMMEDIATE") else None)
+            lambda sql, event=event: event.set() if sql.startswith("BEGIN") else None)
     try:
         with ThreadPoolExecutor(len(racers)) as pool:
             results = [pool.submit(racer, c) for racer, c in zip(racers, connections, strict=True)]
             for event in asking:
-                assert event.wait(60), "a racer never asked for the write lock"
+                assert event.wait(60), "a racer never began a transaction"
             holding.execute("COMMIT")
             return [result.result(timeout=60) for result in results]
     finally:

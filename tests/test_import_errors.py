@@ -15,7 +15,7 @@ from conftest import FIXTURE_RESULTS, race_for_the_write_lock
 from rf_log_listener.errors import ResultError
 from rf_log_listener.importers import import_result
 from rf_log_listener.importers.xml_source import XmlSource
-from rf_log_listener.store import STALE_HEARTBEAT_S, reap_stale_runs
+from rf_log_listener.store import STALE_HEARTBEAT_S, open_store, reap_stale_runs
 
 XML = FIXTURE_RESULTS / "7.5" / "output.xml"
 JSON = FIXTURE_RESULTS / "7.5" / "output.json"
@@ -267,3 +267,52 @@ def test_a_stale_import_is_reaped_from_either_kind_of_store(any_store: sqlite3.C
     assert any_store.execute("SELECT count(*) FROM nodes").fetchone()[0] == 0
     assert any_store.execute("SELECT outcome, input_bytes FROM usage_imports").fetchall() == [
         ("reaped", 1234)]
+
+
+def test_two_imports_of_one_file_at_once_leave_one_run(conn: sqlite3.Connection,
+                                                       db_path: Path) -> None:
+    """Both look for the file's run before either has one, and both parse it: the one that
+    publishes second finds the first's run complete, removes its own rows and answers with
+    that run, as a later import of the same bytes does (there were two identical runs)."""
+    def imports(connection: sqlite3.Connection) -> tuple[int, str, bool]:
+        outcome = import_result(connection, XML, stable_window=0)
+        return outcome.run_id, outcome.status, outcome.deduplicated
+
+    first, second = sorted(race_for_the_write_lock(db_path, lambda _: None, imports, imports),
+                           key=lambda result: result[2])
+    run_id = first[0]  # runs 1 and 2 were begun; either may publish first
+    assert first == (run_id, "complete", False) and second == (run_id, "complete", True)
+    assert conn.execute("SELECT run_id, status FROM runs").fetchall() == [(run_id, "complete")]
+    assert conn.execute("SELECT count(*) FROM nodes WHERE key < ? OR key >= ?",
+                        (run_id << 32, (run_id + 1) << 32)).fetchone()[0] == 0
+    assert conn.execute("SELECT count(*) FROM messages_fts").fetchone()[0] == conn.execute(
+        "SELECT count(*) FROM messages").fetchone()[0]
+
+
+@pytest.mark.parametrize("store", ["sqlite", "postgresql"])
+def test_imports_of_one_file_started_together_leave_one_run(
+        store: str, tmp_path: Path, request: pytest.FixtureRequest) -> None:
+    """Four imports of the same file started at once, each on its own connection: one run,
+    complete, whoever publishes first (on PostgreSQL a lock per file's hash orders the
+    publications); the others answer with it."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    spec = tmp_path / "store.sqlite3" if store == "sqlite" else request.getfixturevalue("pg_url")
+    open_store(spec).close()
+    start = threading.Barrier(4)
+
+    def imports(_: int) -> int:
+        connection = open_store(spec)
+        try:
+            start.wait()
+            return import_result(connection, XML, stable_window=0).run_id
+        finally:
+            connection.close()
+
+    with ThreadPoolExecutor(4) as pool:
+        answered = set(pool.map(imports, range(4)))
+    conn = open_store(spec)
+    complete = [run_id for (run_id,) in conn.execute("SELECT run_id FROM runs WHERE status = 'complete'")]
+    assert len(complete) == 1 and answered == set(complete)
+    assert conn.execute("SELECT count(*) FROM runs").fetchone()[0] == 1
+    conn.close()

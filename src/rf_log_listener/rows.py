@@ -64,9 +64,14 @@ class StoreRowSink:
     thread, overlapping with whatever produces the rows."""
 
     def __init__(self, conn: sqlite3.Connection, *, background_index: bool = False,
-                 replace_nodes: bool = False) -> None:
+                 replace_nodes: bool = False, once_per_source: bool = False) -> None:
         self.conn = conn
         self.background_index = background_index
+        # An import publishes a run only if no run of the same bytes is complete yet (two
+        # imports of one file at once); else it leaves its own unpublished and says which.
+        self.once_per_source = once_per_source
+        self.published_twin: int | None = None
+        self._source_hash: str | None = None
         self.nodes_written = 0  # for progress reports
         # A live run writes open nodes early and replaces them with their final rows.
         self.replace_nodes = replace_nodes
@@ -89,6 +94,7 @@ class StoreRowSink:
         row.update(status=status, rf_version=rf_version(info.generator), pid=os.getpid(),
                    host=this_host(), heartbeat=now, created_at=now,
                    rpa=None if info.rpa is None else int(info.rpa))
+        self._source_hash = info.source_hash
         with transaction(self.conn):  # one commit, not two: robot waits for it
             self.run_id = run_id = insert_run(self.conn, row)
         db_path = store_file(self.conn)
@@ -206,6 +212,10 @@ class StoreRowSink:
         from .history import index_run  # here, not at import: robot's process rarely needs it
 
         def publish() -> None:
+            if self.once_per_source and fields["status"] == "complete":
+                self.published_twin = self._twin()
+                if self.published_twin is not None:
+                    return
             now = time.time()
             self.conn.execute(
                 "UPDATE runs SET status = ?, generator = coalesce(generator, ?),"
@@ -221,6 +231,19 @@ class StoreRowSink:
         index_run(self.conn, self.run_id or 0, and_then=publish)
         if self._postgres:
             _refresh_statistics(self.conn)
+
+    def _twin(self) -> int | None:
+        """A complete run of the same source bytes, seen from inside the publishing
+        transaction: SQLite runs one writer at a time; on PostgreSQL a lock per hash orders
+        two publications of the same file."""
+        if not self._source_hash:
+            return None
+        if self._postgres:
+            self.conn.execute("SELECT pg_advisory_xact_lock(?)", (int(self._source_hash[:15], 16),))
+        row = self.conn.execute(
+            "SELECT run_id FROM runs WHERE source_hash = ? AND status = 'complete' AND run_id <> ?"
+            " ORDER BY run_id LIMIT 1", (self._source_hash, self.run_id)).fetchone()
+        return int(row[0]) if row else None
 
     def sync(self) -> None:
         """Wait until every committed message is in the full-text index."""

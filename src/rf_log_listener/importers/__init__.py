@@ -109,9 +109,9 @@ def import_result(
             digest = file_sha256(source)
             run_id = find_reusable_run(conn, key, stat.st_size, stat.st_mtime_ns, digest, **reuse)
             if run_id is None:
-                run_id = _parse_into_store(conn, source, fmt, stat, digest, allow_incomplete,
-                                           progress, label, parallel_min_bytes)
-                deduplicated = False
+                run_id, deduplicated = _parse_into_store(
+                    conn, source, fmt, stat, digest, allow_incomplete, progress, label,
+                    parallel_min_bytes)
         outcome = _outcome(conn, run_id, deduplicated, started)
         facts.outcome = "deduplicated" if deduplicated else outcome.status
         facts.nodes, facts.messages = outcome.node_count, outcome.message_count
@@ -194,13 +194,15 @@ def _parse_into_store(
     conn: sqlite3.Connection, source: Path, fmt: str, stat: os.stat_result, digest: str,
     allow_incomplete: bool, progress: Progress | None, label: str | None,
     parallel_min_bytes: int,
-) -> int:
+) -> tuple[int, bool]:
+    """The run the file's rows went into, and whether it is another import's of the same
+    bytes that published first (this one's rows are then removed)."""
     info = RunInfo(
         origin="import", source_path=str(source), source_format=fmt, source_hash=digest,
         source_size=stat.st_size, source_mtime_ns=stat.st_mtime_ns, label=label,
         output_dir=str(source.parent), ci=ci_context(),
     )
-    sink = StoreRowSink(conn, background_index=True)
+    sink = StoreRowSink(conn, background_index=True, once_per_source=True)
     report = (lambda done: progress(done, stat.st_size, sink.nodes_written)) if progress else None
     try:
         if stat.st_size >= parallel_min_bytes:
@@ -229,7 +231,11 @@ def _parse_into_store(
         ) from exc
     sink.close()
     assert sink.run_id is not None
-    return sink.run_id
+    if sink.published_twin is not None:
+        with _interrupts_held():
+            _discard(conn, sink.run_id)
+        return sink.published_twin, True
+    return sink.run_id, False
 
 
 def _discard(conn: sqlite3.Connection, run_id: int) -> None:
