@@ -253,6 +253,73 @@ def test_a_push_cut_off_resumes_where_it_stopped(pg_server: Any, pg_url: str, tm
     pg.close()
 
 
+@pytest.mark.parametrize("store", ["sqlite", "postgresql"])
+def test_one_run_pushed_by_four_processes_at_once_is_stored_once(
+        store: str, tmp_path: Path, request: pytest.FixtureRequest) -> None:
+    """The same run pushed four times at once (a scheduled `push --all` meeting a manual
+    one): each sees no copy, and none takes over another's hidden run while that one is
+    being written; the first to publish wins, the others remove their copy and answer
+    "already" with its run (there were four runs, or a push failed writing rows another
+    push had written)."""
+    from concurrent.futures import ThreadPoolExecutor
+    from threading import Barrier
+
+    from rf_log_listener.push import push_run
+
+    local = tmp_path / "local.sqlite3"
+    lite = open_store(local)
+    import_result(lite, FIXTURE_RESULTS / "7.5" / "output.xml", stable_window=0)
+    lite.close()
+    target = tmp_path / "team.sqlite3" if store == "sqlite" else request.getfixturevalue("pg_url")
+    open_store(target).close()
+    start = Barrier(4)
+
+    def pushes(_: int) -> tuple[int, str]:
+        source, into = open_store(local), open_store(target)
+        try:
+            start.wait()
+            pushed = push_run(source, into, 1)
+            return pushed.run_id, pushed.outcome
+        finally:
+            source.close()
+            into.close()
+
+    with ThreadPoolExecutor(4) as pool:
+        outcomes = list(pool.map(pushes, range(4)))
+    team = open_store(target)
+    [(run_id, status)] = team.execute("SELECT run_id, status FROM runs").fetchall()
+    assert status == "complete" and {r for r, _ in outcomes} == {run_id}
+    assert sorted(outcome for _, outcome in outcomes) == ["already", "already", "already", "pushed"]
+    assert dump_store(team, run_id) == dump_store(open_store(local), 1)
+    team.close()
+
+
+def test_a_push_takes_over_a_hidden_run_only_once_its_writer_is_gone(tmp_path: Path) -> None:
+    """A push finds the hidden run of the same content: written by a live process it is
+    left alone (a new copy is made and published); left by a process that is gone it is
+    resumed."""
+    from rf_log_listener.push import push_run
+
+    local = tmp_path / "local.sqlite3"
+    lite = open_store(local)
+    import_result(lite, FIXTURE_RESULTS / "7.5" / "output.xml", stable_window=0)
+    gone = subprocess.Popen([sys.executable, "-c", "pass"])
+    gone.wait()
+    for pid in (os.getpid(), gone.pid):  # alive (this process), then gone
+        team = open_store(tmp_path / f"team-{pid}.sqlite3")
+        cut = push_run(lite, team, 1)  # a complete copy, then made a cut push's hidden run
+        team.execute("UPDATE runs SET status = 'importing', pid = ?, heartbeat = ?",
+                     (pid, time.time()))
+        again = push_run(lite, team, 1)
+        assert again.outcome == ("pushed" if pid == os.getpid() else "resumed")
+        assert (again.run_id == cut.run_id) is (pid == gone.pid)
+        assert team.execute("SELECT run_id, status FROM runs ORDER BY run_id").fetchall() == (
+            [(cut.run_id, "importing"), (again.run_id, "complete")] if pid == os.getpid()
+            else [(cut.run_id, "complete")])
+        team.close()
+    lite.close()
+
+
 def test_an_import_killed_half_way_leaves_no_run_readers_see(pg_url: str, tmp_path: Path) -> None:
     from gen_output import generate
 

@@ -6,8 +6,10 @@ run the target already holds finds it and writes nothing. The copy goes through 
 row writer (``rows.StoreRowSink``: COPY on PostgreSQL, the full-text index on SQLite) into
 a run readers do not see (``importing``) and is published in one statement at the end, as an
 import is. A push cut off (the connection dropped, the process killed) leaves that hidden run;
-pushing again resumes it where its last committed batch ended, unless an import has reaped
-it meanwhile (two minutes without a heartbeat), and then starts it over.
+pushing again resumes it where its last committed batch ended once its process is gone
+(``store.import_dead``), unless an import has reaped it meanwhile, and then starts it over.
+Two pushes of one run at once each write a copy; the first to publish wins and the other
+removes its own (``StoreRowSink``'s ``once_by``).
 """
 
 from __future__ import annotations
@@ -30,7 +32,7 @@ from .rows import (
     index_messages,
     insert_run,
 )
-from .store import run_base, this_host
+from .store import delete_run, import_dead, run_base, this_host
 
 ENV_STEP = "RF_LOG_MCP_PUSH_STEP"  # rows per committed batch (tests make it small)
 STEP = 5_000
@@ -82,14 +84,18 @@ def push_run(source: sqlite3.Connection, target: sqlite3.Connection, run_id: int
     finish = dict(zip(FINISH_FIELDS, row[1 + len(RUN_COLUMNS):], strict=True))
     counts = finish["node_count"] or 0, finish["message_count"] or 0
     digest = content_hash(source, run_id)
-    found = target.execute("SELECT run_id, status FROM runs WHERE content_hash = ?"
-                           " ORDER BY run_id DESC", (digest,)).fetchall()
-    done = next((found_id for found_id, status in found if status in FINISHED), None)
+    found = target.execute("SELECT run_id, status, pid, host, heartbeat FROM runs"
+                           " WHERE content_hash = ? ORDER BY run_id DESC", (digest,)).fetchall()
+    done = next((row[0] for row in found if row[1] in FINISHED), None)
     if done is not None:
         return Pushed(run_id, done, "already", *counts)
-    partial = next((found_id for found_id, status in found if status == "importing"), None)
+    # A cut push's hidden run is taken over once its process is gone; one still being
+    # written (the same run pushed twice at once) is left to its writer.
+    now = time.time()
+    partial = next((found_id for found_id, status, pid, host, heartbeat in found
+                    if status == "importing" and import_dead(pid, host, heartbeat, now)), None)
     new_id = partial if partial is not None else _begin(target, run, digest)
-    sink = StoreRowSink(target)
+    sink = StoreRowSink(target, once_by=("content_hash", digest))
     sink.attach(new_id)
     shift = run_base(new_id) - run_base(run_id)
     _finish_indexing(target, new_id)  # a cut push may have committed rows it did not index
@@ -107,6 +113,9 @@ def push_run(source: sqlite3.Connection, target: sqlite3.Connection, run_id: int
     sink.write([], [], errors, 0, 0, [v for (v,) in source.execute(_SECRETS, (run_id,))],
                source.execute(_DEFINITIONS, (run_id,)).fetchall())
     sink.finish_run(finish)
+    if sink.published_twin is not None:  # pushed at the same time by another process
+        delete_run(target, new_id)
+        return Pushed(run_id, sink.published_twin, "already", *counts)
     return Pushed(run_id, new_id, "resumed" if partial is not None else "pushed", *counts)
 
 

@@ -39,6 +39,7 @@ _INDEX_MESSAGES = (
     "INSERT INTO messages_fts (rowid, text) SELECT key, text FROM messages"
     " WHERE key >= ? AND key < ?"
 )
+_TWIN_COLUMNS = ("source_hash", "content_hash")  # what StoreRowSink's once_by may name
 FINISH_FIELDS = (
     "status", "generator", "rf_version", "name", "result_status", "start_time", "elapsed",
     "total", "passed", "failed", "skipped", "node_count", "message_count", "error_count",
@@ -64,14 +65,15 @@ class StoreRowSink:
     thread, overlapping with whatever produces the rows."""
 
     def __init__(self, conn: sqlite3.Connection, *, background_index: bool = False,
-                 replace_nodes: bool = False, once_per_source: bool = False) -> None:
+                 replace_nodes: bool = False, once_by: tuple[str, str] | None = None) -> None:
         self.conn = conn
         self.background_index = background_index
-        # An import publishes a run only if no run of the same bytes is complete yet (two
-        # imports of one file at once); else it leaves its own unpublished and says which.
-        self.once_per_source = once_per_source
+        # ("source_hash" or "content_hash", its value): the run is published only if no
+        # complete run has that value yet (two imports of one file, two pushes of one run,
+        # at once); else it is left unpublished and published_twin says which run was first.
+        assert once_by is None or once_by[0] in _TWIN_COLUMNS, once_by
+        self.once_by = once_by
         self.published_twin: int | None = None
-        self._source_hash: str | None = None
         self.nodes_written = 0  # for progress reports
         # A live run writes open nodes early and replaces them with their final rows.
         self.replace_nodes = replace_nodes
@@ -94,7 +96,6 @@ class StoreRowSink:
         row.update(status=status, rf_version=rf_version(info.generator), pid=os.getpid(),
                    host=this_host(), heartbeat=now, created_at=now,
                    rpa=None if info.rpa is None else int(info.rpa))
-        self._source_hash = info.source_hash
         with transaction(self.conn):  # one commit, not two: robot waits for it
             self.run_id = run_id = insert_run(self.conn, row)
         db_path = store_file(self.conn)
@@ -212,7 +213,7 @@ class StoreRowSink:
         from .history import index_run  # here, not at import: robot's process rarely needs it
 
         def publish() -> None:
-            if self.once_per_source and fields["status"] == "complete":
+            if self.once_by is not None and fields["status"] == "complete":
                 self.published_twin = self._twin()
                 if self.published_twin is not None:
                     return
@@ -233,16 +234,16 @@ class StoreRowSink:
             _refresh_statistics(self.conn)
 
     def _twin(self) -> int | None:
-        """A complete run of the same source bytes, seen from inside the publishing
-        transaction: SQLite runs one writer at a time; on PostgreSQL a lock per hash orders
-        two publications of the same file."""
-        if not self._source_hash:
-            return None
+        """A complete run with the same ``once_by`` value, seen from inside the publishing
+        transaction: SQLite runs one writer at a time; on PostgreSQL a lock per value (a
+        SHA-256 in hex) orders two publications of the same run."""
+        assert self.once_by is not None
+        column, value = self.once_by
         if self._postgres:
-            self.conn.execute("SELECT pg_advisory_xact_lock(?)", (int(self._source_hash[:15], 16),))
+            self.conn.execute("SELECT pg_advisory_xact_lock(?)", (int(value[:15], 16),))
         row = self.conn.execute(
-            "SELECT run_id FROM runs WHERE source_hash = ? AND status = 'complete' AND run_id <> ?"
-            " ORDER BY run_id LIMIT 1", (self._source_hash, self.run_id)).fetchone()
+            f"SELECT run_id FROM runs WHERE {column} = ? AND status = 'complete' AND run_id <> ?"
+            " ORDER BY run_id LIMIT 1", (value, self.run_id)).fetchone()
         return int(row[0]) if row else None
 
     def sync(self) -> None:

@@ -470,16 +470,10 @@ def reap_stale_runs(conn: sqlite3.Connection) -> list[int]:
     call deleted. Each is deleted only if its row is as it was judged: an import that
     published or beat since (it was only slow) is left, and of two imports reaping the same
     run at once one deletes it and records it in the usage record."""
-    host = this_host()
     now = time.time()
-    dead = []
-    for run_id, pid, run_host, heartbeat in conn.execute(
-        "SELECT run_id, pid, host, heartbeat FROM runs WHERE status = 'importing'"
-    ).fetchall():
-        silent = heartbeat is None or now - heartbeat > STALE_HEARTBEAT_S
-        gone = run_host == host and pid is not None and not pid_alive(pid)
-        if silent or gone:
-            dead.append((run_id, heartbeat))
+    dead = [(run_id, heartbeat) for run_id, pid, run_host, heartbeat in conn.execute(
+        "SELECT run_id, pid, host, heartbeat FROM runs WHERE status = 'importing'").fetchall()
+        if import_dead(pid, run_host, heartbeat, now)]
     if not dead:
         return []
     from .usage import record_recovery, recovery_facts
@@ -489,6 +483,14 @@ def reap_stale_runs(conn: sqlite3.Connection) -> list[int]:
     record_recovery(conn, [facts[run_id] for run_id in reaped if run_id in facts],
                     "import", "reaped")
     return reaped
+
+
+def import_dead(pid: int | None, host: str | None, heartbeat: float | None, now: float) -> bool:
+    """Whether the process writing an ``importing`` run (an import, a push) is gone: on this
+    host its pid says so; any writer that has not beaten for STALE_HEARTBEAT_S is taken for
+    gone (an import beats at every batch it commits)."""
+    silent = heartbeat is None or now - heartbeat > STALE_HEARTBEAT_S
+    return silent or (host == this_host() and pid is not None and not pid_alive(pid))
 
 
 def _reap(conn: sqlite3.Connection, run_id: int, heartbeat: float | None) -> bool:

@@ -202,7 +202,7 @@ def _parse_into_store(
         source_size=stat.st_size, source_mtime_ns=stat.st_mtime_ns, label=label,
         output_dir=str(source.parent), ci=ci_context(),
     )
-    sink = StoreRowSink(conn, background_index=True, once_per_source=True)
+    sink = StoreRowSink(conn, background_index=True, once_by=("source_hash", digest))
     report = (lambda done: progress(done, stat.st_size, sink.nodes_written)) if progress else None
     try:
         if stat.st_size >= parallel_min_bytes:
