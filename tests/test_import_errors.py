@@ -285,8 +285,9 @@ def test_two_imports_of_one_file_at_once_leave_one_run(conn: sqlite3.Connection,
     assert conn.execute("SELECT run_id, status FROM runs").fetchall() == [(run_id, "complete")]
     assert conn.execute("SELECT count(*) FROM nodes WHERE key < ? OR key >= ?",
                         (run_id << 32, (run_id + 1) << 32)).fetchone()[0] == 0
-    assert conn.execute("SELECT count(*) FROM messages_fts").fetchone()[0] == conn.execute(
-        "SELECT count(*) FROM messages").fetchone()[0]
+    # the full-text index holds the run's messages and nothing of the removed one (FTS5
+    # compares its index with the content table; a count of messages_fts reads the table)
+    conn.execute("INSERT INTO messages_fts (messages_fts, rank) VALUES ('integrity-check', 1)")
 
 
 @pytest.mark.parametrize("store", ["sqlite", "postgresql"])
