@@ -119,6 +119,21 @@ def race_for_the_write_lock(db: Path, holder: Callable[[sqlite3.Connection], Any
             connection.close()
 
 
+def all_at_once(count: int, work: Callable[[int], Any]) -> list[Any]:
+    """``work(0)`` … ``work(count - 1)``, each on a thread of its own, let go together (a
+    barrier) so that what they do overlaps; their results, in order."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    start = threading.Barrier(count)
+
+    def started(index: int) -> Any:
+        start.wait()
+        return work(index)
+
+    with ThreadPoolExecutor(count) as pool:
+        return list(pool.map(started, range(count)))
+
+
 @pytest.fixture
 def db_path(tmp_path: Path) -> Path:
     return tmp_path / "store.sqlite3"
@@ -170,9 +185,15 @@ def pg_url(pg_server: Any) -> str:
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])
-def any_store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Any]:
+def any_store_spec(request: pytest.FixtureRequest, tmp_path: Path) -> Path | str:
+    """Where a new, empty store of each kind is: a SQLite file's path, a PostgreSQL
+    database's URL (for tests that open it on several connections)."""
+    return tmp_path / "store.sqlite3" if request.param == "sqlite" else request.getfixturevalue("pg_url")
+
+
+@pytest.fixture
+def any_store(any_store_spec: Path | str) -> Iterator[Any]:
     """A new, empty store of each kind: a SQLite file, a PostgreSQL database."""
-    spec = tmp_path / "store.sqlite3" if request.param == "sqlite" else request.getfixturevalue("pg_url")
-    connection = open_store(spec)
+    connection = open_store(any_store_spec)
     yield connection
     connection.close()

@@ -10,7 +10,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import FIXTURE_RESULTS, race_for_the_write_lock
+from conftest import FIXTURE_RESULTS, all_at_once, race_for_the_write_lock
 
 from rf_log_listener.errors import ResultError
 from rf_log_listener.importers import import_result
@@ -290,29 +290,21 @@ def test_two_imports_of_one_file_at_once_leave_one_run(conn: sqlite3.Connection,
     conn.execute("INSERT INTO messages_fts (messages_fts, rank) VALUES ('integrity-check', 1)")
 
 
-@pytest.mark.parametrize("store", ["sqlite", "postgresql"])
-def test_imports_of_one_file_started_together_leave_one_run(
-        store: str, tmp_path: Path, request: pytest.FixtureRequest) -> None:
+def test_imports_of_one_file_started_together_leave_one_run(any_store_spec: Path | str) -> None:
     """Four imports of the same file started at once, each on its own connection: one run,
     complete, whoever publishes first (on PostgreSQL a lock per file's hash orders the
     publications); the others answer with it."""
-    from concurrent.futures import ThreadPoolExecutor
-
-    spec = tmp_path / "store.sqlite3" if store == "sqlite" else request.getfixturevalue("pg_url")
-    open_store(spec).close()
-    start = threading.Barrier(4)
+    open_store(any_store_spec).close()
 
     def imports(_: int) -> int:
-        connection = open_store(spec)
+        connection = open_store(any_store_spec)
         try:
-            start.wait()
             return import_result(connection, XML, stable_window=0).run_id
         finally:
             connection.close()
 
-    with ThreadPoolExecutor(4) as pool:
-        answered = set(pool.map(imports, range(4)))
-    conn = open_store(spec)
+    answered = set(all_at_once(4, imports))
+    conn = open_store(any_store_spec)
     complete = [run_id for (run_id,) in conn.execute("SELECT run_id FROM runs WHERE status = 'complete'")]
     assert len(complete) == 1 and answered == set(complete)
     assert conn.execute("SELECT count(*) FROM runs").fetchone()[0] == 1

@@ -867,9 +867,8 @@ def test_rows_a_writer_process_commits_after_a_reader_marked_its_run_are_settled
                         " JOIN test_names t USING (name_id)").fetchall() == [("Suite.Test", "NOT FINISHED")]
 
 
-@pytest.mark.parametrize("store", ["sqlite", "postgresql"])
 def test_a_commit_that_waits_for_a_reader_marking_its_run_settles_what_it_wrote(
-        store: str, tmp_path: Path, request: pytest.FixtureRequest) -> None:
+        any_store_spec: Path | str) -> None:
     """The reader's mark (store.mark_dead_live_runs: the run's row, then its open nodes)
     holds the run's row when the writer's next commit comes: the commit waits for it without
     holding a row the reader then needs (PostgreSQL would end one of the two as a deadlock),
@@ -880,12 +879,11 @@ def test_a_commit_that_waits_for_a_reader_marking_its_run_settles_what_it_wrote(
     from rf_log_listener.event_pipe import OPEN
     from rf_log_listener.store import mark_not_finished, transaction
 
-    spec = tmp_path / "store.sqlite3" if store == "sqlite" else request.getfixturevalue("pg_url")
-    conn, _, local = _written_in_robots_process(spec)
+    conn, _, local = _written_in_robots_process(any_store_spec)
     local.extend((OPEN, ev.SUITE, "suite", "Suite", None, None, None, None,
                   OPEN, ev.TEST, "test", "Test", None, None, None, None))
     local.flush()
-    reader = open_store(spec)
+    reader = open_store(any_store_spec)
     with ThreadPoolExecutor(1) as pool:
         with transaction(reader, immediate=True):
             assert reader.execute("UPDATE runs SET status = 'interrupted' WHERE run_id = 1"

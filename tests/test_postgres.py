@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import FIXTURE_RESULTS, cli, without_keys
+from conftest import FIXTURE_RESULTS, all_at_once, cli, without_keys
 from oracle import as_postgresql_keeps_it, dump_store
 from test_answers import _answers, fill
 
@@ -253,40 +253,32 @@ def test_a_push_cut_off_resumes_where_it_stopped(pg_server: Any, pg_url: str, tm
     pg.close()
 
 
-@pytest.mark.parametrize("store", ["sqlite", "postgresql"])
 def test_one_run_pushed_by_four_processes_at_once_is_stored_once(
-        store: str, tmp_path: Path, request: pytest.FixtureRequest) -> None:
+        any_store_spec: Path | str, tmp_path: Path) -> None:
     """The same run pushed four times at once (a scheduled `push --all` meeting a manual
     one): each sees no copy, and none takes over another's hidden run while that one is
     being written; the first to publish wins, the others remove their copy and answer
     "already" with its run (there were four runs, or a push failed writing rows another
     push had written)."""
-    from concurrent.futures import ThreadPoolExecutor
-    from threading import Barrier
-
     from rf_log_listener.push import push_run
 
     local = tmp_path / "local.sqlite3"
     lite = open_store(local)
     import_result(lite, FIXTURE_RESULTS / "7.5" / "output.xml", stable_window=0)
     lite.close()
-    target = tmp_path / "team.sqlite3" if store == "sqlite" else request.getfixturevalue("pg_url")
-    open_store(target).close()
-    start = Barrier(4)
+    open_store(any_store_spec).close()
 
     def pushes(_: int) -> tuple[int, str]:
-        source, into = open_store(local), open_store(target)
+        source, into = open_store(local), open_store(any_store_spec)
         try:
-            start.wait()
             pushed = push_run(source, into, 1)
             return pushed.run_id, pushed.outcome
         finally:
             source.close()
             into.close()
 
-    with ThreadPoolExecutor(4) as pool:
-        outcomes = list(pool.map(pushes, range(4)))
-    team = open_store(target)
+    outcomes = all_at_once(4, pushes)
+    team = open_store(any_store_spec)
     [(run_id, status)] = team.execute("SELECT run_id, status FROM runs").fetchall()
     assert status == "complete" and {r for r, _ in outcomes} == {run_id}
     assert sorted(outcome for _, outcome in outcomes) == ["already", "already", "already", "pushed"]
