@@ -241,9 +241,10 @@ class StoreRowSink:
         column, value = self.once_by
         if self._postgres:
             self.conn.execute("SELECT pg_advisory_xact_lock(?)", (int(value[:15], 16),))
+        # the newest, as store.find_reusable_run answers a later import of the same bytes
         row = self.conn.execute(
             f"SELECT run_id FROM runs WHERE {column} = ? AND status = 'complete' AND run_id <> ?"
-            " ORDER BY run_id LIMIT 1", (value, self.run_id)).fetchone()
+            " ORDER BY run_id DESC LIMIT 1", (value, self.run_id)).fetchone()
         return int(row[0]) if row else None
 
     def sync(self) -> None:
