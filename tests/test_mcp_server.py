@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import sqlite3
 import subprocess
 import sys
 from collections.abc import AsyncIterator
@@ -732,3 +733,33 @@ async def test_by_default_the_working_folder_and_known_run_folders(tmp_path: Pat
     async with server(fresh, env={"HOME": str(work)}, cwd=work) as client:  # cwd = home
         refused = await call(client, "parse_result", path=str(work / "output.xml"))
         assert refused["error"]["code"] == "PATH_NOT_ALLOWED"
+
+
+@pytest.mark.anyio
+async def test_a_run_written_to_the_home_or_root_folder_opens_only_its_own_file(tmp_path: Path) -> None:
+    from test_listener import robot
+
+    home, work = tmp_path / "home", tmp_path / "work"
+    (home / "projects").mkdir(parents=True)
+    work.mkdir()
+    suite = work / "one.robot"
+    suite.write_text("*** Test Cases ***\nOne\n    Log    hello\n")
+    # robot run from ~: its outputs, and a live run whose output folder is ~
+    done = robot("--outputdir", str(home), "--listener",
+                 f"rf_log_listener:db={tmp_path / 'store.sqlite3'}", str(suite), cwd=work,
+                 env={"HOME": str(home)})
+    assert done.returncode == 0, done.stderr
+    (home / "other.xml").write_bytes(XML.read_bytes())
+    (home / "projects" / "output.xml").write_bytes(XML.read_bytes())
+    async with server(tmp_path, env={"HOME": str(home)}, cwd=work) as client:
+        own = await call(client, "parse_result", path=str(home / "output.xml"))
+        assert own["ok"] and own["run_id"] == 1, own  # the live run's own file
+        for path in (home / "other.xml", home / "projects" / "output.xml"):
+            refused = await call(client, "parse_result", path=str(path))
+            assert refused["error"]["code"] == "PATH_NOT_ALLOWED", path
+    with sqlite3.connect(tmp_path / "store.sqlite3") as store:  # robot --outputdir /
+        store.execute("UPDATE runs SET output_dir = '/'")
+    async with server(tmp_path, env={"HOME": str(home)}, cwd=work) as client:
+        refused = await call(client, "parse_result", path=str(JSON))
+        assert refused["error"]["code"] == "PATH_NOT_ALLOWED"
+        assert (await call(client, "get_view", view="summary", path=str(home / "output.xml")))["ok"]

@@ -4,9 +4,11 @@ A model chooses the paths it passes to ``parse_result`` (and ``path=`` of the ot
 so the server reads only below allowed folders:
 
 * ``RF_LOG_MCP_ALLOWED_ROOTS`` (folders separated by ``os.pathsep``), when the operator sets it;
-* otherwise the server's working directory (unless that is the filesystem root or the home
-  folder itself, where MCP hosts often start servers) and the folders of result files the
-  store already knows (outputs robot wrote during live runs, files imported before).
+* otherwise the server's working directory and the folders of result files the store
+  already knows (outputs robot wrote during live runs, files imported before); a folder that
+  is the filesystem root or the home folder itself (where MCP hosts often start servers, and
+  robot writes when run from ``~``) is never a root: in it, only the result files the store
+  knows are readable.
 
 Paths are resolved first (``..``, symlinks), so a link inside an allowed folder cannot lead
 out of it. The command line is not restricted: the person typing chooses the path.
@@ -38,8 +40,7 @@ class PathPolicy(NamedTuple):
             return cls(tuple(Path(p).expanduser().resolve() for p in configured.split(os.pathsep)
                              if p.strip()), known_runs=False)
         here = (cwd or Path.cwd()).resolve()
-        too_wide = here == Path(here.anchor) or here == Path.home().resolve()
-        return cls(() if too_wide else (here,), known_runs=True)
+        return cls(() if _too_wide(here) else (here,), known_runs=True)
 
     def check(self, conn: sqlite3.Connection, path: str) -> None:
         """Raise PATH_NOT_ALLOWED unless ``path`` (resolved) is below an allowed folder."""
@@ -49,7 +50,9 @@ class PathPolicy(NamedTuple):
             target = Path(os.path.abspath(path))
         except ValueError:  # NUL in the path
             raise ResultError(FILE_NOT_FOUND, f"{path!r} is not a valid path.") from None
-        if any(target.is_relative_to(root) for root in self._roots(conn)):
+        if any(target.is_relative_to(root) for root in self._roots(conn)) or (
+                self.known_runs and conn.execute("SELECT 1 FROM runs WHERE source_path = ?",
+                                                 (str(target),)).fetchone()):
             return
         raise ResultError(
             PATH_NOT_ALLOWED,
@@ -62,8 +65,16 @@ class PathPolicy(NamedTuple):
     def _roots(self, conn: sqlite3.Connection) -> list[Path]:
         roots = list(self.roots)
         if self.known_runs:
-            roots += [Path(p).parent for (p,) in conn.execute(
+            known = [Path(p).parent for (p,) in conn.execute(
                 "SELECT DISTINCT source_path FROM runs WHERE source_path IS NOT NULL")]
-            roots += [Path(p) for (p,) in conn.execute(
+            known += [Path(p) for (p,) in conn.execute(
                 "SELECT DISTINCT output_dir FROM runs WHERE output_dir IS NOT NULL")]
+            # one file imported from ~ (or robot --outputdir /) must not open the whole folder
+            roots += [folder for folder in known if not _too_wide(folder)]
         return roots
+
+
+def _too_wide(folder: Path) -> bool:
+    """The filesystem root or the home folder itself: never a root of the server's own."""
+    home = Path.home()
+    return folder == Path(folder.anchor) or folder in (home, home.resolve())
