@@ -3,6 +3,8 @@ either process mid-import must leave no run that looks complete."""
 
 from __future__ import annotations
 
+import contextlib
+import json
 import os
 import signal
 import sqlite3
@@ -16,7 +18,7 @@ from conftest import FIXTURE_RESULTS
 from gen_output import generate
 from oracle import dump_execution_result, dump_store
 
-from rf_log_listener.errors import ResultError
+from rf_log_listener.errors import ImportCancelled, ResultError
 from rf_log_listener.importers import import_result
 from rf_log_listener.store import open_store
 
@@ -150,3 +152,72 @@ def test_a_large_file_is_parsed_in_a_child_process_only_where_two_cpus_can_work(
         assert int(done.stdout) > 10_000
     else:
         assert "a parser process was started" in done.stderr
+
+
+def _importing(db: Path, process: subprocess.Popen[bytes]) -> int:
+    """The run another process's import is writing, once it has begun."""
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        assert process.poll() is None, "the first import ended before the second began"
+        if db.exists():
+            # the schema may not be there yet
+            with contextlib.closing(sqlite3.connect(db, timeout=30)) as conn, \
+                    contextlib.suppress(sqlite3.OperationalError):
+                row = conn.execute("SELECT run_id FROM runs WHERE status = 'importing'").fetchone()
+                if row:
+                    return int(row[0])
+        time.sleep(0.02)
+    raise AssertionError("the first import began no run within 60 s")
+
+
+def test_an_import_of_bytes_another_process_is_importing_waits_for_it(
+        tmp_path: Path, big_output: Path) -> None:
+    """A CLI import beside an MCP server's, two agents' servers: the second import reads
+    nothing of the file and answers with the first's run (it parsed it a second time, and
+    threw its rows away at the end). Cancelled while waiting, it leaves the first alone."""
+    db, copy = tmp_path / "s.db", tmp_path / "copy.xml"  # another path: found by its hash
+    copy.write_bytes(big_output.read_bytes())
+    first = subprocess.Popen([sys.executable, "-m", "rf_log_mcp", "import", str(big_output),
+                              "--db", str(db), "--json"], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    run_id = _importing(db, first)
+    conn = open_store(db)
+    told: list[tuple[int, int, int]] = []
+
+    def cancel(done: int, total: int, nodes: int) -> None:
+        told.append((done, total, nodes))
+        raise ImportCancelled(copy)
+
+    with pytest.raises(ImportCancelled):
+        import_result(conn, copy, progress=cancel)
+    assert told == [(0, copy.stat().st_size, 0)]
+    told.clear()
+    outcome = import_result(conn, copy, progress=lambda *report: told.append(report))
+    out, err = first.communicate(timeout=300)
+    assert first.returncode == 0, err
+    assert json.loads(out)["run_id"] == run_id
+    assert (outcome.run_id, outcome.status, outcome.deduplicated) == (run_id, "complete", True)
+    assert told and {done for done, _, _ in told} == {0}  # waited; read no byte of the file
+    assert conn.execute("SELECT run_id, status FROM runs").fetchall() == [(run_id, "complete")]
+
+
+def test_an_import_waiting_for_another_that_dies_imports_the_file_itself(
+        tmp_path: Path, big_output: Path) -> None:
+    db = tmp_path / "s.db"
+    first = subprocess.Popen([sys.executable, "-m", "rf_log_mcp", "import", str(big_output),
+                              "--db", str(db)], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    dead = _importing(db, first)
+    told: list[int] = []
+
+    def kill_the_first(done: int, _total: int, _nodes: int) -> None:
+        if not told:
+            first.kill()
+            first.wait()
+        told.append(done)
+
+    conn = open_store(db)
+    outcome = import_result(conn, big_output, progress=kill_the_first)
+    assert outcome.status == "complete" and not outcome.deduplicated and outcome.run_id != dead
+    assert told[0] == 0 and told[-1] == big_output.stat().st_size  # waited, then read it all
+    assert conn.execute("SELECT status FROM runs WHERE run_id = ?", (dead,)).fetchone() == (
+        "importing",)  # the dead one's rows: the next import's reaper removes them
+    assert outcome.node_count == import_result(open_store(tmp_path / "ref.db"), big_output).node_count

@@ -2,7 +2,8 @@
 
 The importers are only event sources; :class:`~rf_log_listener.writer.RunWriter` does the
 writing. This module does what surrounds a parse: finding and sniffing the file, refusing
-one that is still being written, deduplicating by content hash, and making sure a failed
+one that is still being written, deduplicating by content hash (waiting for another
+process's import of the same bytes rather than parsing them twice), and making sure a failed
 import (bad input, exception, Ctrl-C, a killed process) leaves no run a reader would take
 for complete.
 """
@@ -31,7 +32,14 @@ from ..errors import (
 from ..events import RunInfo
 from ..rows import StoreRowSink
 from ..run_context import ci_context
-from ..store import delete_run, file_sha256, find_reusable_run, reap_stale_runs, release_free_pages
+from ..store import (
+    delete_run,
+    file_sha256,
+    find_reusable_run,
+    import_dead,
+    reap_stale_runs,
+    release_free_pages,
+)
 from ..usage import measured_import
 from ..writer import RunWriter
 from .json_source import JsonSource
@@ -42,6 +50,8 @@ from .xml_source import XmlSource
 # inode) before and after the parse must match, and a cut file fails the parse itself.
 # ``stable_window`` > 0 (tests, callers who want it) still watches a just-written file.
 STABLE_WINDOW_S = 0.0
+# How often an import that waits for another import of the same bytes looks at its run.
+TWIN_POLL_S = 0.2
 _NO_FILE_IS_THIS_LARGE = 1 << 62  # as parallel_min_bytes: every file parsed in this process
 
 # progress(bytes read, bytes in all, nodes written so far); it may raise to stop the import
@@ -108,6 +118,9 @@ def import_result(
         if run_id is None:
             digest = file_sha256(source)
             run_id = find_reusable_run(conn, key, stat.st_size, stat.st_mtime_ns, digest, **reuse)
+            if run_id is None and _await_import_of(conn, digest, stat.st_size, progress):
+                run_id = find_reusable_run(conn, key, stat.st_size, stat.st_mtime_ns, digest,
+                                           **reuse)
             if run_id is None:
                 run_id, deduplicated = _parse_into_store(
                     conn, source, fmt, stat, digest, allow_incomplete, progress, label,
@@ -183,6 +196,25 @@ def _stable_stat(source: Path, window: float, allow_incomplete: bool) -> os.stat
             "Wait for the run to finish, or import what is there with allow_incomplete.",
         )
     return again
+
+
+def _await_import_of(conn: sqlite3.Connection, digest: str, size: int,
+                     progress: Progress | None) -> bool:
+    """Whether another import of the same bytes was running (a CLI import beside an MCP
+    server's, two agents' servers, two CI steps) and this one waited for it to end, rather
+    than parse the file a second time: it published (its run answers) or it died (this one
+    parses). Progress is told while waiting (0 bytes read), so a caller can cancel."""
+    waited = False
+    while True:
+        now = time.time()
+        if all(import_dead(pid, host, heartbeat, now) for pid, host, heartbeat in conn.execute(
+                "SELECT pid, host, heartbeat FROM runs WHERE source_hash = ?"
+                " AND status = 'importing'", (digest,)).fetchall()):
+            return waited
+        if progress:
+            progress(0, size, 0)
+        waited = True
+        time.sleep(TWIN_POLL_S)
 
 
 def _identity(stat: os.stat_result) -> tuple[int, int, int]:
