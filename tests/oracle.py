@@ -152,6 +152,8 @@ class _Walk:
         self.nodes, self.messages = nodes, messages
         self._steps: dict[int, tuple[dict[int, int], str | None]] = {}
         self._messages: dict[int, dict[int, int]] = {}
+        self._numbered: dict[str, int] = {}  # the last -kN given under each id
+        self._roots_at: dict[str, tuple[int, int]] = {}  # each id's last root's N, repeats
 
     def step_id(self, item: Any) -> str | None:
         from robot.model import IfBranch, Keyword, TryBranch
@@ -175,6 +177,17 @@ class _Walk:
         indexes, parent_id = known
         number = indexes.get(id(item), len(indexes)) + 1
         return f"{parent_id}-k{number}" if parent_id else f"k{number}"
+
+    def root_id(self, root: Any, parent: str) -> str:
+        """RF gives roots no id; the store names them after the number their first branch
+        gets (<base>-rN). A root without branches (their content removed by rebot) takes
+        no number, so a next root at the same place is <base>-rN.2, .3, ..."""
+        number = int(self.step_id(root.body[0]).rsplit("-k", 1)[1]) if root.body else \
+            self._numbered.get(parent, 0) + 1
+        last, repeats = self._roots_at.get(parent, (0, 1))
+        repeats = repeats + 1 if last == number else 1
+        self._roots_at[parent] = (number, repeats)
+        return f"{parent}-r{number}" + (f".{repeats}" if repeats > 1 else "")
 
     def message_id(self, message: Any, parent_id: str) -> str:
         parent = message.parent
@@ -218,15 +231,16 @@ class _Walk:
                                   "html": bool(item.html), "text": item.message})
             return
         if ntype in ("IF/ELSE ROOT", "TRY/EXCEPT ROOT"):
-            # RF gives roots no id; the store names them after their first branch (<base>-rN).
-            first = self.step_id(item.body[0]) if item.body else None
-            node_id = first.rsplit("-k", 1)[0] + "-r" + first.rsplit("-k", 1)[1] if first else None
+            node_id = self.root_id(item, parent)
             self.nodes.append(_node_entry(node_id, parent, ntype, item.status, item.message,
                                           _attrs(item, ntype)))
             for branch in item.body:
                 self.item(branch, node_id)
             return
         node_id = self.step_id(item)
+        if node_id and "-k" in node_id:  # a branch is numbered under its root's parent
+            numbered_under, number = node_id.rsplit("-k", 1)
+            self._numbered[numbered_under] = int(number)
         self.nodes.append(_node_entry(node_id, parent, ntype, item.status,
                                       getattr(item, "message", ""), _attrs(item, ntype)))
         self.body(item, node_id)

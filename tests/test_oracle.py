@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import sqlite3
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -94,3 +96,38 @@ def test_suite_teardown_failure_remarks_tests_like_rf(conn: sqlite3.Connection) 
     totals = conn.execute("SELECT total, passed, failed, skipped FROM runs WHERE run_id = ?",
                           (run_id,)).fetchone()
     assert totals == (25, 12, 11, 2)  # what robot's own <statistics> say
+
+
+REBOT_OPTIONS = {  # what CI pipelines pass to rebot to keep logs small, and merges
+    "remove-passed": ["--removekeywords", "passed"],
+    "remove-for-while-wuks": ["--removekeywords", "for", "--removekeywords", "while",
+                              "--removekeywords", "wuks"],
+    "remove-all": ["--removekeywords", "all"],
+    "remove-by-name-and-tag": ["--removekeywords", "name:BuiltIn.*", "--removekeywords", "tag:*"],
+    "flatten": ["--flattenkeywords", "for", "--flattenkeywords", "while", "--flattenkeywords",
+                "iteration", "--flattenkeywords", "name:*"],
+    "merge": ["--merge"],
+}
+
+
+@pytest.mark.parametrize("suffix", ["xml", "json"])
+@pytest.mark.parametrize("options", REBOT_OPTIONS, ids=str)
+def test_rebots_removed_flattened_and_merged_keywords_import_as_rfs_model(
+        conn: sqlite3.Connection, tmp_path: Path, options: str, suffix: str) -> None:
+    """`--removekeywords passed` leaves IF/TRY roots without branches: two in a row at one
+    place were both named <base>-rN, and the import failed on the store's unique node ids."""
+    source = FIXTURE_RESULTS / "7.5" / "output.xml"
+    output = tmp_path / f"rebot.{suffix}"
+    inputs = [source, source] if options == "merge" else [source]
+    done = subprocess.run([sys.executable, "-m", "robot.rebot", *REBOT_OPTIONS[options],
+                           "--output", str(output), "--log", "NONE", "--report", "NONE", *map(str, inputs)],
+                          capture_output=True, text=True, check=False)
+    assert output.is_file(), done.stderr
+    outcome = import_result(conn, output, stable_window=0)
+    assert outcome.status == "complete"
+    assert dump_store(conn, outcome.run_id) == dump_execution_result(str(output))
+    if options == "remove-passed":  # the test "If Branches": two IFs whose branches are gone
+        assert [row for row in conn.execute(
+            "SELECT node_id, type, child_count FROM nodes WHERE run_id = ? AND node_id LIKE"
+            " 's1-s2-t3-r%' ORDER BY key", (outcome.run_id,))] == [
+            ("s1-s2-t3-r2", "IF/ELSE ROOT", 0), ("s1-s2-t3-r2.2", "IF/ELSE ROOT", 0)]

@@ -78,7 +78,7 @@ class _Frame:
         "node", "pre", "parent_pre", "seq", "depth", "node_id", "id_base", "kcount",
         "counter_owner", "children", "failed", "max_level", "messages", "msg_lo", "owner_test",
         "suites", "tests", "passed_tests", "failed_tests", "skipped_tests", "teardown",
-        "opening",
+        "opening", "roots_at",
     )
 
     def __init__(self, node: Node, pre: int, parent: _Frame | None, msg_lo: int) -> None:
@@ -122,7 +122,17 @@ class _Frame:
             # No RF id: the branches are numbered in the parent's counter, so the root shares
             # it. Synthetic id: parent base + "-r" + the number its first branch will get.
             owner = parent.counter_owner or parent
-            self.node_id = f"{parent.id_base}-r{owner.kcount + 1}"
+            number = owner.kcount + 1
+            self.node_id = f"{parent.id_base}-r{number}"
+            # A root without branches (rebot --removekeywords passed removes them) takes no
+            # number: a next root at the same place is <base>-rN.2, .3, ... (set only here,
+            # so other frames do not pay for it on the import's hot path).
+            last, repeats = getattr(owner, "roots_at", (0, 1))
+            if last == number:
+                owner.roots_at = (number, repeats + 1)
+                self.node_id += f".{repeats + 1}"
+            else:
+                owner.roots_at = (number, 1)
             self.id_base = parent.id_base
             self.counter_owner = owner
             return
