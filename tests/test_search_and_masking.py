@@ -25,7 +25,7 @@ from test_mcp_server import call, server
 
 from rf_log_listener.importers import import_result
 from rf_log_listener.masking import Redactor
-from rf_log_listener.store import open_store
+from rf_log_listener.store import delete_run, open_store
 from rf_log_mcp import service
 
 SUITE = Path(__file__).parent / "data" / "search.robot"
@@ -487,3 +487,94 @@ def test_the_secret_words_spelled_out_are_their_spellings() -> None:
     assert set(extended._secret_endings[0]) == {*spelled, "pin"}
     for name in ("db_password", "X-Api-Key", "sessionId", "pin", "tokens", "author", "SID"):
         assert default.names_secret(name) == (name != "pin" and extended.names_secret(name))
+
+
+# -- embedded data -------------------------------------------------------------------------
+
+EMBEDDING_LIBRARY = '''
+import base64, io, os
+from PIL import Image
+from robot.api import logger
+
+def embed_screenshot():
+    """As SeleniumLibrary's and Browser's EMBED write a screenshot into the log."""
+    image = Image.frombytes("RGB", (400, 400), os.urandom(400 * 400 * 3))
+    png = io.BytesIO()
+    image.save(png, "PNG")
+    payload = base64.b64encode(png.getvalue()).decode()
+    logger.info('<img alt="qzx checkout page" class="robot-seleniumlibrary-screenshot" '
+                f'src="data:image/png;base64,{payload}" width="800px">', html=True)
+'''
+
+
+@pytest.fixture(scope="module")
+def embedded(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A run whose log holds an embedded screenshot, its output.xml and live store."""
+    work = tmp_path_factory.mktemp("embedded")
+    (work / "Embedding.py").write_text(EMBEDDING_LIBRARY)
+    (work / "shots.robot").write_text(
+        "*** Settings ***\nLibrary    Embedding.py\n\n*** Test Cases ***\nShot\n"
+        "    Embed Screenshot\n    Log    after the qzx screenshot\n")
+    done = robot("--listener", f"rf_log_listener:db={work / 'live.sqlite3'}", "shots.robot", cwd=work)
+    assert done.returncode == 0, done.stdout + done.stderr
+    return work
+
+
+def _payload(conn: sqlite3.Connection) -> str:
+    (text,) = conn.execute("SELECT text FROM messages WHERE html = 1").fetchone()
+    return re.search(r";base64,([A-Za-z0-9+/=]+)", text).group(1)  # type: ignore[union-attr]
+
+
+def _indexed(conn: sqlite3.Connection, token: str) -> int:
+    return conn.execute("SELECT count(*) FROM messages_fts WHERE messages_fts MATCH ?",
+                        (token,)).fetchone()[0]
+
+
+def _deleted_cleanly(conn: sqlite3.Connection) -> None:
+    """Deleting the run leaves nothing in the index: FTS5 was given the text it indexed."""
+    delete_run(conn, 1)
+    conn.execute("INSERT INTO messages_fts (messages_fts) VALUES ('integrity-check')")
+    assert _indexed(conn, "qzx") == 0
+
+
+@pytest.mark.parametrize("origin", ["live", "import"])
+def test_embedded_screenshots_are_kept_whole_and_searchable_around_their_payload(
+        embedded: Path, tmp_path: Path, origin: str) -> None:
+    """The base64 payload of a data URI is not in the full-text index (its trigrams cost
+    robot's process about a second a megabyte at the run's end): the message is stored
+    whole, the markup around it is found, the payload is not."""
+    db = tmp_path / "store.sqlite3"
+    if origin == "live":
+        db.write_bytes((embedded / "live.sqlite3").read_bytes())
+    else:
+        import_result(open_store(db), embedded / "output.xml", stable_window=0)
+    conn = open_store(db)
+    payload = _payload(conn)
+    assert len(payload) > 400_000  # stored whole
+    assert [hit["id"] for hit in search(conn, query="qzx checkout page")["hits"]] == ["s1-t1-k1-m1"]
+    assert [hit["id"] for hit in search(conn, query="qzx")["hits"]] == ["s1-t1-k1-m1", "s1-t1-k2-m1"]
+    assert search(conn, query="data:image/png;base64,")["hits"]
+    assert search(conn, query=payload[5000:5040])["hits"] == []
+    assert _indexed(conn, "qzx") == 2
+    _deleted_cleanly(conn)
+
+
+def test_a_store_that_indexed_payloads_is_migrated_to_index_around_them(
+        embedded: Path, tmp_path: Path) -> None:
+    """A store of schema 10 indexed each message's whole text: opening it forgets the
+    payloads' trigrams (as they were indexed) and indexes the text around them."""
+    db = tmp_path / "store.sqlite3"
+    conn = open_store(db)
+    import_result(conn, embedded / "output.xml", stable_window=0)
+    payload = _payload(conn)
+    conn.execute("INSERT INTO messages_fts (messages_fts, rowid, text) SELECT 'delete', key,"
+                 " rf_indexed_text(text) FROM messages WHERE html = 1")
+    conn.execute("INSERT INTO messages_fts (rowid, text) SELECT key, text FROM messages WHERE html = 1")
+    conn.execute("UPDATE meta SET value = '10' WHERE key = 'schema_version'")
+    assert search(conn, query=payload[5000:5040])["hits"]  # as schema 10 had it
+    conn.close()
+    conn = open_store(db)
+    assert conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone() == ("11",)
+    assert search(conn, query=payload[5000:5040])["hits"] == []
+    assert [hit["id"] for hit in search(conn, query="qzx checkout page")["hits"]] == ["s1-t1-k1-m1"]
+    _deleted_cleanly(conn)

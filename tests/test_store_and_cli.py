@@ -203,7 +203,8 @@ def test_store_of_schema_1_is_migrated_on_open(db_path: Path) -> None:
     conn.execute("UPDATE meta SET value = '1' WHERE key = 'schema_version'")
     conn.close()
     conn = open_store(db_path)
-    assert conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()[0] == "10"
+    version = conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()[0]
+    assert version == str(SCHEMA_VERSION)
     for index in ("nodes_failed", "messages_notable", "nodes_notable", "secrets", "messages_html",
                   "definitions", "nodes_with_message", "run_tests", "run_tests_by_name",
                   "run_tests_by_signature", "test_names", "signatures", "runs_by_name",

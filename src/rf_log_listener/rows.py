@@ -17,6 +17,7 @@ from typing import Any, Protocol
 
 from . import store_kind
 from .events import RunInfo, rf_version, suite_status
+from .schema import INDEXED_TEXT, register_functions
 from .store import BUSY_TIMEOUT_MS, mark_not_finished, run_base, store_file, this_host, transaction
 
 NODE_COLUMNS = (
@@ -36,7 +37,7 @@ _INSERT_SECRET = "INSERT OR IGNORE INTO secrets (run_id, value) VALUES (?, ?)"
 _INSERT_DEFINITION = ("INSERT OR IGNORE INTO definitions (run_id, owner, name_key, source, lineno)"
                       " VALUES (?, ?, ?, ?, ?)")
 _INDEX_MESSAGES = (
-    "INSERT INTO messages_fts (rowid, text) SELECT key, text FROM messages"
+    f"INSERT INTO messages_fts (rowid, text) SELECT key, {INDEXED_TEXT} FROM messages"
     " WHERE key >= ? AND key < ?"
 )
 _TWIN_COLUMNS = ("source_hash", "content_hash")  # what StoreRowSink's once_by may name
@@ -289,6 +290,7 @@ class _FullTextIndexer:
         self.conn = sqlite3.connect(db_path, isolation_level=None, check_same_thread=False,
                                     timeout=BUSY_TIMEOUT_MS / 1000)
         self.conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+        register_functions(self.conn)
         self.run_id = run_id
         import queue  # only an import's indexer needs one; robot's process mostly does not
 

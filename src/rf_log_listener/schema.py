@@ -10,7 +10,8 @@ Layout (see DESIGN.md "Store"):
   object holding only non-empty values), never a nested body.
 * ``messages``: one row per log message, ``key = run_id << 32 | seq`` in execution order,
   so the messages of any subtree are the contiguous range ``[msg_lo, msg_hi)`` stored on
-  its root node. ``messages_fts`` indexes the text (trigram: substrings and CJK match).
+  its root node. ``messages_fts`` indexes the text (trigram: substrings and CJK match),
+  without the payloads of base64 data URIs (:data:`INDEXED_TEXT`).
 * ``errors``: the run-level ``<errors>`` messages.
 * ``run_tests``, ``test_names``, ``signatures``: each run's tests by full name, with their
   failure signatures (``history.py``): what questions across runs read.
@@ -23,11 +24,34 @@ status in its final transaction, so a failed or killed import never looks comple
 
 from __future__ import annotations
 
+import re
 import sqlite3
 
 from . import store_kind
 
-SCHEMA_VERSION = 10
+SCHEMA_VERSION = 11
+
+# What the full-text index holds of a message: its text without the payloads of base64 data
+# URIs in HTML messages. Libraries embed screenshots that way (``<img src="data:image/png;
+# base64,...">``: SeleniumLibrary's and Browser's EMBED): megabytes of random characters
+# nobody searches, whose trigrams cost the index about a second a megabyte, which robot's
+# process waited for at the run's end. The markup around them stays searchable, and the
+# message is stored whole. FTS5 forgets a message only when given the text it indexed, so
+# indexing and deleting both select this; ``instr`` keeps the Python function off the
+# messages without a payload; 'base64,' has no ';' because scripts are split at semicolons.
+INDEXED_TEXT = ("CASE WHEN html = 1 AND instr(text, 'base64,') > 0"
+                " THEN rf_indexed_text(text) ELSE text END")
+_PAYLOAD = re.compile(r"(;base64,)[A-Za-z0-9+/=_\-\r\n]+")
+
+
+def indexed_text(text: str) -> str:
+    """``text`` without its base64 payloads (``;base64,`` kept)."""
+    return _PAYLOAD.sub(r"\1", text)
+
+
+def register_functions(conn: sqlite3.Connection) -> None:
+    """What the schema's SQL calls: on every SQLite connection that writes the store."""
+    conn.create_function("rf_indexed_text", 1, indexed_text, deterministic=True)
 
 # Runs readers see: not an import in progress, not a run being deleted by prune.
 VISIBLE_RUNS = "status NOT IN ('importing', 'deleting')"
@@ -266,6 +290,10 @@ CREATE TABLE IF NOT EXISTS errors (
 );
 """ + _DEFINITIONS + _HISTORY + _USAGE
 
+_INDEXED_PAYLOADS = ("SELECT m.key, m.html, m.text FROM runs AS r JOIN messages AS m"
+                     " ON m.key >= r.run_id << 32 AND m.key < r.fts_upto"
+                     " WHERE m.html = 1 AND instr(m.text, 'base64,') > 0")
+
 # Each entry upgrades the store from version N to N+1; applied in order on open.
 _MIGRATIONS: dict[int, str] = {
     1: f"CREATE INDEX IF NOT EXISTS nodes_failed ON nodes(key) WHERE {FAILED_STARTS};",
@@ -283,6 +311,11 @@ _MIGRATIONS: dict[int, str] = {
     9: "ALTER TABLE runs ADD COLUMN content_hash TEXT;"
        "CREATE INDEX IF NOT EXISTS runs_by_content ON runs(content_hash)"
        " WHERE content_hash IS NOT NULL;",
+    # the indexed messages with data URIs: forgotten as indexed, indexed as INDEXED_TEXT
+    10: f"INSERT INTO messages_fts (messages_fts, rowid, text) SELECT 'delete', key, text"
+        f" FROM ({_INDEXED_PAYLOADS});"
+        f"INSERT INTO messages_fts (rowid, text) SELECT key, {INDEXED_TEXT}"
+        f" FROM ({_INDEXED_PAYLOADS});",
 }
 
 

@@ -14,9 +14,9 @@ from contextlib import contextmanager
 from . import store_kind
 from .errors import STORE_CORRUPT, STORE_NOT_FOUND, STORE_UNAVAILABLE, ResultError
 from .schema import FAILED_STARTS as FAILED_STARTS  # re-exported: where readers look
+from .schema import INDEXED_TEXT, SCHEMA_VERSION, migrate, register_functions, schema_version
 from .schema import NOTABLE_MESSAGES as NOTABLE_MESSAGES
 from .schema import NOTABLE_NODES as NOTABLE_NODES
-from .schema import SCHEMA_VERSION, migrate, schema_version
 from .schema import VISIBLE_RUNS as VISIBLE_RUNS
 
 ENV_DB = "RF_LOG_MCP_DB"
@@ -124,6 +124,7 @@ def _open(db_path: str, readonly: bool) -> sqlite3.Connection:
                 check_same_thread=False,
             )
         conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+        register_functions(conn)
         if not readonly:
             _retry_when_locked(lambda: _prepare(conn))
             conn.execute("PRAGMA cache_size = -32768")  # 32 MiB: index inserts stay in memory
@@ -288,7 +289,7 @@ def _delete_keys(conn: sqlite3.Connection, table: str, lo: int, end: int, indexe
     text to forget a message, and only messages that were indexed may be forgotten."""
     if table == "messages":
         conn.execute("INSERT INTO messages_fts (messages_fts, rowid, text) SELECT 'delete',"
-                     " key, text FROM messages WHERE key >= ? AND key < ?",
+                     f" key, {INDEXED_TEXT} FROM messages WHERE key >= ? AND key < ?",
                      (lo, min(end, indexed_upto)))
     conn.execute(f"DELETE FROM {table} WHERE key >= ? AND key < ?", (lo, end))
 
