@@ -187,6 +187,11 @@ def test_a_postgresql_store_of_an_older_schema_is_migrated_on_open(pg_url: str) 
     conn.execute("DROP TABLE usage_calls")
     conn.execute("DROP TABLE usage_imports")
     conn.execute("ALTER TABLE runs DROP COLUMN content_hash")  # its index goes with it
+    # and (until schema 11) a full-text index of each message's whole text
+    conn.execute("DROP VIEW messages_fts")
+    conn.execute("DROP INDEX messages_trgm")
+    conn.execute("CREATE INDEX messages_trgm ON messages USING gin (text gin_trgm_ops)")
+    conn.execute("CREATE VIEW messages_fts AS SELECT key AS rowid, text FROM messages")
     conn.execute("UPDATE meta SET value = '8' WHERE key = 'schema_version'")
     conn.close()
     conn = open_store(pg_url)
@@ -195,6 +200,9 @@ def test_a_postgresql_store_of_an_older_schema_is_migrated_on_open(pg_url: str) 
     assert conn.execute("SELECT count(*) FROM usage_calls").fetchone() == (0,)
     assert conn.execute("SELECT count(*) FROM runs WHERE content_hash IS NULL").fetchone() == (3,)
     assert conn.execute("SELECT to_regclass('runs_by_content') IS NOT NULL").fetchone() == (True,)
+    (index,) = conn.execute("SELECT indexdef FROM pg_indexes WHERE indexname = 'messages_trgm'").fetchone()
+    assert "rf_indexed_text(text, html)" in index
+    assert "rf_indexed_text" in conn.execute("SELECT pg_get_viewdef('messages_fts')").fetchone()[0]
     assert [r[0] for r in conn.execute("SELECT run_id FROM runs ORDER BY run_id")] == [1, 2, 3]
     conn.close()
 

@@ -537,16 +537,17 @@ def _deleted_cleanly(conn: sqlite3.Connection) -> None:
     assert _indexed(conn, "qzx") == 0
 
 
-@pytest.mark.parametrize("origin", ["live", "import"])
+@pytest.mark.parametrize("origin", ["live", "import", "postgresql"])
 def test_embedded_screenshots_are_kept_whole_and_searchable_around_their_payload(
-        embedded: Path, tmp_path: Path, origin: str) -> None:
+        embedded: Path, tmp_path: Path, origin: str, request: pytest.FixtureRequest) -> None:
     """The base64 payload of a data URI is not in the full-text index (its trigrams cost
     robot's process about a second a megabyte at the run's end): the message is stored
     whole, the markup around it is found, the payload is not."""
-    db = tmp_path / "store.sqlite3"
+    db: Path | str = tmp_path / "store.sqlite3"
     if origin == "live":
-        db.write_bytes((embedded / "live.sqlite3").read_bytes())
+        db.write_bytes((embedded / "live.sqlite3").read_bytes())  # type: ignore[union-attr]
     else:
+        db = request.getfixturevalue("pg_url") if origin == "postgresql" else db
         import_result(open_store(db), embedded / "output.xml", stable_window=0)
     conn = open_store(db)
     payload = _payload(conn)
@@ -555,8 +556,9 @@ def test_embedded_screenshots_are_kept_whole_and_searchable_around_their_payload
     assert [hit["id"] for hit in search(conn, query="qzx")["hits"]] == ["s1-t1-k1-m1", "s1-t1-k2-m1"]
     assert search(conn, query="data:image/png;base64,")["hits"]
     assert search(conn, query=payload[5000:5040])["hits"] == []
-    assert _indexed(conn, "qzx") == 2
-    _deleted_cleanly(conn)
+    if origin != "postgresql":  # FTS5's own view of its index
+        assert _indexed(conn, "qzx") == 2
+        _deleted_cleanly(conn)
 
 
 def test_a_store_that_indexed_payloads_is_migrated_to_index_around_them(

@@ -19,9 +19,10 @@ psycopg 3 and turns each statement into PostgreSQL once (cached by its text):
   so a library logging one never stops a capture or an import.
 
 The schema is SQLite's, translated (:func:`schema_statements`): the full-text index is a
-trigram GIN index (``pg_trgm``) on ``messages.text`` behind a ``messages_fts`` view with
-SQLite's column names, so search runs the same SQL. Errors come out as ``sqlite3``'s
-exception classes, so the code above handles one set; their text never holds a password.
+trigram GIN index (``pg_trgm``) on the text as SQLite's index holds it (``rf_indexed_text``)
+behind a ``messages_fts`` view with SQLite's column names, so search runs the same SQL.
+Errors come out as ``sqlite3``'s exception classes, so the code above handles one set; their
+text never holds a password.
 
 psycopg is an optional extra (``pip install 'rf-log-mcp[postgres]'``), imported only here.
 """
@@ -132,16 +133,34 @@ def _placeholder(match: re.Match[str]) -> str:
 # -- schema ----------------------------------------------------------------------------------
 
 _FTS_TABLE = "CREATE VIRTUAL TABLE IF NOT EXISTS messages_fts USING fts5("
+# What the index holds of a message, as SQLite's (schema.INDEXED_TEXT): the text without the
+# base64 payloads of data URIs in HTML messages (embedded screenshots). The view's column is
+# the same expression, so a search's LIKE on it uses the index.
+_INDEXED = (
+    "CREATE OR REPLACE FUNCTION rf_indexed_text(message text, html bigint) RETURNS text"
+    " LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$SELECT CASE WHEN html = 1 AND"
+    " strpos(message, 'base64,') > 0 THEN regexp_replace(message,"
+    r" ';base64,[A-Za-z0-9+/=_\r\n-]+', ';base64,', 'g') ELSE message END$$",
+    "CREATE INDEX IF NOT EXISTS messages_trgm ON messages"
+    " USING gin (rf_indexed_text(text, html) gin_trgm_ops)",
+    "CREATE OR REPLACE VIEW messages_fts AS"
+    " SELECT key AS rowid, rf_indexed_text(text, html) AS text FROM messages",
+)
 _FULL_TEXT = (
     "CREATE EXTENSION IF NOT EXISTS pg_trgm",
-    "CREATE INDEX IF NOT EXISTS messages_trgm ON messages USING gin (text gin_trgm_ops)",
-    "CREATE OR REPLACE VIEW messages_fts AS SELECT key AS rowid, text FROM messages",
+    *_INDEXED,
     # The planner must know a live run's rows are there, or a search of its key range reads
     # every message instead of using the trigram index: statistics every 10,000 new rows,
     # not every 10 % of a table that holds every run.
     *(f"ALTER TABLE {table} SET (autovacuum_analyze_scale_factor = 0,"
       " autovacuum_analyze_threshold = 10000)" for table in ("nodes", "messages")),
 )
+
+
+# What a migration of schema.py needs beyond its statements translated: version -> statements.
+MIGRATIONS: dict[int, tuple[str, ...]] = {
+    10: ("DROP VIEW IF EXISTS messages_fts", "DROP INDEX IF EXISTS messages_trgm", *_INDEXED),
+}
 
 
 def schema_statements(statements: Iterable[str]) -> Iterator[str]:

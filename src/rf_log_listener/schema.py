@@ -331,7 +331,7 @@ def migrate(conn: sqlite3.Connection) -> None:
             f"store schema version {version} is newer than this rf-log-mcp ({SCHEMA_VERSION})"
         )
     while version < SCHEMA_VERSION:
-        for statement in _dialect(conn, _split_sql(_MIGRATIONS[version])):
+        for statement in _dialect(conn, _split_sql(_MIGRATIONS[version]), version):
             conn.execute(statement)
         version += 1
     conn.execute(
@@ -350,13 +350,14 @@ def schema_version(conn: sqlite3.Connection) -> int | None:
     return int(row[0]) if row else None
 
 
-def _dialect(conn: object, statements: list[str]) -> list[str]:
-    """The statements as this store's database takes them (PostgreSQL: ``postgres.py``)."""
+def _dialect(conn: object, statements: list[str], migration: int | None = None) -> list[str]:
+    """The statements as this store's database takes them (PostgreSQL: ``postgres.py``,
+    with what a migration needs there beyond them)."""
     if not store_kind.is_connection(conn):
         return statements
     from . import postgres
 
-    return list(postgres.schema_statements(statements))
+    return [*postgres.schema_statements(statements), *postgres.MIGRATIONS.get(migration, ())]
 
 
 def _split_sql(script: str) -> list[str]:
