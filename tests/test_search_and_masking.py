@@ -8,6 +8,7 @@ view may carry a secret.
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 import re
@@ -18,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import cli
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_listener import robot
@@ -504,6 +506,13 @@ def embed_screenshot():
     payload = base64.b64encode(png.getvalue()).decode()
     logger.info('<img alt="qzx checkout page" class="robot-seleniumlibrary-screenshot" '
                 f'src="data:image/png;base64,{payload}" width="800px">', html=True)
+
+def save_screenshot():
+    """As SeleniumLibrary's Capture Page Screenshot: a file in the output folder."""
+    from robot.libraries.BuiltIn import BuiltIn
+    folder = BuiltIn().get_variable_value("${OUTPUT_DIR}")
+    Image.frombytes("RGB", (30, 20), os.urandom(30 * 20 * 3)).save(os.path.join(folder, "shot-1.png"))
+    logger.info('<a href="shot-1.png"><img src="shot-1.png" width="800px"></a>', html=True)
 '''
 
 
@@ -514,9 +523,10 @@ def embedded(tmp_path_factory: pytest.TempPathFactory) -> Path:
     (work / "Embedding.py").write_text(EMBEDDING_LIBRARY)
     (work / "shots.robot").write_text(
         "*** Settings ***\nLibrary    Embedding.py\n\n*** Test Cases ***\nShot\n"
-        "    Embed Screenshot\n    Log    after the qzx screenshot\n")
+        "    Embed Screenshot\n    Log    after the qzx screenshot\n    Save Screenshot\n"
+        "    Fail    checkout failed\n")
     done = robot("--listener", f"rf_log_listener:db={work / 'live.sqlite3'}", "shots.robot", cwd=work)
-    assert done.returncode == 0, done.stdout + done.stderr
+    assert done.returncode == 1, done.stdout + done.stderr
     return work
 
 
@@ -580,3 +590,29 @@ def test_a_store_that_indexed_payloads_is_migrated_to_index_around_them(
     assert search(conn, query=payload[5000:5040])["hits"] == []
     assert [hit["id"] for hit in search(conn, query="qzx checkout page")["hits"]] == ["s1-t1-k1-m1"]
     _deleted_cleanly(conn)
+
+
+def test_the_command_line_shows_screenshots_and_saves_them(embedded: Path, tmp_path: Path) -> None:
+    """log.html shows a screenshot inline; a terminal names it, with the command that
+    writes it to a file (an embedded one cannot be opened from the log's text)."""
+    db = str(embedded / "live.sqlite3")
+    failures = cli("failures", "1", "--db", db)
+    assert failures.returncode == 0, failures.stderr
+    assert "image data:image/png;base64,…, " in failures.stdout
+    assert "rf-log-mcp attachment 1 s1-t1-k1-m1 0" in failures.stdout
+    assert "image shot-1.png, " in failures.stdout
+    assert "rf-log-mcp attachment 1 s1-t1-k3-m1 0" in failures.stdout
+    found = cli("search", "1", "qzx checkout", "--db", db)
+    assert "rf-log-mcp attachment 1 s1-t1-k1-m1 0" in found.stdout, found.stdout
+    conn = open_store(db)
+    payload = _payload(conn)
+    conn.close()
+    for message_id, expected in (("s1-t1-k1-m1", base64.b64decode(payload)),
+                                 ("s1-t1-k3-m1", (embedded / "shot-1.png").read_bytes())):
+        saved = tmp_path / f"{message_id}.png"
+        done = cli("attachment", "1", message_id, "--save", str(saved), "--db", db)
+        assert done.returncode == 0, done.stderr
+        assert f"saved {len(expected):,} bytes to {saved}" in done.stdout
+        assert saved.read_bytes() == expected
+    refused = cli("attachment", "1", "s1-t1-k1-m1", "--save", str(tmp_path / "no" / "x.png"), "--db", db)
+    assert refused.returncode == 2 and "INVALID_ARGUMENT" in refused.stderr

@@ -156,6 +156,17 @@ class Opened:
 def open_attachment(found: Reference, base: str | None, allowed: Any) -> Opened:
     """The content of one reference. ``allowed(path)`` raises PATH_NOT_ALLOWED for a file
     outside the folders the server may read."""
+    media, raw = read(found, base, allowed)
+    if media in _IMAGES:
+        return _image(raw, media)
+    if media.startswith(_TEXTS) or media in ("image/svg+xml",):
+        return Opened(media, text=raw.decode("utf-8", errors="replace"), size_bytes=len(raw))
+    raise ResultError(UNSUPPORTED_ATTACHMENT, f"Attachments of type {media} cannot be opened here.",
+                      "Images (PNG, JPEG, GIF, WebP) come back as images, text files as text.")
+
+
+def read(found: Reference, base: str | None, allowed: Any) -> tuple[str, bytes]:
+    """A reference's media type and bytes as stored: a data URI decoded, a file read."""
     if found.reference.startswith("data:"):
         header, media, payload = _data_uri(found.reference)
         try:
@@ -180,12 +191,7 @@ def open_attachment(found: Reference, base: str | None, allowed: Any) -> Opened:
         if target.stat().st_size > MAX_READ_BYTES:
             raise ResultError(UNSUPPORTED_ATTACHMENT, f"{target} is larger than {MAX_READ_BYTES} bytes.")
         raw = target.read_bytes()
-    if media in _IMAGES:
-        return _image(raw, media)
-    if media.startswith(_TEXTS) or media in ("image/svg+xml",):
-        return Opened(media, text=raw.decode("utf-8", errors="replace"), size_bytes=len(raw))
-    raise ResultError(UNSUPPORTED_ATTACHMENT, f"Attachments of type {media} cannot be opened here.",
-                      "Images (PNG, JPEG, GIF, WebP) come back as images, text files as text.")
+    return media, raw
 
 
 def _image(raw: bytes, media: str) -> Opened:

@@ -170,7 +170,7 @@ def flaky(response: Answer, style: Style) -> None:
     _ending(response, style, "more")
 
 
-def failures(paths: list[dict[str, Any]], style: Style) -> None:
+def failures(paths: list[dict[str, Any]], style: Style, run_id: int) -> None:
     if not paths:
         print("No failed tests.")
     for path in paths:
@@ -194,9 +194,21 @@ def failures(paths: list[dict[str, Any]], style: Style) -> None:
                 values = ", ".join(f"{k}={v}" for k, v in (other.get("assign") or {}).items())
                 print(f"{indent}  {style('also failed:', 'FAIL')} {other['node_id']} {values}"
                       f"  {first_lines(other.get('message') or '', 1)[0]}")
+            _attachments(step.get("attachments"), f"{indent}  ", style, run_id)
         last = path["path"][-1]
         if last.get("message") and not last.get("messages"):
             print(f"  {'  ' * len(path['path'])}→ {first_lines(last['message'], 1)[0]}")
+
+
+def _attachments(found: list[dict[str, Any]] | None, indent: str, style: Style,
+                 run_id: int | None) -> None:
+    """A screenshot or file an HTML message refers to, one line each, with the command that
+    opens it (log.html shows it inline; a terminal can name it)."""
+    for item in found or []:
+        size = f", {item['size_bytes']:,} bytes" if item.get("size_bytes") is not None else ""
+        gone = style(" (missing)", "FAIL") if item.get("exists") is False else ""
+        command = f"rf-log-mcp attachment {run_id} {item['message_id']} {item['index']}"
+        print(f"{indent}{item['kind']} {item['reference']}{size}{gone}  {style(command, 'dim')}")
 
 
 def _cause(cause: dict[str, Any], indent: str, style: Style) -> None:
@@ -311,8 +323,9 @@ def search(response: Answer, style: Style) -> None:
         where = hit.call_path or hit.node_id or "run errors"
         repeats = style(f"  {hit.count} times, last {hit.last.id}", "dim") if hit.count and hit.last else ""
         print(f"{style(f'{hit.level:<5}', hit.level)} {hit.id}  {style(where, 'dim')}{repeats}")
-        for line in first_lines(hit.text, 3):
+        for line in first_lines(hit.text, 3) if hit.text or not hit.attachments else []:
             print(f"      {line}")
+        _attachments(hit.attachments, "      ", style, response.run_id)
         if hit.last:
             print(f"      … {first_lines(hit.last.text, 1)[0]}")
     if not response.hits and not response.groups:

@@ -353,11 +353,12 @@ def search_messages(conn: sqlite3.Connection, query: str | None = None, run_id: 
 @_store_errors("get_attachment")
 def get_attachment(conn: sqlite3.Connection, message_id: str, index: int = 0,
                    run_id: int | None = None, path: str | None = None, budget: int | None = None,
-                   policy: PathPolicy | None = None) -> Answer:
+                   policy: PathPolicy | None = None, as_stored: bool = False) -> Answer:
     """Open one attachment of an HTML message: an image (bytes in ``response._image``,
     downscaled past the limits) or a text file (masked, within the budget). Reads only the
-    run's output folder or allowed roots; never writes or fetches anything."""
-    from .attachments import open_attachment
+    run's output folder or allowed roots; never writes or fetches anything. ``as_stored``
+    (the command line's ``attachment --save``): any kind, its bytes as stored in ``_image``."""
+    from .attachments import open_attachment, read
     from .attachments import parse as parse_html
 
     try:
@@ -376,12 +377,19 @@ def get_attachment(conn: sqlite3.Connection, message_id: str, index: int = 0,
         from .paths import PathPolicy
 
         rule = policy or PathPolicy(roots=(), known_runs=False)
-        opened = open_attachment(references[index], context.output_dir,
-                                 lambda target: rule.check(conn, target))
+        opening = read if as_stored else open_attachment
+        opened = opening(references[index], context.output_dir,
+                         lambda target: rule.check(conn, target))
     except ResultError as err:
         return failed("get_attachment", err, run_id)
     response: dict[str, Any] = {"run_id": rid, "message_id": message_id, "index": index,
-                                "attachment": described[index], "media_type": opened.media_type}
+                                "attachment": described[index]}
+    if isinstance(opened, tuple):
+        response["media_type"], stored = opened
+        answer = _finish(response, shaper)
+        answer._image = stored
+        return answer
+    response["media_type"] = opened.media_type
     if opened.data is None:
         response["text"] = shaper.text(opened.text or "", max(200, shaper.budget * 3))
         return _finish(response, shaper)

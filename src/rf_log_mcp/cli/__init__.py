@@ -357,6 +357,8 @@ def _parser(only: str | None = None) -> argparse.ArgumentParser:
     cmd.add_argument("message_id", help="message_id from an attachments list (s1-t1-k2-m2)")
     cmd.add_argument("index", nargs="?", type=_number(int, 0), default=0,
                      help="its index in the message (0)")
+    cmd.add_argument("--save", metavar="FILE", help="write its bytes as stored (an embedded "
+                     "screenshot decoded, a copy of a file; not masked) to FILE")
 
     cmd = command("watch", "reading:cmd_watch", "Follow a live run: what runs now, pass/fail counts, "
                   "failures as they happen; ends with the run.", json_flag=False)

@@ -8,7 +8,7 @@ import sqlite3
 import sys
 import time
 
-from rf_log_listener.errors import STORE_NOT_FOUND, ResultError
+from rf_log_listener.errors import INVALID_ARGUMENT, STORE_NOT_FOUND, ResultError
 from rf_log_listener.store import run_base
 
 from .. import render, service
@@ -51,7 +51,7 @@ def cmd_failures(args: argparse.Namespace) -> int:
     if args.json:
         print_json({"run_id": run_id, "failures": paths})
     else:
-        render.failures(paths, Style())
+        render.failures(paths, Style(), run_id)
     return 0
 
 
@@ -104,8 +104,19 @@ def cmd_search(args: argparse.Namespace) -> int:
 def cmd_attachment(args: argparse.Namespace) -> int:
     conn = connect(args)
     response = service.get_attachment(conn, args.message_id, args.index,
-                                      run_id=resolve(conn, args.run), budget=MAX_BUDGET)
-    return show(args, response, lambda answer, _style: render.attachment(answer, conn))
+                                      run_id=resolve(conn, args.run), budget=MAX_BUDGET,
+                                      as_stored=args.save is not None)
+    shown = show(args, response, lambda answer, _style: render.attachment(answer, conn))
+    if args.save is not None and response.ok:
+        # a terminal cannot show an embedded screenshot: the bytes go to a file to open
+        stored = response._image or b""
+        try:
+            with open(args.save, "wb") as out:
+                out.write(stored)
+        except OSError as exc:
+            raise ResultError(INVALID_ARGUMENT, f"Cannot write {args.save}: {exc.strerror}.") from None
+        print(f"saved {len(stored):,} bytes to {args.save}", file=sys.stderr if args.json else sys.stdout)
+    return shown
 
 
 def cmd_watch(args: argparse.Namespace) -> int:

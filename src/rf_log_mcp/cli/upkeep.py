@@ -353,5 +353,5 @@ def cmd_demo(args: argparse.Namespace) -> int:
     print(f"\nImported run {outcome.run_id} into {shown(store_setting(args.db))}\n")
     render.summary(summary(conn, outcome.run_id), Style())
     print()
-    render.failures(failure_paths(conn, outcome.run_id, None, 5), Style())
+    render.failures(failure_paths(conn, outcome.run_id, None, 5), Style(), outcome.run_id)
     return 0
