@@ -10,9 +10,11 @@
 and CPU of robot's process (the writer is not robot's waited child and is not counted);
 --one-core runs every robot under ``taskset -c 0``; robot writes output.xml only (no log or
 report: nothing of robot's own hides the listener's end), --log-report as robot does by
-default. Target (issue #19): <= 1.05x plain robot's wall. --fixed --phases: where the
-listener's fixed cost goes, phase by phase, as robot's process spends it: robot runs with a
-listener that only notes the time at each call (and at its import), then with the same
+default. Target (issue #19): <= 1.05x plain robot's wall. --fixed --screenshots N: the test
+embeds N screenshots of 300 KB in the log (base64 data URIs, SeleniumLibrary's EMBED).
+--fixed --phases: where the listener's fixed cost goes, phase by phase, as robot's process
+spends it: robot runs with a listener that only notes the time at each call (and at its
+import), then with the same
 listener around rf_log_listener, paired; each phase's median and what the listener adds to
 it, from robot's start to its exit (a figure robot's own spread of +-10 % a run does not
 drown, as it does the wall ratio's).
@@ -87,6 +89,27 @@ def _run(suite: Path, folder: Path, *extra: str) -> float:
 
 
 ONE_TEST = "*** Test Cases ***\nOne\n    Log    hello\n"  # the --fixed suite
+# --fixed --screenshots N: the one test embeds N screenshots of SHOT_BYTES in the log, as
+# SeleniumLibrary's and Browser's EMBED do (a PNG's bytes are as random as these)
+SHOT_BYTES = 300_000
+SCREENSHOTS_TEST = """\
+*** Settings ***
+Library    ${{CURDIR}}/Screens.py
+
+*** Test Cases ***
+One
+    FOR    ${{i}}    IN RANGE    {count}
+        Embed Screenshot
+    END
+"""
+SCREENSHOTS_LIBRARY = f"""\
+import base64, os
+from robot.api import logger
+
+def embed_screenshot():
+    data = base64.b64encode(os.urandom({SHOT_BYTES})).decode()
+    logger.info(f'<img src="data:image/png;base64,{{data}}" width="800px">', html=True)
+"""
 
 
 def _robot(suite: Path, folder: Path, *extra: str) -> list[str]:
@@ -210,11 +233,12 @@ def _phases(rounds: int) -> int:
     return 0
 
 
-def _fixed_cost(rounds: int) -> int:
+def _fixed_cost(rounds: int, screenshots: int = 0) -> int:
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
         suite = folder / "one.robot"
-        suite.write_text(ONE_TEST)
+        suite.write_text(SCREENSHOTS_TEST.format(count=screenshots) if screenshots else ONE_TEST)
+        (folder / "Screens.py").write_text(SCREENSHOTS_LIBRARY)
         db = folder / "store.sqlite3"
         variants = {  # the default (written in robot's process: a short run is never handed
             # over), the writer process from the start as a fork of robot's, or a new interpreter
@@ -229,7 +253,8 @@ def _fixed_cost(rounds: int) -> int:
         for round_no in range(rounds):  # every other round in reverse order
             for name in list(variants)[::1 if round_no % 2 == 0 else -1]:
                 measured[name].append(_measured(suite, folder, *variants[name]))
-    print(f"one-test suite, {rounds} paired rounds, {_conditions()} (CPU: robot's process)")
+    shots = f", {screenshots} embedded screenshots of {SHOT_BYTES // 1000} KB" if screenshots else ""
+    print(f"one-test suite{shots}, {rounds} paired rounds, {_conditions()} (CPU: robot's process)")
     plain = measured["plain robot"]
     for name, runs in measured.items():
         ratios = [run[0] / base[0] for run, base in zip(runs, plain, strict=True)]
@@ -250,6 +275,8 @@ def main() -> int:
     parser.add_argument("--tests", type=int, default=50)
     parser.add_argument("--iterations", type=int, default=250)
     parser.add_argument("--fixed", action="store_true", help="the one-test suite's fixed cost")
+    parser.add_argument("--screenshots", type=int, default=0, metavar="N",
+                        help="with --fixed: the test embeds N screenshots in the log")
     parser.add_argument("--phases", action="store_true",
                         help="with --fixed: the fixed cost phase by phase, inside robot's process")
     parser.add_argument("--one-core", action="store_true", help="every robot on core 0 only")
@@ -264,7 +291,7 @@ def main() -> int:
     if args.log_report:
         NO_LOG_REPORT.clear()
     if args.fixed:
-        return _phases(args.rounds) if args.phases else _fixed_cost(args.rounds)
+        return _phases(args.rounds) if args.phases else _fixed_cost(args.rounds, args.screenshots)
     keywords = args.tests * args.iterations * 4  # Process Item + its three keywords
     with tempfile.TemporaryDirectory() as tmp, \
             bench_env.postgres_server() if args.postgres else contextlib.nullcontext() as pg:
