@@ -604,6 +604,14 @@ def test_the_command_line_shows_screenshots_and_saves_them(embedded: Path, tmp_p
     assert "rf-log-mcp attachment 1 s1-t1-k3-m1 0" in failures.stdout
     found = cli("search", "1", "qzx checkout", "--db", db)
     assert "rf-log-mcp attachment 1 s1-t1-k1-m1 0" in found.stdout, found.stdout
+    shown = cli("message", "1", "s1-t1-k1-m1", "--db", db)  # its text is the image alone
+    assert shown.stdout.startswith("image data:image/png;base64,…, "), shown.stdout
+    with open_store(db) as conn:
+        part = dumped(service.get_view(conn, "message", run_id=1, selector="s1-t1-k3-m1"))
+    assert part["message"]["attachments"] == [{
+        "message_id": "s1-t1-k3-m1", "index": 0, "kind": "image", "reference": "shot-1.png",
+        "embedded": False, "media_type": "image/png",
+        "size_bytes": (embedded / "shot-1.png").stat().st_size, "exists": True}]
     conn = open_store(db)
     payload = _payload(conn)
     conn.close()

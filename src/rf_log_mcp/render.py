@@ -303,8 +303,9 @@ def message(response: Answer, style: Style, last: bool = True) -> None:
     """A message's part as it is (the whole message when every part is printed in turn)."""
     part = response.message
     assert part is not None
+    _attachments(part.attachments, "", style, response.run_id)  # before a text read in parts
     sys.stdout.write(part.text)
-    if last:
+    if last and (part.text or not part.attachments):
         sys.stdout.write("\n")
         if response.next_cursor:
             print(style(f"… characters {part.offset}-{part.end} of {part.length}; next: "

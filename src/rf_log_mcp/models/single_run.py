@@ -375,6 +375,8 @@ class MessagePartView(BaseModel):
     end: int = Field(description="Where it ends (parts end at a line break or space where "
                                  "one is near, never inside a masked value).")
     text: str = Field(description="The part, masked.")
+    attachments: list[Attachment] | None = Field(
+        None, description="An HTML message's screenshots and files (with its first part).")
 
 
 class SnapshotNode(TreeNode):

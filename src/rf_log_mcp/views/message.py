@@ -16,9 +16,10 @@ from typing import Any
 from rf_log_listener.errors import ResultError
 from rf_log_listener.store import run_base
 
+from ..attachments import Reference
 from ..attachments import parse as parse_html
 from ..shaping import Shaper, clean_cut, estimate_tokens
-from .common import NODE_NOT_FOUND, NodeRow, node_by_id
+from .common import NODE_NOT_FOUND, NodeContext, NodeRow, node_by_id, shown_attachments
 
 MESSAGE_NOT_FOUND = "MESSAGE_NOT_FOUND"
 _CHARS_PER_TOKEN = 3  # dense text (JSON bodies, markup) runs about 3 characters a token
@@ -34,7 +35,7 @@ def message_part(conn: sqlite3.Connection, run_id: int, selector: str | None, sh
         raise ResultError(MESSAGE_NOT_FOUND, "The message view needs a selector.",
                           "Pass a message id (s1-t1-k2-m1, errors-m1) or a node id (its status "
                           "message).")
-    text, item, node = _message(conn, run_id, selector)
+    text, item, node, references = _message(conn, run_id, selector)
     start = min(offset or 0, len(text))
     end = _part_end(text, start, _part_chars(shaper.budget), shaper, node)
     part = text[start:end]
@@ -43,6 +44,9 @@ def message_part(conn: sqlite3.Connection, run_id: int, selector: str | None, sh
         end = _part_end(text, start, (end - start) * 2 // 3, shaper, node)
         shown = shaper.counted(shaper.mask_message(text[start:end], node))
     item.update(length=len(text), offset=start, end=end, text=shown)
+    if references and start == 0:  # what an HTML message shows besides its text
+        item["attachments"] = shown_attachments(item["message_id"], references, shaper,
+                                                NodeContext(conn, run_id))
     return item, end if end < len(text) else None
 
 
@@ -66,17 +70,17 @@ def _part_end(text: str, start: int, chars: int, shaper: Shaper, node: NodeRow |
 
 
 def _message(conn: sqlite3.Connection, run_id: int,
-             selector: str) -> tuple[str, dict[str, Any], NodeRow | None]:
-    """The text, what the answer says about it, and the node that logged it (None: a run
-    error)."""
+             selector: str) -> tuple[str, dict[str, Any], NodeRow | None, list[Reference]]:
+    """The text (an HTML message's visible text), what the answer says about it, the node
+    that logged it (None: a run error) and what an HTML message refers to."""
     node_id, _, number = selector.rpartition("-m")
     if node_id == "errors" and number.isdigit():
         row = conn.execute("SELECT level, time, html, text FROM errors WHERE run_id = ? AND seq = ?",
                            (run_id, int(number))).fetchone()
         if row is None:
             raise ResultError(MESSAGE_NOT_FOUND, f"Run {run_id} has no run error {selector}.")
-        return _visible(row[3], row[2]), {"message_id": selector, "level": row[0],
-                                          "time": row[1]}, None
+        text, references = _visible(row[3], row[2])
+        return text, {"message_id": selector, "level": row[0], "time": row[1]}, None, references
     if node_id and number.isdigit():
         try:
             node = node_by_id(conn, run_id, node_id)
@@ -94,7 +98,8 @@ def _message(conn: sqlite3.Connection, run_id: int,
             item = {"message_id": selector, "node_id": node.node_id, "level": row[0], "time": row[1]}
             if row[2]:
                 item["html"] = True
-            return _visible(row[3], row[2]), item, node
+            text, references = _visible(row[3], row[2])
+            return text, item, node, references
     try:
         node = node_by_id(conn, run_id, selector)
     except ResultError:
@@ -104,9 +109,10 @@ def _message(conn: sqlite3.Connection, run_id: int,
         raise ResultError(MESSAGE_NOT_FOUND, f"{selector} has no status message.",
                           "Its logged messages have ids <node id>-mN (tree, search_messages).")
     return node.message, {"message_id": selector, "node_id": node.node_id, "kind": "status",
-                          "level": {"FAIL": "FAIL", "SKIP": "SKIP"}.get(node.status, "INFO")}, node
+                          "level": {"FAIL": "FAIL", "SKIP": "SKIP"}.get(node.status, "INFO")}, node, []
 
 
-def _visible(text: str, html: int) -> str:
-    """An HTML message as its visible text (the markup is searchable, not shown)."""
-    return parse_html(text)[0] if html else text
+def _visible(text: str, html: int) -> tuple[str, list[Reference]]:
+    """An HTML message as its visible text (the markup is searchable, not shown) and what
+    it refers to; any other as it is."""
+    return parse_html(text) if html else (text, [])
