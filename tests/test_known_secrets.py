@@ -237,6 +237,35 @@ def test_a_scope_reads_as_robot_framework_iterates_it() -> None:
     login = {"password": "y2"}
     scope = NormalizedDict({"DB_Password": "x1", "user": login, "Count": 3}, ignore="_")
     scope["db password"] = "x2"  # the same variable: RF keeps the first spelling
-    assert _scope(scope) == ({"DB_Password", "user", "Count"}, [("user", login)])
-    assert _scope(scope) == ({k for k in scope}, [(k, scope[k]) for k in scope if k == "user"])
-    assert _scope({"a": 1, "b": {"token": "t"}}) == ({"a", "b"}, [("b", {"token": "t"})])
+    assert _scope(scope) == ({"DB_Password", "user", "Count"}, [("user", login)], [])
+    assert _scope(scope) == ({k for k in scope}, [(k, scope[k]) for k in scope if k == "user"], [])
+    assert _scope({"a": 1, "b": {"token": "t"}}) == ({"a", "b"}, [("b", {"token": "t"})], [])
+    Secret = pytest.importorskip("robot.utils.secret").Secret  # RF 7.4+: any name; alone, in a dict, a list
+
+    typed = {"a": Secret("x1"), "b": {"k": Secret("y2"), "n": 1}, "c": [Secret("z3"), "w"],
+             "big": [Secret("not-read")] * 65}  # a collection of test data is not searched
+    assert _scope(typed)[2] == ["x1", "y2", "z3"]
+
+
+def test_live_capture_knows_robot_framework_secret_values_whatever_their_names(tmp_path: Path) -> None:
+    """RF 7.4+ ``Secret`` variables (``${X: Secret}  %{ENV}``) show as ``<secret>`` in the
+    log, but a test that passes on ``${X.value}`` (or a library that logs it) writes the
+    value itself: live capture registers the value of every ``Secret`` in RF's scopes,
+    whatever its name, and never the placeholder ``<secret>``."""
+    pytest.importorskip("robot.utils.secret", reason="Secret is new in Robot Framework 7.4")
+    (tmp_path / "secret.robot").write_text(
+        "*** Variables ***\n${X: Secret}    %{RF_LOG_TEST_X}\n${TOKEN: Secret}    %{RF_LOG_TEST_T}\n\n"
+        "*** Test Cases ***\nLeak\n    Log    ${X}\n    Log    leaked ${X.value} here\n"
+        "    Log    and ${TOKEN.value} too\n    Should Be Equal    ${X.value}    nope\n")
+    done = robot("--listener", f"rf_log_listener:db={tmp_path / 'live.sqlite3'}", "secret.robot",
+                 cwd=tmp_path, env={"RF_LOG_TEST_X": "S40-typed-Zq8v", "RF_LOG_TEST_T": "S41-typed-Hy7R"})
+    assert done.returncode == 1, done.stdout + done.stderr
+    live = open_store(tmp_path / "live.sqlite3")
+    assert live.execute("SELECT value FROM secrets ORDER BY value").fetchall() == [
+        ("S40-typed-Zq8v",), ("S41-typed-Hy7R",)]
+    found = service.search_messages(live, "leaked", run_id=1)
+    assert [hit.text for hit in found.hits] == ["leaked *** here"]
+    assert [hit.text for hit in service.search_messages(live, " too", run_id=1).hits] == ["and *** too"]
+    assert [hit.text for hit in service.search_messages(live, "secret>", run_id=1).hits] == ["<secret>"]
+    failures = cli("failures", "1", "--db", str(tmp_path / "live.sqlite3"))
+    assert "*** != nope" in failures.stdout and "S40" not in failures.stdout

@@ -12,7 +12,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -60,18 +60,56 @@ def suite_fields(data: Any) -> dict[str, Any] | None:
     return {"source": source, "_fingerprint": [stat.st_size, stat.st_mtime_ns, digest]}
 
 
-def scope(data: Any) -> tuple[set[str], list[tuple[str, dict[Any, Any]]]]:
-    """A variable scope's names, and its variables whose value is a dictionary. RF's
-    NormalizedDict (6.1-7.x) sorts its keys each time it is iterated and normalizes each name
-    it is asked for: read through its two plain dicts instead, it costs a few microseconds,
-    not 30 a call, and the listener reads the scope at every test's start and end (a suite of
-    1,000 short tests: 100 → 36 ms)."""
+def scope(data: Any) -> tuple[set[str], list[tuple[str, dict[Any, Any]]], list[str]]:
+    """A variable scope's names, its variables whose value is a dictionary, and the values
+    of RF 7.4+ ``Secret`` objects in it (``${X: Secret}``, alone or in a list or dictionary;
+    those RF has resolved: it resolves a variable at its first use). RF's NormalizedDict
+    (6.1-7.x) sorts its keys each time it is iterated and normalizes each name it is asked
+    for: read through its two plain dicts instead, it costs a few microseconds, not 30 a
+    call, and the listener reads the scope at every test's start and end (a suite of 1,000
+    short tests: 100 → 36 ms)."""
     values, names = getattr(data, "_data", None), getattr(data, "_keys", None)
     if type(values) is dict and type(names) is dict and values.keys() == names.keys():
         return set(names.values()), [(names[key], raw) for key, raw in values.items()
-                                     if isinstance(raw, dict)]
+                                     if isinstance(raw, dict)], _secret_values(values.values())
     pairs = [(name, data[name]) for name in list(data)]
-    return {name for name, _ in pairs}, [pair for pair in pairs if isinstance(pair[1], dict)]
+    return ({name for name, _ in pairs}, [pair for pair in pairs if isinstance(pair[1], dict)],
+            _secret_values(raw for _, raw in pairs))
+
+
+# Typed secrets in a collection (``&{LOGIN: str=Secret}``) are a few credentials; a test
+# data list of thousands is not read at every test's start and end.
+_SECRETS_IN_A_COLLECTION = 64
+
+
+def _secret_values(raws: Iterable[Any]) -> list[str]:
+    secret = secret_type()
+    if secret is None:
+        return []
+    found = []
+    for raw in raws:
+        if type(raw) is secret:
+            found.append(raw.value)
+        elif isinstance(raw, (dict, list, tuple)) and len(raw) <= _SECRETS_IN_A_COLLECTION:
+            found += [item.value for item in (raw.values() if isinstance(raw, dict) else raw)
+                      if type(item) is secret]
+    return [value for value in found if isinstance(value, str) and value]
+
+
+def secret_type() -> type | None:
+    """RF's ``Secret`` (7.4+): it prints as ``<secret>``; its ``value`` is the secret."""
+    global _SECRET
+    if _SECRET is False:
+        try:
+            from robot.utils import secret
+
+            _SECRET = secret.Secret
+        except ImportError:  # RF before 7.4
+            _SECRET = None
+    return _SECRET  # type: ignore[return-value]
+
+
+_SECRET: type | bool | None = False  # not looked up yet
 
 
 class ScopeSecrets:
@@ -94,7 +132,7 @@ class ScopeSecrets:
             if context is None:
                 return []
             store = context.variables.current.store
-            names, dictionaries = scope(store.data)
+            names, dictionaries, typed = scope(store.data)
         except Exception:  # an RF whose internals differ: nothing to read, capture goes on
             return []
         # Most names were classified at an earlier read: only new ones meet the name rule,
@@ -119,9 +157,10 @@ class ScopeSecrets:
                     values += [v for k, v in raw.items() if names_secret(str(k))]
                 except Exception:
                     continue
+        secret = secret_type()
         new = []
-        for item in values:
-            text = str(item)
+        for item in [*values, *typed]:
+            text = item.value if secret is not None and type(item) is secret else str(item)
             if text not in self.sent:
                 self.sent.add(text)
                 new.append(text)
