@@ -237,14 +237,22 @@ def test_a_scope_reads_as_robot_framework_iterates_it() -> None:
     login = {"password": "y2"}
     scope = NormalizedDict({"DB_Password": "x1", "user": login, "Count": 3}, ignore="_")
     scope["db password"] = "x2"  # the same variable: RF keeps the first spelling
-    assert _scope(scope) == ({"DB_Password", "user", "Count"}, [("user", login)], [])
-    assert _scope(scope) == ({k for k in scope}, [(k, scope[k]) for k in scope if k == "user"], [])
-    assert _scope({"a": 1, "b": {"token": "t"}}) == ({"a", "b"}, [("b", {"token": "t"})], [])
+    assert _scope(scope)[:2] == ({"DB_Password", "user", "Count"}, [("user", login)])
+    names, dictionaries, raws = _scope(scope)
+    assert (names, dictionaries) == ({k for k in scope}, [(k, scope[k]) for k in scope if k == "user"])
+    assert sorted(map(repr, raws)) == sorted(repr(scope[k]) for k in scope)
+    assert _scope({"a": 1, "b": {"token": "t"}}) == ({"a", "b"}, [("b", {"token": "t"})],
+                                                     [1, {"token": "t"}])
     Secret = pytest.importorskip("robot.utils.secret").Secret  # RF 7.4+: any name; alone, in a dict, a list
+    from rf_log_listener.robot_scope import secret_values
 
     typed = {"a": Secret("x1"), "b": {"k": Secret("y2"), "n": 1}, "c": [Secret("z3"), "w"],
              "big": [Secret("not-read")] * 65}  # a collection of test data is not searched
-    assert _scope(typed)[2] == ["x1", "y2", "z3"]
+    searched: set[tuple[int, int]] = set()
+    assert secret_values(_scope(typed)[2], searched) == ["x1", "y2", "z3"]
+    assert secret_values(_scope(typed)[2], searched) == ["x1"]  # its collections: once
+    typed["c"].append(Secret("z4"))  # a collection that grew is looked into again
+    assert secret_values(_scope(typed)[2], searched) == ["x1", "z3", "z4"]
 
 
 def test_live_capture_knows_robot_framework_secret_values_whatever_their_names(tmp_path: Path) -> None:

@@ -319,7 +319,7 @@ class rf_log_listener:
             return
         if self._follows:
             self._nodes.follow(ended=True)  # the rest of the test; RF empties it after this
-        self._scope_secrets()  # what the test set (Set Test/Suite/Global Variable, VAR)
+        self._scope_secrets(typed=True)  # what the test set (Set Test/Suite/Global Variable, VAR)
         self._nodes.close_root()
         self._maybe_flush()
 
@@ -402,11 +402,11 @@ class rf_log_listener:
 
     # -- helpers ---------------------------------------------------------------------------------
 
-    def _scope_secrets(self) -> None:
-        """Register the values of secret-named variables in RF's scopes: what only a live run
-        can see (``robot_scope.ScopeSecrets``)."""
+    def _scope_secrets(self, typed: bool = False) -> None:
+        """Register the values of secret-named variables in RF's scopes (``typed``: and of RF
+        7.4+ ``Secret`` objects): what only a live run can see (``robot_scope.ScopeSecrets``)."""
         assert self._events_out is not None
-        for value in self._scope.new_values():
+        for value in self._scope.new_values(typed):
             self._events_out.secret(value)
 
     def _send_definitions(self) -> None:

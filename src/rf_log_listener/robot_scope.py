@@ -12,7 +12,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import os
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -60,39 +60,44 @@ def suite_fields(data: Any) -> dict[str, Any] | None:
     return {"source": source, "_fingerprint": [stat.st_size, stat.st_mtime_ns, digest]}
 
 
-def scope(data: Any) -> tuple[set[str], list[tuple[str, dict[Any, Any]]], list[str]]:
-    """A variable scope's names, its variables whose value is a dictionary, and the values
-    of RF 7.4+ ``Secret`` objects in it (``${X: Secret}``, alone or in a list or dictionary;
-    those RF has resolved: it resolves a variable at its first use). RF's NormalizedDict
-    (6.1-7.x) sorts its keys each time it is iterated and normalizes each name it is asked
-    for: read through its two plain dicts instead, it costs a few microseconds, not 30 a
-    call, and the listener reads the scope at every test's start and end (a suite of 1,000
-    short tests: 100 → 36 ms)."""
+def scope(data: Any) -> tuple[set[str], list[tuple[str, dict[Any, Any]]], list[Any]]:
+    """A variable scope's names, its variables whose value is a dictionary, and its values.
+    RF's NormalizedDict (6.1-7.x) sorts its keys each time it is iterated and normalizes
+    each name it is asked for: read through its two plain dicts instead, it costs a few
+    microseconds, not 30 a call, and the listener reads the scope at every test's start and
+    end (a suite of 1,000 short tests: 100 → 36 ms)."""
     values, names = getattr(data, "_data", None), getattr(data, "_keys", None)
     if type(values) is dict and type(names) is dict and values.keys() == names.keys():
         return set(names.values()), [(names[key], raw) for key, raw in values.items()
-                                     if isinstance(raw, dict)], _secret_values(values.values())
+                                     if isinstance(raw, dict)], list(values.values())
     pairs = [(name, data[name]) for name in list(data)]
     return ({name for name, _ in pairs}, [pair for pair in pairs if isinstance(pair[1], dict)],
-            _secret_values(raw for _, raw in pairs))
+            [raw for _, raw in pairs])
 
 
 # Typed secrets in a collection (``&{LOGIN: str=Secret}``) are a few credentials; a test
-# data list of thousands is not read at every test's start and end.
+# data list of thousands is not searched.
 _SECRETS_IN_A_COLLECTION = 64
 
 
-def _secret_values(raws: Iterable[Any]) -> list[str]:
+def secret_values(raws: list[Any], searched: set[tuple[int, int]]) -> list[str]:
+    """The values of RF 7.4+ ``Secret`` objects among a scope's values (``${X: Secret}``),
+    alone or in a small list or dictionary: those RF has resolved (it resolves a variable
+    at its first use). ``searched``: the collections (id, length) already looked into, left
+    out (the scope is read at every test's start and end; a type test per value is C)."""
     secret = secret_type()
     if secret is None:
         return []
-    found = []
-    for raw in raws:
-        if type(raw) is secret:
-            found.append(raw.value)
-        elif isinstance(raw, (dict, list, tuple)) and len(raw) <= _SECRETS_IN_A_COLLECTION:
-            found += [item.value for item in (raw.values() if isinstance(raw, dict) else raw)
-                      if type(item) is secret]
+    kinds = set(map(type, raws))
+    found = [raw.value for raw in raws if type(raw) is secret] if secret in kinds else []
+    for raw in [raw for raw in raws if isinstance(raw, (dict, list, tuple))]:
+        key = (id(raw), len(raw))
+        if key in searched or key[1] > _SECRETS_IN_A_COLLECTION:
+            continue
+        searched.add(key)
+        items = list(raw.values()) if isinstance(raw, dict) else raw
+        if secret in set(map(type, items)):
+            found += [item.value for item in items if type(item) is secret]
     return [value for value in found if isinstance(value, str) and value]
 
 
@@ -121,10 +126,13 @@ class ScopeSecrets:
         self.sent: set[str] = set()
         self.names_seen: set[str] = set()  # variable names already met in RF's scopes
         self.secret_names: set[str] = set()  # those of them that name a secret
+        self.searched: set[tuple[int, int]] = set()  # collections looked into for Secrets
 
-    def new_values(self) -> list[str]:
+    def new_values(self, typed: bool = False) -> list[str]:
         """The secret values in robot's current scope not returned before; a variable RF
-        cannot resolve is left alone."""
+        cannot resolve is left alone. ``typed``: also the values of ``Secret`` objects (read
+        at a test's end only: answers mask a run's known values whenever they became known,
+        so once a test is enough)."""
         try:
             from robot.running.context import EXECUTION_CONTEXTS
 
@@ -132,7 +140,8 @@ class ScopeSecrets:
             if context is None:
                 return []
             store = context.variables.current.store
-            names, dictionaries, typed = scope(store.data)
+            names, dictionaries, raws = scope(store.data)
+            values_of_secrets = secret_values(raws, self.searched) if typed else []
         except Exception:  # an RF whose internals differ: nothing to read, capture goes on
             return []
         # Most names were classified at an earlier read: only new ones meet the name rule,
@@ -159,7 +168,7 @@ class ScopeSecrets:
                     continue
         secret = secret_type()
         new = []
-        for item in [*values, *typed]:
+        for item in [*values, *values_of_secrets]:
             text = item.value if secret is not None and type(item) is secret else str(item)
             if text not in self.sent:
                 self.sent.add(text)
