@@ -24,6 +24,7 @@ status in its final transaction, so a failed or killed import never looks comple
 
 from __future__ import annotations
 
+import functools
 import re
 import sqlite3
 
@@ -41,12 +42,16 @@ SCHEMA_VERSION = 11
 # messages without a payload; 'base64,' has no ';' because scripts are split at semicolons.
 INDEXED_TEXT = ("CASE WHEN html = 1 AND instr(text, 'base64,') > 0"
                 " THEN rf_indexed_text(text) ELSE text END")
-_PAYLOAD = re.compile(r"(;base64,)[A-Za-z0-9+/=_\-\r\n]+")
 
 
 def indexed_text(text: str) -> str:
     """``text`` without its base64 payloads (``;base64,`` kept)."""
-    return _PAYLOAD.sub(r"\1", text)
+    return _payload().sub(r"\1", text)
+
+
+@functools.cache
+def _payload() -> re.Pattern[str]:  # compiled at first use: 0.2 ms of robot's start otherwise
+    return re.compile(r"(;base64,)[A-Za-z0-9+/=_\-\r\n]+")
 
 
 def register_functions(conn: sqlite3.Connection) -> None:
