@@ -84,7 +84,7 @@ def secret_values(raws: list[Any], searched: set[tuple[int, int]]) -> list[str]:
     """The values of RF 7.4+ ``Secret`` objects among a scope's values (``${X: Secret}``),
     alone or in a small list or dictionary: those RF has resolved (it resolves a variable
     at its first use). ``searched``: the collections (id, length) already looked into, left
-    out (the scope is read at every test's start and end; a type test per value is C)."""
+    out (the listener looks at every test's end; a type test per value is C)."""
     secret = secret_type()
     if secret is None:
         return []
