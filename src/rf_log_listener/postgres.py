@@ -39,6 +39,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from .errors import STORE_UNAVAILABLE, ResultError
+from .schema import PAYLOAD
 from .store_kind import redacted
 
 NUL_SIGN = "\u2400"  # what a NUL character is stored as (PostgreSQL's text cannot hold it)
@@ -139,8 +140,8 @@ _FTS_TABLE = "CREATE VIRTUAL TABLE IF NOT EXISTS messages_fts USING fts5("
 _INDEXED = (
     "CREATE OR REPLACE FUNCTION rf_indexed_text(message text, html bigint) RETURNS text"
     " LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$SELECT CASE WHEN html = 1 AND"
-    " strpos(message, 'base64,') > 0 THEN regexp_replace(message,"
-    r" ';base64,[A-Za-z0-9+/=_\r\n-]+', ';base64,', 'g') ELSE message END$$",
+    f" strpos(message, 'base64,') > 0 THEN regexp_replace(message, '{PAYLOAD}', ';base64,',"
+    " 'g') ELSE message END$$",
     "CREATE INDEX IF NOT EXISTS messages_trgm ON messages"
     " USING gin (rf_indexed_text(text, html) gin_trgm_ops)",
     "CREATE OR REPLACE VIEW messages_fts AS"

@@ -42,16 +42,19 @@ SCHEMA_VERSION = 11
 # messages without a payload; 'base64,' has no ';' because scripts are split at semicolons.
 INDEXED_TEXT = ("CASE WHEN html = 1 AND instr(text, 'base64,') > 0"
                 " THEN rf_indexed_text(text) ELSE text END")
+# A payload, as Python's re and PostgreSQL's regexp_replace both read it (postgres.py's
+# rf_indexed_text): both stores must index the same text.
+PAYLOAD = r";base64,[A-Za-z0-9+/=_\r\n-]+"
 
 
 def indexed_text(text: str) -> str:
     """``text`` without its base64 payloads (``;base64,`` kept)."""
-    return _payload().sub(r"\1", text)
+    return _payload().sub(";base64,", text)
 
 
 @functools.cache
 def _payload() -> re.Pattern[str]:  # compiled at first use: 0.2 ms of robot's start otherwise
-    return re.compile(r"(;base64,)[A-Za-z0-9+/=_\-\r\n]+")
+    return re.compile(PAYLOAD)
 
 
 def register_functions(conn: sqlite3.Connection) -> None:
