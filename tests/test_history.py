@@ -402,3 +402,26 @@ def test_a_running_run_is_grouped_and_compared_from_its_nodes(history: dict, tmp
     finally:
         robot.kill()
         robot.wait()
+
+
+def test_tests_sharing_a_full_name_are_grouped_with_the_others(tmp_path: Path) -> None:
+    """Two tests of one suite with the same name (RF warns of them; run_tests keeps the
+    first): the summary's groups still hold every failed test. Before, the second was left
+    out of its group and listed alone, as a failure no other test shares."""
+    suite = tmp_path / "dup.robot"
+    suite.write_text("*** Test Cases ***\nSame Name\n    Fail    Backend down\n"
+                     "Same Name\n    Fail    Backend down\nOther\n    Fail    Backend down\n"
+                     "Alone\n    Fail    Another thing\n")
+    db = tmp_path / "store.sqlite3"
+    done = subprocess.run([sys.executable, "-m", "robot", "--output", "NONE", "--log", "NONE",
+                           "--report", "NONE", "--console", "none",
+                           "--listener", f"rf_log_listener:db={db}", str(suite)],
+                          capture_output=True, text=True, timeout=300, check=False)
+    assert done.returncode == 4 and "rf_log_listener" not in done.stderr, done.stderr
+    conn = open_store(db)
+    summary = dumped(service.get_view(conn, "summary", run_id=1))["summary"]
+    [group] = summary["failure_groups"]
+    assert group["count"] == 3 and group["test_ids"] == ["s1-t1", "s1-t2", "s1-t3"]
+    assert [t["node_id"] for t in summary["failed_tests"]] == ["s1-t4"]
+    members = dumped(service.get_view(conn, "summary", run_id=1, selector=group["tests_selector"]))
+    assert [t["node_id"] for t in members["summary"]["failed_tests"]] == ["s1-t1", "s1-t2", "s1-t3"]
