@@ -69,6 +69,10 @@ def test_missing_file_and_directory(conn: sqlite3.Connection, tmp_path: Path) ->
      b' "elapsed_time": "soon"}}', "INVALID_JSON", "could not convert"),
     (b'{"generator": "Robot 7.5", "suite": {"id": "s1", "name": "A", "tests": [], "status": "PASS"}}'
      b' trailing', "INVALID_JSON", "Invalid JSON"),
+    # damaged inside, not cut: ijson's first read (of nothing, to learn the file's type) was
+    # taken for the file's end, so any error read as a cut file
+    (b'{"generator": "Robot 7.5", "suite": {"id": "s1", "name": "A" # "tests": []}}',
+     "INVALID_JSON", "Invalid JSON"),
     (b"[1, 2, 3]", "UNSUPPORTED_FORMAT", "list"),
     # a run's errors without its suite (seen from a robot that could not import its
     # libraries): before, the store refused the errors' rows (STORE_UNAVAILABLE)

@@ -44,7 +44,7 @@ from .result_events import (
 )
 from .rows import StoreRowSink
 from .run_context import ci_context, pabot_group
-from .store import file_sha256, open_store, shown, store_file, wal_frames
+from .store import file_sha256, open_store, shown, store_file, stored_text, wal_frames
 from .writer import RunWriter
 
 if TYPE_CHECKING:  # loaded when a run uses a writer process
@@ -455,7 +455,7 @@ class rf_log_listener:
             self._conn.execute(
                 "UPDATE runs SET source_path = ?, source_format = ?, source_hash = ?,"
                 " source_size = ?, source_mtime_ns = ? WHERE run_id = ?",
-                (str(source.resolve()), "json" if source.suffix.lower() == ".json" else "xml",
+                (stored_text(str(source.resolve())), "json" if source.suffix.lower() == ".json" else "xml",
                  digest, stat.st_size, stat.st_mtime_ns, run_id))
         except Exception as exc:  # a file gone, a store that cannot be written: one warning
             self._disable_for(exc)

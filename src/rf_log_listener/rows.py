@@ -9,15 +9,17 @@ process (see ``importers/parallel.py``) forwards the same calls to one of these.
 
 from __future__ import annotations
 
+import functools
 import os
 import sqlite3
 import threading
 import time
-from typing import Any, Protocol
+from collections.abc import Callable
+from typing import Any, Protocol, TypeVar
 
 from . import store_kind
 from .events import RunInfo, rf_version, suite_status
-from .schema import INDEXED_TEXT, register_functions
+from .schema import INDEXED_TEXT, lone_surrogates, register_functions, stored_values
 from .store import BUSY_TIMEOUT_MS, mark_not_finished, run_base, store_file, this_host, transaction
 
 NODE_COLUMNS = (
@@ -59,6 +61,25 @@ class RowSink(Protocol):
     def rewrite_suite_tests(self, lo: int, hi: int, teardown_status: str,
                             teardown_message: str) -> tuple[int, dict[str, int]]: ...
     def finish_run(self, fields: dict[str, Any]) -> None: ...
+
+
+_Call = TypeVar("_Call", bound=Callable[..., Any])
+
+
+def _as_stored_text(method: _Call) -> _Call:
+    """``method`` called again with its texts as the store can hold them
+    (:func:`~rf_log_listener.schema.stored_text`) when the driver refused one: the run is
+    captured or imported whole, not stopped by one odd string. Checking every string up
+    front would cost every run; the failed transaction was rolled back."""
+    @functools.wraps(method)
+    def call(self: StoreRowSink, *args: Any) -> Any:
+        try:
+            return method(self, *args)
+        except UnicodeEncodeError as exc:
+            if not lone_surrogates(exc):
+                raise
+        return method(self, *stored_values(args))
+    return call  # type: ignore[return-value]
 
 
 class StoreRowSink:
@@ -109,6 +130,7 @@ class StoreRowSink:
         """Write into a run another connection began (the live writer process)."""
         self.run_id = run_id
 
+    @_as_stored_text
     def write(self, nodes: list[tuple[Any, ...]], messages: list[tuple[Any, ...]],
               errors: list[tuple[Any, ...]], msg_lo: int, msg_hi: int,
               secrets: list[str], definitions: list[tuple[Any, ...]] | None = None,
@@ -134,7 +156,6 @@ class StoreRowSink:
                     conn.copy_rows("nodes", NODE_COLUMNS, nodes)
                 else:
                     conn.executemany(self._insert_node, nodes)
-                self.nodes_written += len(nodes)
             if messages:
                 if self._postgres:
                     conn.copy_rows("messages", MESSAGE_COLUMNS, messages)
@@ -144,6 +165,7 @@ class StoreRowSink:
                 conn.executemany(_INSERT_ERROR, errors)
             if not running:
                 mark_not_finished(conn, self.run_id or 0)
+        self.nodes_written += len(nodes)
         if self._postgres and self.replace_nodes:
             self._messages += len(messages)
             if self._messages >= self._refresh_at:
@@ -155,6 +177,7 @@ class StoreRowSink:
             else:
                 index_messages(conn, self.run_id or 0, msg_lo, msg_hi)
 
+    @_as_stored_text
     def rewrite_suite_tests(self, lo: int, hi: int, teardown_status: str,
                             teardown_message: str) -> tuple[int, dict[str, int]]:
         """Re-mark tests in keys [lo, hi] as RF's ExecutionResult does after the suite's
@@ -207,6 +230,7 @@ class StoreRowSink:
             (time.time(), name, passed + failed + skipped, passed, failed, skipped,
              self.run_id)).rowcount)
 
+    @_as_stored_text
     def finish_run(self, fields: dict[str, Any]) -> None:
         """Wait for the index, then write the run's tests by name (history.py) and publish
         the run in one transaction: a reader never sees the run complete without its tests'
@@ -354,9 +378,13 @@ class _Closed(Exception):
 def insert_run(conn: sqlite3.Connection, row: dict[str, Any]) -> int:
     """A new run's row (its columns by name), its full-text index starting at its first key;
     the run's id. The one insert of a run: sources, push and salvage alike."""
-    run_id = int(conn.execute(
-        f"INSERT INTO runs ({', '.join(row)}) VALUES ({', '.join('?' * len(row))})",
-        tuple(row.values())).lastrowid or 0)
+    insert = f"INSERT INTO runs ({', '.join(row)}) VALUES ({', '.join('?' * len(row))})"
+    try:
+        run_id = int(conn.execute(insert, tuple(row.values())).lastrowid or 0)
+    except UnicodeEncodeError as exc:  # refused before the statement ran: nothing to undo
+        if not lone_surrogates(exc):
+            raise
+        run_id = int(conn.execute(insert, stored_values(tuple(row.values()))).lastrowid or 0)
     conn.execute("UPDATE runs SET fts_upto = ? WHERE run_id = ?", (run_base(run_id), run_id))
     return run_id
 

@@ -30,6 +30,10 @@ import sqlite3
 
 from . import store_kind
 
+TYPE_CHECKING = False  # typing's own constant: loading typing is 4-5 ms (issue #19)
+if TYPE_CHECKING:
+    from typing import Any
+
 SCHEMA_VERSION = 11
 
 # What the full-text index holds of a message: its text without the payloads of base64 data
@@ -60,6 +64,33 @@ def _payload() -> re.Pattern[str]:  # compiled at first use: 0.2 ms of robot's s
 def register_functions(conn: sqlite3.Connection) -> None:
     """What the schema's SQL calls: on every SQLite connection that writes the store."""
     conn.create_function("rf_indexed_text", 1, indexed_text, deterministic=True)
+
+
+def stored_text(text: str) -> str:
+    """``text`` as the store can hold it. SQLite and PostgreSQL take valid UTF-8 only, and a
+    Python string may hold lone surrogates: how Python keeps bytes that were not UTF-8 (a
+    file or folder name, a program's output decoded with ``surrogateescape``), or an
+    output.json's ``\\udcff``. Each lone one is U+FFFD, as a decoder replaces a byte it
+    cannot read; a pair is the character it spells."""
+    return text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
+
+
+def stored_values(value: Any) -> Any:
+    """``value`` (text, or rows, lists and dicts of it) with every text as :func:`stored_text`."""
+    if isinstance(value, str):
+        return stored_text(value)
+    if isinstance(value, (list, tuple)):
+        values = [stored_values(item) for item in value]
+        return values if isinstance(value, list) else tuple(values)
+    if isinstance(value, dict):
+        return {key: stored_values(item) for key, item in value.items()}
+    return value
+
+
+def lone_surrogates(exc: UnicodeEncodeError) -> bool:
+    """Whether a driver (sqlite3, psycopg) refused a text for what :func:`stored_text`
+    replaces, before sending anything."""
+    return exc.reason == "surrogates not allowed"
 
 # Runs readers see: not an import in progress, not a run being deleted by prune.
 VISIBLE_RUNS = "status NOT IN ('importing', 'deleting')"

@@ -18,6 +18,7 @@ from .schema import INDEXED_TEXT, SCHEMA_VERSION, migrate, register_functions, s
 from .schema import NOTABLE_MESSAGES as NOTABLE_MESSAGES
 from .schema import NOTABLE_NODES as NOTABLE_NODES
 from .schema import VISIBLE_RUNS as VISIBLE_RUNS
+from .schema import stored_text as stored_text  # re-exported: a path as the store holds it
 
 ENV_DB = "RF_LOG_MCP_DB"
 RUN_SHIFT = 32  # node/message keys are run_id << RUN_SHIFT | position
@@ -455,7 +456,7 @@ def find_reusable_run(
             "SELECT run_id FROM runs WHERE source_path = ? AND source_size = ?"
             " AND source_mtime_ns = ? AND status IN (?, ?) AND source_hash IS NOT NULL"
             " ORDER BY status = 'complete' DESC, run_id DESC LIMIT 1",
-            (path, size, mtime_ns, *statuses),
+            (stored_text(path), size, mtime_ns, *statuses),
         ).fetchone()
     else:
         row = conn.execute(

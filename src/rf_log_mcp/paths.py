@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from rf_log_listener.errors import FILE_NOT_FOUND, ResultError
+from rf_log_listener.store import stored_text
 
 ENV_ALLOWED = "RF_LOG_MCP_ALLOWED_ROOTS"
 PATH_NOT_ALLOWED = "PATH_NOT_ALLOWED"
@@ -52,7 +53,7 @@ class PathPolicy(NamedTuple):
             raise ResultError(FILE_NOT_FOUND, f"{path!r} is not a valid path.") from None
         if any(target.is_relative_to(root) for root in self._roots(conn)) or (
                 self.known_runs and conn.execute("SELECT 1 FROM runs WHERE source_path = ?",
-                                                 (str(target),)).fetchone()):
+                                                 (stored_text(str(target)),)).fetchone()):
             return
         raise ResultError(
             PATH_NOT_ALLOWED,

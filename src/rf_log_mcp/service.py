@@ -24,6 +24,7 @@ from rf_log_listener.errors import (
     ResultError,
 )
 from rf_log_listener.masking import mask_strings
+from rf_log_listener.schema import lone_surrogates, stored_values
 from rf_log_listener.store import (
     ENV_DB,
     VISIBLE_RUNS,
@@ -75,12 +76,20 @@ _EMPTY: dict[str, dict[str, list[Any]]] = {
 
 def _store_errors(tool: str) -> Callable[[F], F]:
     """An operation whose store fails under it (pages damaged after the store was opened, a
-    disk error) answers STORE_CORRUPT / STORE_UNAVAILABLE like any other error."""
+    disk error) answers STORE_CORRUPT / STORE_UNAVAILABLE like any other error. One the
+    database driver refuses an argument's text for its lone surrogates (bytes that were not
+    UTF-8: a terminal's, a file name's) runs again with the text as the store holds such
+    text (``stored_text``): a name written with those bytes finds what was stored of it."""
     def decorate(operation: F) -> F:
         @functools.wraps(operation)
         def guarded(*args: Any, **kwargs: Any) -> Answer:
             try:
-                return operation(*args, **kwargs)
+                try:
+                    return operation(*args, **kwargs)
+                except UnicodeEncodeError as exc:
+                    if not lone_surrogates(exc):
+                        raise
+                return operation(*stored_values(args), **stored_values(kwargs))
             except sqlite3.DatabaseError as exc:
                 return failed(tool, store_error(exc))
         return guarded  # type: ignore[return-value]
