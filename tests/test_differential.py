@@ -165,3 +165,41 @@ def as_output_xml_has_it(dump: dict[str, list[dict[str, Any]]]) -> dict[str, lis
         "messages": [{**m, "text": text(m["text"])} for m in dump["messages"]],
         "errors": dump["errors"],
     }
+
+
+UNPRINTABLE = '''
+from robot.libraries.BuiltIn import BuiltIn
+
+
+class Unprintable:
+    def __str__(self):
+        raise ValueError("no text for this one")
+
+    __repr__ = __str__
+
+
+def pass_unprintable():
+    BuiltIn().run_keyword("Log Many", Unprintable(), b"by", 3)
+'''
+
+
+@pytest.mark.parametrize("writer", ["inline", "process"])
+def test_a_value_whose_str_fails_is_kept_as_robot_framework_tells_it(tmp_path: Path, writer: str) -> None:
+    """An argument whose ``str()`` raises (RF's own output writers fail on it, so robot
+    writes no file here): capture goes on, the value stored as RF's ``safe_str`` tells it.
+    Before, capture stopped at it and the store kept the root suite only."""
+    (tmp_path / "OddObjects.py").write_text(UNPRINTABLE)
+    (tmp_path / "s.robot").write_text("*** Settings ***\nLibrary    OddObjects.py\n\n"
+                                      "*** Test Cases ***\nOdd\n    Pass Unprintable\n"
+                                      "After\n    Log    still captured\n")
+    db = tmp_path / "store.sqlite3"
+    done = robot("--output", "NONE", "--listener", f"rf_log_listener;db={db};writer={writer}",
+                 "s.robot", cwd=tmp_path)
+    assert "rf_log_listener" not in done.stderr, done.stderr
+    conn = open_store(db)
+    assert conn.execute("SELECT status, total FROM runs").fetchall() == [("complete", 2)]
+    (args,), = conn.execute("SELECT args FROM nodes WHERE name = 'Log Many'").fetchall()
+    assert json.loads(args) == [
+        "<Unrepresentable object Unprintable. Error: ValueError: no text for this one>",
+        "b'by'", "3"]
+    assert conn.execute("SELECT text FROM messages WHERE text = 'still captured'").fetchall()

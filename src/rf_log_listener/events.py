@@ -85,6 +85,22 @@ def suite_status(passed_tests: int, failed_tests: int) -> str:
     return "PASS" if passed_tests else "SKIP"
 
 
+def as_text(value: Any) -> str:
+    """``str(value)``, as RF writes a value (an argument library code passed, a loop's
+    value) to its output files. Where ``str()`` fails (an object whose ``__str__`` raises),
+    RF's own account of it, ``<Unrepresentable object Broken. Error: ValueError: ...>``, as
+    RF logs it: capture does not stop on it (RF's output.xml and output.json writers do)."""
+    try:
+        return str(value)
+    except Exception:
+        from robot.utils import safe_str  # robot's process, where such a value comes from
+
+        try:
+            return safe_str(value)
+        except Exception:
+            return f"<Unrepresentable object {type(value).__name__}>"
+
+
 def rf_version(generator: str | None) -> str | None:
     """'Robot 7.5 (Python 3.11.7 on linux)' -> '7.5'."""
     if not generator:

@@ -68,7 +68,7 @@ def _texts(args: Any) -> tuple[str, ...]:
     args = tuple(args)
     for arg in args:
         if type(arg) is not str:
-            return tuple(arg if type(arg) is str else str(arg) for arg in args)
+            return tuple(arg if type(arg) is str else ev.as_text(arg) for arg in args)
     return args
 
 
@@ -104,8 +104,8 @@ def close_event(item: Any, ntype: str, parent_type: str | None) -> tuple[Any, ..
         for key in _FIELDS.get(ntype, ()):
             value = getattr(item, key, None)
             if value:  # None, "", empty tuples: nothing to keep
-                fields[key] = [str(v) for v in value] if key in ("values", "patterns") else (
-                    value if isinstance(value, int) else str(value))
+                fields[key] = [ev.as_text(v) for v in value] if key in ("values", "patterns") \
+                    else (value if isinstance(value, int) else ev.as_text(value))
     start, elapsed = item.start_time, item.elapsed_time
     return (CLOSE, item.status, item.message or "",
             start.__reduce__()[1][0] if start is not None else None,

@@ -25,7 +25,7 @@ _STEPS = frozenset({*ev.KEYWORD_TYPES, ev.ITERATION})  # what the secret registr
 
 # A value JSON has no type for (an object another listener put in a result) is stored as its
 # str(), as RF writes it to output.xml, instead of failing the batch it came in.
-_json_encode = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), default=str).encode
+_json_encode = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), default=ev.as_text).encode
 
 
 def _plain(text: str) -> bool:
