@@ -976,3 +976,29 @@ def test_a_long_runs_store_is_checkpointed_while_robot_writes_its_output(tmp_pat
         tmp_path, suite, "writer=inline", wait_at_output=True)
     assert at_output_last * page_size > EARLY_CHECKPOINT_BYTES, at_output_last
     assert at_output_copied == at_output_last, (at_output_last, at_output_copied)
+
+
+def test_the_listener_named_twice_captures_one_run_per_store(tmp_path: Path) -> None:
+    """``--listener`` in a configuration and again on the command line: one run in the store
+    (before, two identical runs: history and flaky counted the run twice), one warning; a
+    second store named beside it gets its own run; the next robot.run() of the same process
+    is captured again."""
+    (tmp_path / "s.robot").write_text("*** Test Cases ***\nOne\n    Log    one\nTwo\n    Fail    two\n")
+    db, other = tmp_path / "store.sqlite3", tmp_path / "other.sqlite3"
+    done = robot("--output", "NONE", "--listener", f"rf_log_listener;db={db};writer=process",
+                 "--listener", f"rf_log_listener;db={tmp_path}/./store.sqlite3",
+                 "--listener", f"rf_log_listener;db={other}", "s.robot", cwd=tmp_path)
+    assert done.returncode == 1
+    assert done.stderr.count("rf_log_listener") == 1, done.stderr
+    assert "captured into" in done.stderr and "stays idle" in done.stderr
+    for store in (db, other):
+        conn = open_store(store)
+        assert conn.execute("SELECT run_id, status, total, failed FROM runs").fetchall() == [
+            (1, "complete", 2, 1)]
+        conn.close()
+    script = ("import robot\nfor _ in range(2):\n    robot.run('s.robot', output='NONE', log='NONE',"
+              f" report='NONE', console='none', listener='rf_log_listener;db={db}')\n")
+    subprocess.run([sys.executable, "-c", script], cwd=tmp_path, check=True, timeout=300)
+    conn = open_store(db)
+    assert [row[0] for row in conn.execute("SELECT status FROM runs ORDER BY run_id")] == [
+        "complete"] * 3

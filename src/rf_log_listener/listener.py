@@ -44,7 +44,7 @@ from .result_events import (
 )
 from .rows import StoreRowSink
 from .run_context import ci_context, pabot_group
-from .store import file_sha256, open_store, shown, store_file, stored_text, wal_frames
+from .store import file_sha256, open_store, shown, store_file, store_setting, stored_text, wal_frames
 from .writer import RunWriter
 
 if TYPE_CHECKING:  # loaded when a run uses a writer process
@@ -143,6 +143,10 @@ def _guarded(method: Callable[..., None]) -> Callable[..., None]:
 
 
 _ANOTHER_OPTION = re.compile(r"[;:,](db|label|writer)=")
+# The listener capturing this robot's run into each store (a file's real path, a URL): one
+# run per store even when the listener is named twice; a later robot.run() in the same
+# process takes over once the run before it ended.
+_CAPTURING: dict[str, rf_log_listener] = {}
 
 
 def _default_writer() -> str:
@@ -243,9 +247,9 @@ class rf_log_listener:
         if self._rf6:
             return
         first = self._events_out is None
-        if first:
-            self._start_run(result)
-        elif self._follows:
+        if first and not self._start_run(result):
+            return
+        if not first and self._follows:
             self._nodes.follow(ended=True)  # the parent suite's setup, done
         self._nodes.open_root(result, ev.SUITE, (
             OPEN, ev.SUITE, "suite", result.name, None, None, None, robot_scope.suite_fields(data)))
@@ -253,9 +257,22 @@ class rf_log_listener:
         if first:  # readers see the run's root suite at once, not at the first periodic flush
             self._flush()
 
-    def _start_run(self, result: Any) -> None:
+    def _start_run(self, result: Any) -> bool:
+        """Begin the run in the store; False when another of these listeners in this robot
+        captures the run into the same store already (the listener named twice: in a
+        configuration and on the command line), which leaves this one idle."""
         from robot.version import get_full_version
 
+        store = store_setting(self.db)
+        store = store if store_kind.is_url(store) else os.path.realpath(store)
+        other = _CAPTURING.get(store)
+        if other is not None and other._events_out is not None and not other._ended \
+                and not other._disabled:
+            self._disabled = True
+            _warn(f"this run is captured into {shown(store)} by the listener named before;"
+                  " this one (named twice) stays idle")
+            return False
+        _CAPTURING[store] = self
         # fails here, at once, if the store is unusable; a damaged one is set aside
         self._conn = conn = open_store(self.db, on_corrupt=lambda moved: _warn(
             f"the store was damaged and was moved to {moved}; this run goes to a new store"))
@@ -282,6 +299,7 @@ class rf_log_listener:
         self._early_errors.clear()
         self._ticker = threading.Thread(target=self._tick, name="rf-log-mcp-flush", daemon=True)
         self._ticker.start()
+        return True
 
     @_guarded
     def end_suite(self, data: Any, result: Any) -> None:
