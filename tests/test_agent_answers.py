@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from conftest import cli
 from test_listener import robot
 
 from rf_log_listener.importers import import_result
@@ -165,12 +166,20 @@ def test_exit_on_failure_and_parent_suite_fixtures_point_at_their_cause(tmp_path
 
     (tmp_path / "teardown.robot").write_text(
         "*** Settings ***\nSuite Teardown    Fail    cleanup failed\n\n*** Test Cases ***\n"
-        "Fails\n    Fail    own failure\n")
-    assert robot("--output", "td.xml", "teardown.robot", cwd=tmp_path).returncode == 1
+        "Fails\n    Fail    own failure\nPasses\n    Log    fine\n")
+    assert robot("--output", "td.xml", "teardown.robot", cwd=tmp_path).returncode == 2
     run = import_result(conn, tmp_path / "td.xml", stable_window=0).run_id
     view = _path(conn, run, "s1-t1")["failure_path"]
     assert (view["cause"]["reason"], view["cause"]["node_id"]) == ("parent_suite_teardown", "s1-k1")
     assert view["path"][0]["message"].startswith("own failure")  # its own failure still shown
+    # it failed on its own: the teardown came on top (before, nothing told the two apart, and
+    # the command line said "caused by" of a test's own assertion)
+    assert view["cause"]["in_addition"] is True
+    view = _path(conn, run, "s1-t2")["failure_path"]  # passed, failed for the teardown only
+    assert view["cause"]["reason"] == "parent_suite_teardown" and "in_addition" not in view["cause"]
+    printed = cli("failures", str(run), db=tmp_path / "store.sqlite3").stdout
+    assert "also failed: parent suite teardown: TEARDOWN s1-k1" in printed
+    assert "caused by parent suite teardown: TEARDOWN s1-k1" in printed
 
 
 def test_every_failing_iteration_of_continuable_failures_is_on_the_path(tmp_path: Path) -> None:

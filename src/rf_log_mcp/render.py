@@ -214,7 +214,8 @@ def _attachments(found: list[dict[str, Any]] | None, indent: str, style: Style,
 def _cause(cause: dict[str, Any], indent: str, style: Style) -> None:
     """Why tests failed from outside their steps, and that failure's root."""
     where = cause.get("failing_step_id") or cause["node_id"]
-    print(f"{indent}{style('caused by', 'dim')} {cause['reason'].replace('_', ' ')}:"
+    said = "also failed:" if cause.get("in_addition") else "caused by"
+    print(f"{indent}{style(said, 'dim')} {cause['reason'].replace('_', ' ')}:"
           f" {cause['type']} {cause['node_id']} {cause['name']}")
     print(f"{indent}  {where}: {first_lines(cause['message'], 1)[0]}")
 

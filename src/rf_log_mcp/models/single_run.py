@@ -308,6 +308,10 @@ class FailureCause(BaseModel):
     failing_step_id: str | None = Field(None, description="Its deepest failing step.")
     failing_step_name: str | None = None
     message: str = Field(description="That step's failure message.")
+    in_addition: bool | None = Field(None, description="True when the test had failed in its "
+                                     "own steps already and this came on top (RF's 'Also "
+                                     "parent suite teardown failed'): the test's own failure "
+                                     "is the path's.")
 
 
 class FailureGroup(BaseModel):

@@ -142,4 +142,6 @@ def shown_cause(conn: sqlite3.Connection, run_id: int, test: NodeRow,
              "message": shaper.text(deepest.message or origin.message or "", 500)}
     if deepest is origin:
         del cause["failing_step_id"], cause["failing_step_name"]
+    if reason == "parent_suite_teardown" and not (test.message or "").startswith("P" + PARENT_TEARDOWN):
+        cause["in_addition"] = True  # "Also parent suite teardown failed": it failed on its own
     return cause
