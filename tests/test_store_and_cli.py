@@ -168,6 +168,10 @@ def test_cli_summary_and_failures(tmp_path: Path) -> None:
 
     text = cli("summary", "1", "--db", db).stdout
     assert "25 tests: 12 passed, 11 failed, 2 skipped" in text
+    # right after a run: no run id is the newest (before, "the following arguments are required")
+    assert cli("summary", "--db", db).stdout == text
+    newest = cli("failures", "--db", db, "--test", "s1-s2-t1")
+    assert newest.returncode == 0 and "Failure path of s1-s2-t1:" in newest.stdout
     missing = cli("summary", "9", "--db", db)
     assert missing.returncode == 1 and "RUN_NOT_FOUND" in missing.stderr
 

@@ -256,7 +256,8 @@ def _parser(only: str | None = None) -> argparse.ArgumentParser:
 
     def run_argument(cmd: argparse.ArgumentParser, optional: bool = False) -> None:
         cmd.add_argument("run", type=_run_id, nargs="?" if optional else None,
-                         help="run id (from `runs`), or `latest`")
+                         help="run id (from `runs`), or `latest`"
+                              + (" (the default)" if optional else ""))
 
     def paging(cmd: argparse.ArgumentParser, default: int = 25) -> None:
         cmd.add_argument("--cursor", help="next_cursor (or prev_cursor) printed by the previous page")
@@ -282,8 +283,8 @@ def _parser(only: str | None = None) -> argparse.ArgumentParser:
     cmd.add_argument("--until", help="started before (ISO date or time)")
 
     cmd = command("summary", "reading:cmd_summary", "Status, totals, failed tests grouped by failure "
-                  "signature, and run errors of a run.")
-    run_argument(cmd)
+                  "signature, and run errors of a run (the newest by default).")
+    run_argument(cmd, optional=True)
     cmd.add_argument("--group", help="list one failure group's tests (its id, from the summary)")
     paging(cmd, 200)
 
@@ -307,8 +308,9 @@ def _parser(only: str | None = None) -> argparse.ArgumentParser:
     cmd.add_argument("--window", type=_number(int, 2, 1000), help="newest runs looked at (30)")
     paging(cmd)
 
-    cmd = command("failures", "reading:cmd_failures", "The failure path of each failed test (or one).")
-    run_argument(cmd)
+    cmd = command("failures", "reading:cmd_failures", "The failure path of each failed test (or one)"
+                  " of a run (the newest by default).")
+    run_argument(cmd, optional=True)
     cmd.add_argument("--test", help="a test id such as s1-s2-t3 (default: every failed test)")
     cmd.add_argument("--limit", type=_number(int, 1), default=10, help="at most this many tests (10)")
 
