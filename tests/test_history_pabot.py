@@ -105,3 +105,56 @@ def test_a_robot_run_without_both_pabot_variables_is_in_no_group(tmp_path: Path)
     assert [group for group, _ in rows[:2]] == [None, None]
     assert rows[2][0].startswith("pabot-") and len(rows[2][0]) == len("pabot-") + 16
     assert {output_dir for _, output_dir in rows} == {str(tmp_path / "out")}
+
+
+def test_the_command_line_reads_a_pabot_execution_as_runs_lists_it(store) -> None:
+    """`runs` lists g3; `summary` (the newest, or g3) and `failures g3` answer about the
+    whole execution; a command that reads one run names the group's runs. Before, `summary`
+    after pabot answered one process and `g3` was not a run id."""
+    from conftest import cli
+
+    from rf_log_listener.store import store_file
+
+    db = Path(store_file(store))
+    newest = cli("summary", db=db)
+    assert newest.returncode == 0, newest.stderr
+    assert newest.stdout.startswith("Run group g3 (runs 3, 4): Pabot")
+    assert "4 tests: 3 passed, 1 failed, 0 skipped" in newest.stdout
+    assert ":s1-s1-t2" in newest.stdout and "total off on night 2: 2 != 1" in newest.stdout
+    assert cli("summary", "g3", db=db).stdout == newest.stdout
+    assert cli("summary", "g1", db=db).stdout.startswith("Run group g1 (runs 1, 2): Pabot")
+    assert cli("summary", "4", db=db).stdout.startswith("Run 4: ")  # one process alone
+    failures = json.loads(cli("failures", "g3", "--json", db=db).stdout)
+    assert (failures["run_group"], failures["runs"]) == ("g3", [3, 4])
+    assert [(f["run_id"], f["start_id"]) for f in failures["failures"]] in (
+        [(3, "s1-s1-t2")], [(4, "s1-s1-t2")])
+    printed = cli("failures", db=db).stdout
+    assert f"Failure path of s1-s1-t2 (run {failures['failures'][0]['run_id']}):" in printed
+    one_run = cli("tree", "g3", db=db)
+    assert one_run.returncode == 2 and "reads one run, not the pabot group g3" in one_run.stderr
+    assert "(3, 4)" in one_run.stderr
+
+
+def test_a_process_failing_like_its_siblings_is_not_seen_before(tmp_path: Path) -> None:
+    """Two pabot processes failing alike: the signature is new in the execution; the other
+    process is not an earlier run (before, each process's summary said "seen in 1 earlier
+    run" of its sibling)."""
+    suites = tmp_path / "suites"
+    suites.mkdir()
+    for number in (1, 2):
+        (suites / f"part{number}.robot").write_text(
+            f"*** Test Cases ***\nPart {number}\n    Fail    backend down on node {number}\n")
+    db = tmp_path / "store.sqlite3"
+    done = subprocess.run(
+        [sys.executable, "-m", "pabot.pabot", "--processes", "2", "--listener",
+         f"rf_log_listener:db={db}", "--outputdir", str(tmp_path / "out"), "--log", "NONE",
+         "--report", "NONE", str(suites)],
+        capture_output=True, text=True, timeout=300, check=False, cwd=tmp_path)
+    assert done.returncode == 2, done.stdout + done.stderr
+    conn = open_store(db)
+    for run_id in (1, 2):
+        [test] = service.get_view(conn, "summary", run_id=run_id).summary.failed_tests
+        assert test.signature_seen is None, test
+    group = service.get_view(conn, "summary", run_id=2, selector="run_group")["summary"]
+    [failure_group] = group["failure_groups"]
+    assert failure_group["count"] == 2 and failure_group["seen_before"] == {"earlier_runs": 0}

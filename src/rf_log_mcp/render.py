@@ -62,7 +62,10 @@ def summary(response: Answer, style: Style) -> None:
     data = response.summary
     assert data is not None
     totals = data.totals
-    print(f"Run {response.run_id}: {style(data.name, 'bold')}  "
+    runs = data.runs  # a pabot group's processes: test ids are their runs' (3:s1-t2)
+    which = f"Run group {data.run_group} (runs {', '.join(map(str, runs))})" if runs \
+        else f"Run {response.run_id}"
+    print(f"{which}: {style(data.name, 'bold')}  "
           f"{style(data.result_status or '-', data.result_status)}  ({style(data.status, data.status)})")
     print(f"  {totals.total} tests: {totals.passed} passed, {totals.failed} failed,"
           f" {totals.skipped} skipped")
@@ -75,7 +78,8 @@ def summary(response: Answer, style: Style) -> None:
         print("Failed tests:")
         for test in data.failed_tests:
             seen = f"  ({_seen(test.signature_seen)})" if test.signature_seen else ""
-            print(f"  {style(f'{test.node_id:<14}', 'FAIL')} {test.name}{style(seen, 'dim')}")
+            test_id = f"{test.run_id}:{test.node_id}" if runs else test.node_id
+            print(f"  {style(f'{test_id:<14}', 'FAIL')} {test.name}{style(seen, 'dim')}")
             for line in first_lines(test.message):
                 print(f"  {'':<14}   {line}")
         if response.next_cursor:
@@ -83,11 +87,14 @@ def summary(response: Answer, style: Style) -> None:
     if data.failure_groups:
         print(f"Failure groups ({data.failure_group_count}, by failure signature):")
     for group in data.failure_groups or []:
-        more = f", … ({group.count - len(group.test_ids)} more: --group {group.tests_selector[6:]})" \
-            if group.count > len(group.test_ids) else ""
+        more = "" if group.count <= len(group.test_ids) else \
+            f", … ({group.count - len(group.test_ids)} more)" if runs else \
+            f", … ({group.count - len(group.test_ids)} more: --group {group.tests_selector[6:]})"
         print(f"  {style(f'{group.count} tests', 'FAIL')}: {first_lines(group.message, 1)[0]}")
         print(f"    {style(group.signature, 'dim')}")
-        print(f"    tests {', '.join(group.test_ids)}{more}; {_seen(group.seen_before)}")
+        tests = [f"{run}:{test}" for run, test in zip(group.test_runs, group.test_ids, strict=True)] \
+            if group.test_runs else group.test_ids
+        print(f"    tests {', '.join(tests)}{more}; {_seen(group.seen_before)}")
         if group.cause:
             _cause(group.cause, "    ", style)
     if data.errors:
@@ -170,11 +177,12 @@ def flaky(response: Answer, style: Style) -> None:
     _ending(response, style, "more")
 
 
-def failures(paths: list[dict[str, Any]], style: Style, run_id: int) -> None:
+def failures(paths: list[dict[str, Any]], style: Style, run_id: int, of_group: bool = False) -> None:
     if not paths:
         print("No failed tests.")
     for path in paths:
-        print(f"Failure path of {style(path['start_id'], 'bold')}:")
+        print(f"Failure path of {style(path['start_id'], 'bold')}"
+              + (f" (run {run_id}):" if of_group else ":"))
         if path.get("cause"):
             _cause(path["cause"], "  ", style)
         for depth, step in enumerate(path["path"]):

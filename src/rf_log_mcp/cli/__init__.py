@@ -434,9 +434,12 @@ def _parser(only: str | None = None) -> argparse.ArgumentParser:
 def _run_id(text: str) -> int | str:
     if text.lower() in ("latest", "last"):
         return "latest"
+    if text[:1].lower() == "g" and text[1:].isdigit():  # a pabot group, as `runs` lists it
+        return text.lower()
     try:
         return int(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a run id (a number, or latest)") from None
+        raise argparse.ArgumentTypeError(f"{text!r} is not a run id (a number, a pabot group"
+                                         " g17, or latest)") from None
 
 

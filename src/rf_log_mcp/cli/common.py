@@ -8,7 +8,7 @@ import sqlite3
 import sys
 from collections.abc import Callable
 
-from rf_log_listener.errors import ResultError
+from rf_log_listener.errors import INVALID_ARGUMENT, ResultError
 from rf_log_listener.store import VISIBLE_RUNS, open_store
 
 from .. import service, usage
@@ -39,7 +39,15 @@ def print_json(data: Any, out: TextIO = sys.stdout) -> None:
 
 
 def resolve(conn: sqlite3.Connection, run: int | str | None) -> int:
-    """A run id; ``latest`` (or nothing) is the newest run in the store."""
+    """A run id; ``latest`` (or nothing) is the newest run in the store. A command that reads
+    one run refuses a pabot group (``g17``), naming its runs."""
+    if isinstance(run, str) and run.startswith("g"):
+        members = [rid for (rid,) in conn.execute(
+            f"SELECT run_id FROM runs WHERE run_group = (SELECT run_group FROM runs WHERE"
+            f" run_id = ?) AND {VISIBLE_RUNS} ORDER BY run_id", (int(run[1:]),))]
+        raise ResultError(INVALID_ARGUMENT, f"This command reads one run, not the pabot group {run}.",
+                          f"Pass one of its runs ({', '.join(map(str, members)) or run[1:]}); "
+                          "summary and failures take the group.")
     if isinstance(run, int):
         return run
     row = conn.execute(f"SELECT max(run_id) FROM runs WHERE {VISIBLE_RUNS}").fetchone()
@@ -48,6 +56,21 @@ def resolve(conn: sqlite3.Connection, run: int | str | None) -> int:
                           "Import an output.xml with `rf-log-mcp import PATH`, or run robot with "
                           "--listener rf_log_listener.")
     return int(row[0])
+
+
+def resolve_unit(conn: sqlite3.Connection, run: int | str | None) -> tuple[int, list[int] | None]:
+    """A run, or a pabot execution as ``runs`` lists it: its run id and, for a group (``g17``;
+    ``latest`` or nothing when the newest run is one of a group's processes), the group's runs."""
+    if isinstance(run, int):
+        return run, None
+    run_id = int(run[1:]) if isinstance(run, str) and run.startswith("g") else resolve(conn, None)
+    row = conn.execute(f"SELECT run_group FROM runs WHERE run_id = ? AND {VISIBLE_RUNS}",
+                       (run_id,)).fetchone()
+    if row is None or row[0] is None:
+        return run_id, None
+    members = [rid for (rid,) in conn.execute(
+        f"SELECT run_id FROM runs WHERE run_group = ? AND {VISIBLE_RUNS} ORDER BY run_id", (row[0],))]
+    return run_id, members
 
 
 def show(args: argparse.Namespace, response: Answer, printer: Callable[..., None]) -> int:

@@ -19,6 +19,7 @@ from .common import (
     failure_paths,
     print_json,
     resolve,
+    resolve_unit,
     show,
     summary,
     summary_response,
@@ -34,24 +35,44 @@ def cmd_runs(args: argparse.Namespace) -> int:
 
 def cmd_summary(args: argparse.Namespace) -> int:
     conn = connect(args)
-    selector = f"group:{args.group}" if args.group else None
-    return show(args, summary_response(conn, resolve(conn, args.run), args.cursor, args.page_size,
-                                       selector), render.summary)
+    run_id, group = resolve_unit(conn, args.run)
+    if group and args.group:
+        raise ResultError(INVALID_ARGUMENT, "--group pages a failure group of one run.",
+                          f"Pass one of the pabot group's runs ({', '.join(map(str, group))}).")
+    selector = f"group:{args.group}" if args.group else "run_group" if group else None
+    return show(args, summary_response(conn, run_id, args.cursor, args.page_size, selector),
+                render.summary)
 
 
 def cmd_failures(args: argparse.Namespace) -> int:
+    """Failure paths of a run, or of every process of a pabot group in turn (``--limit`` in
+    all; ``--test`` names a test of one run)."""
     conn = connect(args)
-    run_id = resolve(conn, args.run)
-    try:
-        paths = failure_paths(conn, run_id, args.test, args.limit)
-    except ResultError as err:
-        if err.code != "NO_FAILURES":
-            raise
-        paths = []
+    run_id, group = resolve_unit(conn, args.run)
+    runs = [run_id] if group is None or args.test else group
+    found: list[tuple[int, list[dict]]] = []
+    left = args.limit
+    for rid in runs:
+        try:
+            paths = failure_paths(conn, rid, args.test, left)
+        except ResultError as err:
+            if err.code != "NO_FAILURES":
+                raise
+            paths = []
+        found.append((rid, paths))
+        left -= len(paths)
+        if left <= 0:
+            break
     if args.json:
-        print_json({"run_id": run_id, "failures": paths})
-    else:
-        render.failures(paths, Style(), run_id)
+        if group is None or args.test:
+            print_json({"run_id": run_id, "failures": found[0][1]})
+        else:
+            print_json({"run_group": f"g{group[0]}", "runs": group, "failures": [
+                {"run_id": rid, **path} for rid, paths in found for path in paths]})
+        return 0
+    for rid, paths in found:
+        if paths or len(found) == 1:
+            render.failures(paths, Style(), rid, of_group=group is not None)
     return 0
 
 

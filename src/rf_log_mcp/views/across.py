@@ -241,6 +241,17 @@ def signature_texts(conn: sqlite3.Connection, ids: Iterable[int | None]) -> dict
     return _by_id(conn, "signatures", "signature_id", "text", ids)
 
 
+def unit_start(conn: sqlite3.Connection, run_id: int) -> int:
+    """The first run of the pabot execution ``run_id`` belongs to (itself when none): what
+    came before the run as a unit, so its other processes are not earlier runs."""
+    row = conn.execute("SELECT run_group FROM runs WHERE run_id = ?", (run_id,)).fetchone()
+    if row is None or row[0] is None:
+        return run_id
+    first = conn.execute(f"SELECT min(run_id) FROM runs WHERE run_group = ? AND {VISIBLE_RUNS}",
+                         (row[0],)).fetchone()[0]
+    return min(first or run_id, run_id)
+
+
 def seen_before(conn: sqlite3.Connection, signature_id: int, before_run: int) -> dict[str, Any]:
     """In how many earlier runs a signature appeared (any test), and the first of them."""
     return seen_before_many(conn, [signature_id], before_run)[signature_id]

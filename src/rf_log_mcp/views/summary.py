@@ -11,7 +11,7 @@ from rf_log_listener.store import FAILED_STARTS, RUN_SHIFT, VISIBLE_RUNS, run_ba
 
 from ..shaping import Shaper
 from ..sources import Locator
-from .across import group_totals, run_signatures, seen_before_many, signature_texts
+from .across import group_totals, run_signatures, seen_before_many, signature_texts, unit_start
 from .common import NODE_NOT_FOUND, mask_runs, nodes_by_keys, run_errors, run_row
 from .failing import shown_cause
 
@@ -173,7 +173,7 @@ class _Wanted:
         if self.follow:
             return {}
         sigs = {key: sig for key in keys if (sig := self.signatures.get(key)) is not None}
-        earlier = seen_before_many(conn, sigs.values(), self.runs[0])
+        earlier = seen_before_many(conn, sigs.values(), unit_start(conn, self.runs[0]))
         return {key: {"signature_seen": earlier[sig]} for key, sig in sigs.items()
                 if earlier[sig]["earlier_runs"]}
 
@@ -231,7 +231,8 @@ def _failure_groups(conn: sqlite3.Connection, wanted: _Wanted,
         members.setdefault(sig, []).append(key)
     grouped = len(wanted.runs) > 1
     groups = []
-    earlier = seen_before_many(conn, [sig for sig, _ in wanted.groups[:GROUPS_SHOWN]], wanted.runs[0])
+    earlier = seen_before_many(conn, [sig for sig, _ in wanted.groups[:GROUPS_SHOWN]],
+                               unit_start(conn, wanted.runs[0]))
     shown = nodes_by_keys(conn, [key for sig, _ in wanted.groups[:GROUPS_SHOWN]
                                  for key in members[sig][:GROUP_TESTS_SHOWN]])
     for sig, count in wanted.groups[:GROUPS_SHOWN]:
