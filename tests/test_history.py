@@ -272,6 +272,11 @@ def test_cli_diff_history_and_flaky(history: dict) -> None:
     assert "Nightly.Changed Cause" in diff.stdout and "was: Timeout after <duration>" in diff.stdout
     two = json.loads(cli("diff", "1", "4", "--change", "fixed", "--json", db=db).stdout)
     assert [c["test"] for c in two["changes"]] == ["Nightly.Flipper", "Nightly.Fixed Tonight"]
+    # the newest run against the one before it: nothing typed but diff (before: "required")
+    newest = cli("diff", db=db)
+    assert newest.returncode == 0 and newest.stdout == cli("diff", "4", db=db).stdout
+    assert cli("diff", "1", "latest", db=db).stdout == cli("diff", "1", "4", db=db).stdout
+    assert cli("diff", "1", "2", "3", db=db).returncode == 2
     hist = cli("history", "Nightly.Flipper", db=db)
     assert hist.returncode == 0 and "flip rate 1.00: 3 flip(s) in 4 runs" in hist.stdout
     flaky = cli("flaky", "--window", "4", db=db)

@@ -290,9 +290,9 @@ def _parser(only: str | None = None) -> argparse.ArgumentParser:
 
     cmd = command("diff", "across:cmd_diff", "What changed between two runs of a suite, test by test: "
                   "new failures, fixed, still failing, skipped, added, removed, slower.")
-    cmd.add_argument("runs", nargs="+", metavar="[BASE] HEAD",
-                     help="run ids or pabot groups (g17); without BASE: the previous complete "
-                          "run of the same suite")
+    cmd.add_argument("runs", nargs="*", metavar="[[BASE] HEAD]",
+                     help="run ids or pabot groups (g17), or latest; without BASE: the previous "
+                          "complete run of the same suite; without HEAD: the newest run")
     cmd.add_argument("--change", action="append", metavar="KIND", help=CHANGE_HELP)
     paging(cmd)
 
