@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import FIXTURE_RESULTS, LineReader, cli
+from conftest import FIXTURE_RESULTS, LineReader, cli, fixture_files
 
 from rf_log_listener.errors import ResultError
 from rf_log_listener.store import (
@@ -144,6 +144,19 @@ def test_cli_import_json_payload_and_exit_codes(tmp_path: Path) -> None:
     missing = cli("import", str(tmp_path / "none.xml"), env=env)
     assert missing.returncode == 1 and "FILE_NOT_FOUND" in missing.stderr
     assert cli("import", env=env).returncode == 2  # usage
+
+    # several files (a shell's glob): each in turn, a failing one said and skipped, exit 1
+    json_file = next(p for p in fixture_files() if p.name == "output.json")
+    several = cli("import", str(XML), str(tmp_path / "none.xml"), str(json_file), env=env)
+    assert several.returncode == 1
+    lines = several.stdout.splitlines()
+    assert lines[0].startswith(f"{XML}: run 1 (already imported): ") and len(lines) == 2
+    assert lines[1].startswith(f"{json_file}: run 3: ")
+    assert several.stderr.startswith(f"error [FILE_NOT_FOUND]: {tmp_path / 'none.xml'}: ")
+    listed = json.loads(cli("import", str(json_file), str(cut), "--json", env=env).stdout)
+    assert [(a["path"], a["ok"], a.get("run_id")) for a in listed] == [
+        (str(json_file), True, 3), (str(cut), False, None)]
+    assert listed[1]["error"]["code"] == "INCOMPLETE_RESULT"
 
 
 def test_cli_summary_and_failures(tmp_path: Path) -> None:

@@ -264,8 +264,9 @@ def _parser(only: str | None = None) -> argparse.ArgumentParser:
         cmd.add_argument("--page-size", type=_number(int, 1, MAX_PAGE),
                          help=f"items per page (default {default}, at most 200)")
 
-    cmd = command("import", "upkeep:cmd_import", "Import an output.xml (RF 4.0+) or output.json (RF 7.2+).")
-    cmd.add_argument("path", help="result file")
+    cmd = command("import", "upkeep:cmd_import", "Import an output.xml (RF 4.0+) or output.json (RF 7.2+)"
+                  " (several: one after another).")
+    cmd.add_argument("paths", nargs="+", metavar="PATH", help="result file(s)")
     cmd.add_argument("--allow-incomplete", action="store_true",
                      help="import the readable part of a cut file as an 'interrupted' run")
     cmd.add_argument("--label", help="a label to find the run by later")

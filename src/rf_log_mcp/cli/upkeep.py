@@ -36,12 +36,11 @@ from rf_log_listener.store import (
 
 from .. import __version__, render
 from ..render import Style
-from ..service import INVALID_ARGUMENT, finished
+from ..service import INVALID_ARGUMENT, failed, finished
 from .common import connect, failure_paths, print_json, summary
 
 
 def cmd_import(args: argparse.Namespace) -> int:
-    from rf_log_listener.importers import import_result  # the parsers: only where they run
     from rf_log_listener.importers.parallel import ROW_STREAM_GC
 
     # This process receives the row tuples the parser process builds: the same thresholds
@@ -49,24 +48,53 @@ def cmd_import(args: argparse.Namespace) -> int:
     gc.set_threshold(*ROW_STREAM_GC)
 
     conn = connect(args, create=True)
+    if len(args.paths) == 1:  # its answer, or its error as every command's (main prints it)
+        outcome = _import_one(conn, args, args.paths[0])
+        if args.json:
+            print_json(finished(outcome.to_dict()))
+        else:
+            print(_imported_line(outcome))
+        return 0
+    # Several (a shell's glob of CI artifacts, pabot's outputs): each imported in turn, one
+    # that fails said and skipped; --json answers a list of each file's answer.
+    answers, failed_any = [], False
+    for path in args.paths:
+        try:
+            outcome = _import_one(conn, args, path)
+        except ResultError as err:
+            failed_any = True
+            answers.append({"path": path, **failed("parse_result", err)})
+            if not args.json:
+                print(f"error [{err.code}]: {path}: {err.message}", file=sys.stderr)
+            continue
+        answers.append({"path": path, **finished(outcome.to_dict())})
+        if not args.json:
+            print(f"{path}: {_imported_line(outcome)}")
+    if args.json:
+        print_json(answers)
+    return 1 if failed_any else 0
+
+
+def _import_one(conn: sqlite3.Connection, args: argparse.Namespace, path: str) -> Any:
+    from rf_log_listener.importers import import_result  # the parsers: only where they run
+
     progress: Any = _ProgressBar() if sys.stderr.isatty() and not args.json else None
     if getattr(args, "progress_json", False):
         progress = _progress_lines
     try:
-        outcome = import_result(conn, args.path, allow_incomplete=args.allow_incomplete,
-                                progress=progress, label=args.label)
+        return import_result(conn, path, allow_incomplete=args.allow_incomplete,
+                             progress=progress, label=args.label)
     finally:
         if isinstance(progress, _ProgressBar):
             progress.close()
-    if args.json:
-        print_json(finished(outcome.to_dict()))
-    else:
-        again = " (already imported)" if outcome.deduplicated else ""
-        print(f"run {outcome.run_id}{again}: {outcome.name} {outcome.result_status} -"
-              f" {outcome.total} tests, {outcome.passed} passed, {outcome.failed} failed,"
-              f" {outcome.skipped} skipped [{outcome.status}, {outcome.source_format},"
-              f" {outcome.seconds:.2f} s]")
-    return 0
+
+
+def _imported_line(outcome: Any) -> str:
+    again = " (already imported)" if outcome.deduplicated else ""
+    return (f"run {outcome.run_id}{again}: {outcome.name} {outcome.result_status} -"
+            f" {outcome.total} tests, {outcome.passed} passed, {outcome.failed} failed,"
+            f" {outcome.skipped} skipped [{outcome.status}, {outcome.source_format},"
+            f" {outcome.seconds:.2f} s]")
 
 
 _last_line = [0.0]
