@@ -145,12 +145,7 @@ def test_a_process_failing_like_its_siblings_is_not_seen_before(tmp_path: Path) 
         (suites / f"part{number}.robot").write_text(
             f"*** Test Cases ***\nPart {number}\n    Fail    backend down on node {number}\n")
     db = tmp_path / "store.sqlite3"
-    done = subprocess.run(
-        [sys.executable, "-m", "pabot.pabot", "--processes", "2", "--listener",
-         f"rf_log_listener:db={db}", "--outputdir", str(tmp_path / "out"), "--log", "NONE",
-         "--report", "NONE", str(suites)],
-        capture_output=True, text=True, timeout=300, check=False, cwd=tmp_path)
-    assert done.returncode == 2, done.stdout + done.stderr
+    assert _pabot(db, suites, tmp_path / "out") == 2
     conn = open_store(db)
     for run_id in (1, 2):
         [test] = service.get_view(conn, "summary", run_id=run_id).summary.failed_tests
@@ -158,3 +153,24 @@ def test_a_process_failing_like_its_siblings_is_not_seen_before(tmp_path: Path) 
     group = service.get_view(conn, "summary", run_id=2, selector="run_group")["summary"]
     [failure_group] = group["failure_groups"]
     assert failure_group["count"] == 2 and failure_group["seen_before"] == {"earlier_runs": 0}
+
+    # the next execution passes: its failures say so once (before: nothing at all)
+    for number in (1, 2):
+        (suites / f"part{number}.robot").write_text(
+            f"*** Test Cases ***\nPart {number}\n    No Operation\n")
+    assert _pabot(db, suites, tmp_path / "out2") == 0
+    from conftest import cli
+
+    passed = cli("failures", db=db)
+    assert (passed.returncode, passed.stdout) == (0, "No failed tests.\n")
+
+
+def _pabot(db: Path, suites: Path, out: Path) -> int:
+    """pabot on ``suites`` with two processes and the listener; its exit code."""
+    done = subprocess.run(
+        [sys.executable, "-m", "pabot.pabot", "--processes", "2", "--listener",
+         f"rf_log_listener:db={db}", "--outputdir", str(out), "--log", "NONE",
+         "--report", "NONE", str(suites)],
+        capture_output=True, text=True, timeout=300, check=False, cwd=out.parent)
+    assert "rf_log_listener" not in done.stderr, done.stderr
+    return done.returncode

@@ -70,8 +70,10 @@ def cmd_failures(args: argparse.Namespace) -> int:
             print_json({"run_group": f"g{group[0]}", "runs": group, "failures": [
                 {"run_id": rid, **path} for rid, paths in found for path in paths]})
         return 0
+    if not any(paths for _, paths in found):
+        render.failures([], Style(), run_id)  # "No failed tests.", once for a whole group
     for rid, paths in found:
-        if paths or len(found) == 1:
+        if paths:
             render.failures(paths, Style(), rid, of_group=group is not None)
     return 0
 
