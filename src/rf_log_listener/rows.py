@@ -19,7 +19,7 @@ from typing import Any, Protocol, TypeVar
 
 from . import store_kind
 from .events import RunInfo, rf_version, suite_status
-from .schema import INDEXED_TEXT, lone_surrogates, register_functions, stored_values
+from .schema import INDEXED_TEXT, register_functions, with_stored_text
 from .store import BUSY_TIMEOUT_MS, mark_not_finished, run_base, store_file, this_host, transaction
 
 NODE_COLUMNS = (
@@ -67,18 +67,12 @@ _Call = TypeVar("_Call", bound=Callable[..., Any])
 
 
 def _as_stored_text(method: _Call) -> _Call:
-    """``method`` called again with its texts as the store can hold them
-    (:func:`~rf_log_listener.schema.stored_text`) when the driver refused one: the run is
-    captured or imported whole, not stopped by one odd string. Checking every string up
-    front would cost every run; the failed transaction was rolled back."""
+    """``method`` through :func:`~rf_log_listener.schema.with_stored_text`: a batch the
+    driver refuses for one odd string (its transaction rolled back) is written again with
+    its texts as the store holds them, so the run is captured or imported whole."""
     @functools.wraps(method)
     def call(self: StoreRowSink, *args: Any) -> Any:
-        try:
-            return method(self, *args)
-        except UnicodeEncodeError as exc:
-            if not lone_surrogates(exc):
-                raise
-        return method(self, *stored_values(args))
+        return with_stored_text(method, self, *args)
     return call  # type: ignore[return-value]
 
 
@@ -378,13 +372,9 @@ class _Closed(Exception):
 def insert_run(conn: sqlite3.Connection, row: dict[str, Any]) -> int:
     """A new run's row (its columns by name), its full-text index starting at its first key;
     the run's id. The one insert of a run: sources, push and salvage alike."""
-    insert = f"INSERT INTO runs ({', '.join(row)}) VALUES ({', '.join('?' * len(row))})"
-    try:
-        run_id = int(conn.execute(insert, tuple(row.values())).lastrowid or 0)
-    except UnicodeEncodeError as exc:  # refused before the statement ran: nothing to undo
-        if not lone_surrogates(exc):
-            raise
-        run_id = int(conn.execute(insert, stored_values(tuple(row.values()))).lastrowid or 0)
+    run_id = int(with_stored_text(
+        conn.execute, f"INSERT INTO runs ({', '.join(row)}) VALUES ({', '.join('?' * len(row))})",
+        tuple(row.values())).lastrowid or 0)
     conn.execute("UPDATE runs SET fts_upto = ? WHERE run_id = ?", (run_base(run_id), run_id))
     return run_id
 

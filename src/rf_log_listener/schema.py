@@ -32,6 +32,7 @@ from . import store_kind
 
 TYPE_CHECKING = False  # typing's own constant: loading typing is 4-5 ms (issue #19)
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from typing import Any
 
 SCHEMA_VERSION = 11
@@ -87,10 +88,18 @@ def stored_values(value: Any) -> Any:
     return value
 
 
-def lone_surrogates(exc: UnicodeEncodeError) -> bool:
-    """Whether a driver (sqlite3, psycopg) refused a text for what :func:`stored_text`
-    replaces, before sending anything."""
-    return exc.reason == "surrogates not allowed"
+def with_stored_text(call: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+    """``call(*args, **kwargs)``; called again with every text of its arguments as
+    :func:`stored_text` when a driver (sqlite3, psycopg) refused one for its lone
+    surrogates. Both refuse before sending anything, so nothing is half-done by the first
+    call but what the caller's transaction rolls back. Nothing is checked on the way of
+    texts the store takes: checking every string up front would cost every run."""
+    try:
+        return call(*args, **kwargs)
+    except UnicodeEncodeError as exc:
+        if exc.reason != "surrogates not allowed":
+            raise
+    return call(*stored_values(args), **stored_values(kwargs))
 
 # Runs readers see: not an import in progress, not a run being deleted by prune.
 VISIBLE_RUNS = "status NOT IN ('importing', 'deleting')"

@@ -24,7 +24,7 @@ from rf_log_listener.errors import (
     ResultError,
 )
 from rf_log_listener.masking import mask_strings
-from rf_log_listener.schema import lone_surrogates, stored_values
+from rf_log_listener.schema import with_stored_text
 from rf_log_listener.store import (
     ENV_DB,
     VISIBLE_RUNS,
@@ -84,12 +84,7 @@ def _store_errors(tool: str) -> Callable[[F], F]:
         @functools.wraps(operation)
         def guarded(*args: Any, **kwargs: Any) -> Answer:
             try:
-                try:
-                    return operation(*args, **kwargs)
-                except UnicodeEncodeError as exc:
-                    if not lone_surrogates(exc):
-                        raise
-                return operation(*stored_values(args), **stored_values(kwargs))
+                return with_stored_text(operation, *args, **kwargs)
             except sqlite3.DatabaseError as exc:
                 return failed(tool, store_error(exc))
         return guarded  # type: ignore[return-value]
