@@ -42,9 +42,7 @@ def resolve(conn: sqlite3.Connection, run: int | str | None) -> int:
     """A run id; ``latest`` (or nothing) is the newest run in the store. A command that reads
     one run refuses a pabot group (``g17``), naming its runs."""
     if isinstance(run, str) and run.startswith("g"):
-        members = [rid for (rid,) in conn.execute(
-            f"SELECT run_id FROM runs WHERE run_group = (SELECT run_group FROM runs WHERE"
-            f" run_id = ?) AND {VISIBLE_RUNS} ORDER BY run_id", (int(run[1:]),))]
+        members = _group_of(conn, int(run[1:]))
         raise ResultError(INVALID_ARGUMENT, f"This command reads one run, not the pabot group {run}.",
                           f"Pass one of its runs ({', '.join(map(str, members)) or run[1:]}); "
                           "summary and failures take the group.")
@@ -64,13 +62,14 @@ def resolve_unit(conn: sqlite3.Connection, run: int | str | None) -> tuple[int, 
     if isinstance(run, int):
         return run, None
     run_id = int(run[1:]) if isinstance(run, str) and run.startswith("g") else resolve(conn, None)
-    row = conn.execute(f"SELECT run_group FROM runs WHERE run_id = ? AND {VISIBLE_RUNS}",
-                       (run_id,)).fetchone()
-    if row is None or row[0] is None:
-        return run_id, None
-    members = [rid for (rid,) in conn.execute(
-        f"SELECT run_id FROM runs WHERE run_group = ? AND {VISIBLE_RUNS} ORDER BY run_id", (row[0],))]
-    return run_id, members
+    return run_id, _group_of(conn, run_id) or None
+
+
+def _group_of(conn: sqlite3.Connection, run_id: int) -> list[int]:
+    """The runs of the pabot execution ``run_id`` belongs to, in order (none: not one)."""
+    return [rid for (rid,) in conn.execute(
+        f"SELECT run_id FROM runs WHERE run_group = (SELECT run_group FROM runs WHERE"
+        f" run_id = ? AND {VISIBLE_RUNS}) AND {VISIBLE_RUNS} ORDER BY run_id", (run_id,))]
 
 
 def show(args: argparse.Namespace, response: Answer, printer: Callable[..., None]) -> int:

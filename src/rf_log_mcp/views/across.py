@@ -241,14 +241,14 @@ def signature_texts(conn: sqlite3.Connection, ids: Iterable[int | None]) -> dict
     return _by_id(conn, "signatures", "signature_id", "text", ids)
 
 
-def unit_start(conn: sqlite3.Connection, run_id: int) -> int:
-    """The first run of the pabot execution ``run_id`` belongs to (itself when none): what
-    came before the run as a unit, so its other processes are not earlier runs."""
-    row = conn.execute("SELECT run_group FROM runs WHERE run_id = ?", (run_id,)).fetchone()
-    if row is None or row[0] is None:
+def group_start(conn: sqlite3.Connection, run_id: int, run_group: str | None) -> int:
+    """The first run of the pabot execution ``run_id`` belongs to (``run_group``; the run
+    itself when none): the group's ``g<id>``, and what came before the run as a unit, so
+    its other processes are not earlier runs."""
+    if run_group is None:
         return run_id
     first = conn.execute(f"SELECT min(run_id) FROM runs WHERE run_group = ? AND {VISIBLE_RUNS}",
-                         (row[0],)).fetchone()[0]
+                         (run_group,)).fetchone()[0]
     return min(first or run_id, run_id)
 
 

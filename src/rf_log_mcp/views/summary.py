@@ -7,11 +7,11 @@ import sqlite3
 from collections import Counter
 
 from rf_log_listener.errors import INVALID_ARGUMENT, ResultError
-from rf_log_listener.store import FAILED_STARTS, RUN_SHIFT, VISIBLE_RUNS, run_base
+from rf_log_listener.store import FAILED_STARTS, RUN_SHIFT, run_base
 
 from ..shaping import Shaper
 from ..sources import Locator
-from .across import group_totals, run_signatures, seen_before_many, signature_texts, unit_start
+from .across import group_start, group_totals, run_signatures, seen_before_many, signature_texts
 from .common import NODE_NOT_FOUND, mask_runs, nodes_by_keys, run_errors, run_row
 from .failing import shown_cause
 
@@ -45,14 +45,15 @@ def summary(conn: sqlite3.Connection, run_id: int, shaper: Shaper,
     base = run_base(run_id)
     follow = isinstance(position, list)
     after_key, errors_after = position if isinstance(position, list) else (position, None)
-    wanted = _wanted_tests(conn, [run_id], selector, follow)
+    start = group_start(conn, run_id, run["run_group"])
+    wanted = _wanted_tests(conn, [run_id], selector, follow, start)
     view: dict[str, Any] = {
         "name": run["name"], "status": run["status"], "result_status": run["result_status"],
         "origin": run["origin"], "source_path": run["source_path"], "generator": run["generator"],
         "source_root": Locator(conn, run_id).root_dir,
         "start_time": run["start_time"], "elapsed": run["elapsed"],
         "totals": {k: run[k] for k in ("total", "passed", "failed", "skipped")},
-        "error_count": run["error_count"] or 0, **_context(conn, run),
+        "error_count": run["error_count"] or 0, **_context(run, start),
     }
     if after_key is None and selector is None:  # the first page only
         view["errors"], view["error_kinds"] = run_errors(conn, run_id, shaper, ERRORS_SHOWN)
@@ -86,25 +87,23 @@ def _group_summary(conn: sqlite3.Connection, run: dict[str, Any], shaper: Shaper
     runs = members.pop("run_ids")
     mask_runs(conn, shaper, runs)  # the other processes' failures are shown too
     view: dict[str, Any] = {"name": run["name"], "origin": run["origin"], "runs": runs,
-                            **members, **_context(conn, run)}
-    wanted = _wanted_tests(conn, runs, None, False)
+                            **members, **_context(run, runs[0])}
+    wanted = _wanted_tests(conn, runs, None, False, runs[0])
     if position is None:
         _add_groups(conn, view, wanted, shaper)
     last_shown, more = _failed_page(conn, view, wanted, shaper, position, page_size)
     return view, last_shown if more else None
 
 
-def _context(conn: sqlite3.Connection, run: dict[str, Any]) -> dict[str, Any]:
-    """The run's label, CI build and pabot group, when it has them."""
+def _context(run: dict[str, Any], first_run: int) -> dict[str, Any]:
+    """The run's label, CI build and pabot group (``g`` and its first run), when it has them."""
     found: dict[str, Any] = {}
     if run["label"]:
         found["label"] = run["label"]
     if run["ci"]:
         found["ci"] = json.loads(run["ci"])
     if run["run_group"]:
-        found["run_group"] = "g" + str(conn.execute(
-            f"SELECT min(run_id) FROM runs WHERE run_group = ? AND {VISIBLE_RUNS}",
-            (run["run_group"],)).fetchone()[0])
+        found["run_group"] = f"g{first_run}"
     return found
 
 
@@ -136,8 +135,9 @@ class _Wanted:
 
     def __init__(self, runs: list[int], signatures: dict[int, int],
                  groups: list[tuple[int, int]], only: int | None, follow: bool,
-                 texts: dict[int, str]) -> None:
+                 texts: dict[int, str], before: int) -> None:
         self.runs = runs
+        self.before = before  # earlier runs are before this one: the pabot execution's first
         self.signatures = signatures  # failed test's key -> signature id
         self.groups = groups  # (signature id, tests), largest first
         self.only = only  # a group's tests only (selector group:<id>)
@@ -173,16 +173,16 @@ class _Wanted:
         if self.follow:
             return {}
         sigs = {key: sig for key in keys if (sig := self.signatures.get(key)) is not None}
-        earlier = seen_before_many(conn, sigs.values(), unit_start(conn, self.runs[0]))
+        earlier = seen_before_many(conn, sigs.values(), self.before)
         return {key: {"signature_seen": earlier[sig]} for key, sig in sigs.items()
                 if earlier[sig]["earlier_runs"]}
 
 
 def _wanted_tests(conn: sqlite3.Connection, runs: list[int], selector: str | None,
-                  follow: bool) -> _Wanted:
+                  follow: bool, before: int) -> _Wanted:
     only = None
     if selector == "failed" or follow:  # every failed test, in run order
-        return _Wanted(runs, {}, [], None, True, {})
+        return _Wanted(runs, {}, [], None, True, {}, before)
     if selector is not None:
         kind, _, number = selector.partition(":")
         if kind != "group" or not number.lstrip("-").isdigit():
@@ -206,7 +206,7 @@ def _wanted_tests(conn: sqlite3.Connection, runs: list[int], selector: str | Non
     if only is not None and only not in sizes:
         raise ResultError(NODE_NOT_FOUND, f"Run {runs[0]} has no failure group {only}.",
                           "Take tests_selector from this run's failure_groups.")
-    return _Wanted(runs, signatures, groups, only, False, texts)
+    return _Wanted(runs, signatures, groups, only, False, texts, before)
 
 
 def _unfinished(conn: sqlite3.Connection, run_id: int) -> list[dict[str, Any]]:
@@ -231,8 +231,7 @@ def _failure_groups(conn: sqlite3.Connection, wanted: _Wanted,
         members.setdefault(sig, []).append(key)
     grouped = len(wanted.runs) > 1
     groups = []
-    earlier = seen_before_many(conn, [sig for sig, _ in wanted.groups[:GROUPS_SHOWN]],
-                               unit_start(conn, wanted.runs[0]))
+    earlier = seen_before_many(conn, [sig for sig, _ in wanted.groups[:GROUPS_SHOWN]], wanted.before)
     shown = nodes_by_keys(conn, [key for sig, _ in wanted.groups[:GROUPS_SHOWN]
                                  for key in members[sig][:GROUP_TESTS_SHOWN]])
     for sig, count in wanted.groups[:GROUPS_SHOWN]:
