@@ -24,6 +24,7 @@ from .masking import Redactor, redactor
 from .registry import known_values
 from .schema import FAILED_STARTS, NOTABLE_NODES
 from .signatures import RULES, signature
+from .status_text import current
 from .store import run_base, transaction
 
 # longname: str, pre: int, status: str, elapsed: float | None, signature: str | None (failed
@@ -79,8 +80,9 @@ def failed_test_signatures(conn: sqlite3.Connection, run_id: int) -> Iterator[tu
 
 def _signature(conn: sqlite3.Connection, mask: Redactor, base: int, pre: int, last: int,
                message: str | None) -> str:
-    """A failed test's signature: its masked message and the keyword that failed."""
-    return signature(mask.text(message or "")[0], _failing_keyword(conn, base, pre, last))
+    """A failed test's signature: the failure its message reports now (a merged test's
+    newest, an HTML one's text), masked, and the keyword that failed."""
+    return signature(mask.text(current(message or ""))[0], _failing_keyword(conn, base, pre, last))
 
 
 def _failing_keyword(conn: sqlite3.Connection, base: int, pre: int, last: int) -> str | None:

@@ -8,7 +8,9 @@ failed (the deepest failed keyword on the test's first failing path, with its li
 
     Connection refused: 10.0.3.7:5432 after 3012 ms   ->   Connection refused: <ip>:<n> after <duration>
 
-The rules, applied in this order (README, "Failure signatures"):
+The rules, applied in this order (README, "Failure signatures"), to the failure the test's
+message reports now (``status_text.current``: a merged test's newest message, an HTML
+message's text):
 
 1. secrets masked (the run's known values, then names and shapes), as in every answer;
 2. ISO timestamps and times of day -> ``<time>``, dates -> ``<date>``;
@@ -29,7 +31,7 @@ from __future__ import annotations
 import functools
 import re
 
-RULES = 1  # the version of the rules below
+RULES = 2  # the version of the rules below (2: merged and HTML messages read as text)
 MAX_CHARS = 300
 
 # The rules' patterns, compiled when first used: a run that ends with no failure (robot's

@@ -70,7 +70,8 @@ def summary(response: Answer, style: Style) -> None:
     print(f"  {totals.total} tests: {totals.passed} passed, {totals.failed} failed,"
           f" {totals.skipped} skipped")
     if data.elapsed is not None:
-        print(f"  started {data.start_time}, took {data.elapsed:.2f} s")
+        started = f"started {data.start_time}, " if data.start_time else ""  # rebot --merge: none
+        print(f"  {started}took {data.elapsed:.2f} s")
     if data.unfinished:
         chain = " > ".join(f"{n.name or n.type}" for n in data.unfinished)
         print(f"  {'running now' if data.status == 'running' else 'stopped in'}: {chain}")
@@ -146,14 +147,19 @@ def compare(response: Answer, style: Style) -> None:
     _ending(response, style, "more")
 
 
+def _when(start_time: str | None) -> str:
+    """`` (start time)``, or nothing for a run without one (an output rebot merged)."""
+    return f" ({start_time})" if start_time else ""
+
+
 def history(response: Answer, style: Style) -> None:
     print(f"{style(response.test, 'bold')}: {response.runs_total} finished run(s)")
     if response.streak:
         streak = response.streak
         print(f"  {style(streak.status, streak.status)} in the last {streak.runs} run(s), since"
-              f" run {streak.since.run_id} ({streak.since.start_time})")
+              f" run {streak.since.run_id}{_when(streak.since.start_time)}")
     if response.last_pass:
-        print(f"  last pass: run {response.last_pass.run_id} ({response.last_pass.start_time})")
+        print(f"  last pass: run {response.last_pass.run_id}{_when(response.last_pass.start_time)}")
     flaky = response.flakiness
     if flaky and flaky.flip_rate is not None:
         print(f"  flip rate {flaky.flip_rate:.2f}: {flaky.flips} flip(s) in {flaky.runs} runs")

@@ -18,6 +18,7 @@ from rf_log_listener.digest import digest
 from rf_log_listener.errors import ResultError
 from rf_log_listener.masking import TRACE_LINE_STARTS, Redactor
 from rf_log_listener.masking import redactor as default_redactor
+from rf_log_listener.status_text import visible
 
 from . import usage
 from .limits import DEFAULT_BUDGET
@@ -142,6 +143,11 @@ class Shaper:
         head, tail = _head_tail(limit)
         return self._joined(self.mask(value[:head + MASK_MARGIN])[:head], len(value) - head - tail,
                             self.mask(value[-(tail + MASK_MARGIN):])[-tail:])
+
+    def status(self, value: str | None, limit: int = MESSAGE_CHARS) -> str:
+        """A status message (a test's, a keyword's failure) as :meth:`text` shows it; an
+        ``*HTML*`` one (``Set Test Message``, ``rebot --merge``) as its visible text."""
+        return self.text(visible(value) if value else value, limit)
 
     def cut(self, value: str, limit: int) -> str:
         """``value`` (masked already) shortened to about ``limit``, head and tail kept; a

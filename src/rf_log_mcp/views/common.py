@@ -324,7 +324,7 @@ def node_item(node: NodeRow, shaper: Shaper, ids: NodeContext, *, arg_limit: int
         "has_children": node.last > node.pre,
     }
     if node.message and message_limit is not None:
-        item["message"] = shaper.text(node.message, message_limit)
+        item["message"] = shaper.status(node.message, message_limit)
     if node.message_count:
         item["message_count"] = node.message_count
     if node.args:

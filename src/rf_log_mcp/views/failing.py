@@ -139,7 +139,7 @@ def shown_cause(conn: sqlite3.Connection, run_id: int, test: NodeRow,
     cause = {"reason": reason, "node_id": origin.node_id, "type": origin.type,
              "name": origin.name or "", "failing_step_id": deepest.node_id,
              "failing_step_name": deepest.name or "",
-             "message": shaper.text(deepest.message or origin.message or "", 500)}
+             "message": shaper.status(deepest.message or origin.message or "", 500)}
     if deepest is origin:
         del cause["failing_step_id"], cause["failing_step_name"]
     if reason == "parent_suite_teardown" and not (test.message or "").startswith("P" + PARENT_TEARDOWN):

@@ -163,7 +163,7 @@ def _other(node: NodeRow, shaper: Shaper) -> dict[str, Any]:
     elif node.args:
         item["args"] = shown_args(node, shaper, 100)
     if node.message:
-        item["message"] = shaper.text(node.message, 300)
+        item["message"] = shaper.status(node.message, 300)
     return item
 
 

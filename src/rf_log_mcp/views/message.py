@@ -14,6 +14,7 @@ import sqlite3
 from typing import Any
 
 from rf_log_listener.errors import ResultError
+from rf_log_listener.status_text import HTML_PREFIX, is_html, visible
 from rf_log_listener.store import run_base
 
 from ..attachments import Reference
@@ -108,8 +109,12 @@ def _message(conn: sqlite3.Connection, run_id: int,
     if not node.message:
         raise ResultError(MESSAGE_NOT_FOUND, f"{selector} has no status message.",
                           "Its logged messages have ids <node id>-mN (tree, search_messages).")
-    return node.message, {"message_id": selector, "node_id": node.node_id, "kind": "status",
-                          "level": {"FAIL": "FAIL", "SKIP": "SKIP"}.get(node.status, "INFO")}, node, []
+    item = {"message_id": selector, "node_id": node.node_id, "kind": "status",
+            "level": {"FAIL": "FAIL", "SKIP": "SKIP"}.get(node.status, "INFO")}
+    if not is_html(node.message):
+        return node.message, item, node, []
+    item["html"] = True  # Set Test Message *HTML*, rebot --merge: read as log.html shows it
+    return visible(node.message), item, node, parse_html(node.message[len(HTML_PREFIX):])[1]
 
 
 def _visible(text: str, html: int) -> tuple[str, list[Reference]]:

@@ -123,7 +123,7 @@ def _failed_page(conn: sqlite3.Connection, view: dict[str, Any], wanted: _Wanted
     grouped = len(wanted.runs) > 1
     seen = wanted.seen(conn, [key for key, *_ in page])
     tests = [{**({"run_id": key >> RUN_SHIFT} if grouped else {}), "node_id": i, "name": n,
-              "message": shaper.text(m or "", 500), **seen.get(key, {})}
+              "message": shaper.status(m or "", 500), **seen.get(key, {})}
              for key, i, n, m in page]
     kept = shaper.fit(view, tests, "failed_tests")
     return page[kept - 1][0] if kept else after_key, more or kept < len(page)
@@ -238,7 +238,7 @@ def _failure_groups(conn: sqlite3.Connection, wanted: _Wanted,
         tests = [shown[key] for key in members[sig][:GROUP_TESTS_SHOWN]]
         first_test = tests[0]
         group = {"signature": shaper.text(texts.get(sig, ""), 300), "count": count,
-                 "message": shaper.text(first_test.message or "", 300),
+                 "message": shaper.status(first_test.message or "", 300),
                  "test_ids": [test.node_id for test in tests],
                  "tests_selector": f"group:{sig}",
                  "seen_before": earlier[sig]}

@@ -1,0 +1,75 @@
+"""Status messages as text: RF's ``*HTML*`` status messages read as a reader of log.html
+reads them, and a merged test's message read as the failure it reports now.
+
+Shared by both sides (like ``signatures.py``): the store keeps every message exactly as RF
+wrote it; ``history.py`` signs a failure by the text below, and the read side shows it.
+
+RF marks a status message as HTML by starting it with ``*HTML*`` (``Set Test Message``,
+``Fail``, a library's exception). ``rebot --merge`` (the usual re-run of failed tests, then
+one report) writes each merged test's message so (``robot.result.merger``, the same from
+RF 6.0 to 7.x), the test's own message escaped inside::
+
+    *HTML* <span class="merge">Test has been re-executed and results merged.</span><hr>
+    <span class="new-status">New status:</span> <span class="fail">FAIL</span><br>
+    <span class="new-message">New message:</span> Connection refused<br><hr>
+    <span class="old-status">Old status:</span> ...
+
+so without this a merged failure showed as markup and signed unlike the same failure in the
+runs before the merge.
+"""
+
+from __future__ import annotations
+
+import re
+from html import unescape
+
+HTML_PREFIX = "*HTML*"
+_BREAKS = re.compile(r"<(?:br|hr|/p|/div|/li|/tr|/h[1-6])\b[^>]*>", re.I)
+_TAG = re.compile(r"<[!/?]?[A-Za-z][^>]*>|<!--.*?-->", re.S)
+_TRAILING_BREAKS = re.compile(r"(?:<(?:br|hr)\b[^>]*>\s*)+\Z", re.I)
+
+# rebot --merge's messages (``robot.result.merger``); "Test" or, with --rpa, "Task"
+_MERGED = re.compile(r'\*HTML\* <span class="merge">(?:Test|Task) has been re-executed and results'
+                     r' merged\.</span><hr><span class="new-status">New status:</span>'
+                     r' <span class="\w+">\w+</span><br>'
+                     r'(?:<span class="new-message">New message:</span> (?P<new>.*?)<br>)?<hr>',
+                     re.S)
+_ADDED = re.compile(r"\*HTML\* (?:Suite|Test|Task) added from merged output\.(?:<hr>(?P<new>.*))?\Z",
+                    re.S)
+_SKIP_IGNORED = re.compile(r"\*HTML\* (?:Test|Task) has been re-executed and results merged\."
+                           r" Latter result had <span class=\"skip\">SKIP</span> status and was"
+                           r" ignored\. Message:\n.*?(?:<hr>Original message:\n(?P<new>.*))?\Z",
+                           re.S)
+
+
+def is_html(message: str | None) -> bool:
+    return bool(message) and message.startswith(HTML_PREFIX)  # type: ignore[union-attr]
+
+
+def visible(message: str) -> str:
+    """``message`` as log.html shows it: an ``*HTML*`` one without its markup (line breaks
+    for ``<br>``, ``<hr>`` and ends of blocks, entities as their characters), any other as
+    it is. A plain message RF escaped into HTML (``html_escape``, links and all) reads back
+    exactly as it was."""
+    if not message.startswith(HTML_PREFIX):
+        return message
+    return markup_text(message[len(HTML_PREFIX):].lstrip())
+
+
+def markup_text(markup: str) -> str:
+    """The text of an HTML fragment, its line breaks kept (see ``visible``)."""
+    markup = _TRAILING_BREAKS.sub("", markup)
+    return unescape(_TAG.sub("", _BREAKS.sub("\n", markup)))
+
+
+def current(message: str) -> str:
+    """The failure ``message`` reports now, as text: a merged test's newest message (the one
+    kept, when the newer result was a skip rebot ignored), the visible text of any other
+    HTML message, a plain one as it is."""
+    if not message.startswith(HTML_PREFIX):
+        return message
+    for shape in (_MERGED, _ADDED, _SKIP_IGNORED):
+        found = shape.match(message)
+        if found is not None:
+            return markup_text(found["new"] or "")
+    return visible(message)
