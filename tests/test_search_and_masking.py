@@ -165,6 +165,16 @@ def test_a_search_cannot_find_a_masked_value(store: sqlite3.Connection) -> None:
     ("ftp://user:pa55@host/file", "ftp://user:***@host/file"),
     ("${PASSWORD} = hunter2 with spaces", "${PASSWORD} = ***"),
     ("key ghp_" + "a" * 36, "key ***"),
+    ("<Login><user>bob</user><ns:Password>pw-9</ns:Password></Login>",
+     "<Login><user>bob</user><ns:Password>***</ns:Password></Login>"),
+    ('<apiKey kind="x">\n  k-42\n</apiKey>', '<apiKey kind="x">\n  ***\n</apiKey>'),
+    ("<PasswordExpiry>90</PasswordExpiry><td>token</td><password/>",
+     "<PasswordExpiry>90</PasswordExpiry><td>token</td><password/>"),
+    ("curl -s -u deploy:pw-7 https://x", "curl -s -u deploy:*** https://x"),
+    ("curl --user 'bob:two words' -X POST", "curl --user 'bob:***' -X POST"),
+    ("curl --user-agent a:b x; sort -u a:b", "curl --user-agent a:b x; sort -u a:b"),
+    ("see https://hooks.slack.com/services/T01/B02/xYz9 now", "see https://hooks.slack.com/services/*** now"),
+    ("https://discord.com/api/webhooks/123/AbC-d", "https://discord.com/api/webhooks/***"),
     ("password=${PASSWORD}", "password=${PASSWORD}"),  # a variable's name is no secret
     ("token_count=5", "token_count=5"),
     ("tokens=4 passed=3", "tokens=4 passed=3"),
@@ -184,11 +194,13 @@ _SHAPES = ["ftp://user:pa55@host/f", "Bearer Zm9vYmFyYmF6cXV4", "eyJhbGciOi.eyJz
            "ghp_" + "a1" * 18, "AKIA" + "B" * 16, "sk-" + "c" * 24, "xoxb-1234567890ab",
            "glpat-" + "d" * 20, "-----BEGIN RSA PRIVATE KEY-----\nMIIE\n-----END RSA PRIVATE KEY-----",
            "password=hunter2", "Set-Cookie: a=1", "Authorization: Basic dXNlcjpw", "${db_pwd} = x y",
-           '"api-key": "k-123"', "pin: 1234", "otp=123456", "pa\u017fsword=hunter2", "api-\u212aey: v-4567"]
+           '"api-key": "k-123"', "pin: 1234", "otp=123456", "pa\u017fsword=hunter2", "api-\u212aey: v-4567",
+           "<ns:Token>t-1</ns:Token>", "curl -u a:pw-2", "https://hooks.slack.com/services/T1/B2/x3"]
 _PIECES = [*_SHAPES, "password", "token", "auth", "cookie", "x-Session-Id", "=", ": ", '"', "'",
            "${", "}", " ", "\n", "Bearer ", "://", "@", "user:pa55", "eyJ", ".fghij", "ghp_",
            "\u0130", "\u0131", "plain words", "42", "inside", "Author", "sid", "\t", "\u00a0",
-           "PRIVATE KEY", "-----BEGIN RSA ", "-----", " BLOCK"]
+           "PRIVATE KEY", "-----BEGIN RSA ", "-----", " BLOCK", "<", ">", "</", "<password>",
+           "</password>", "curl ", " -u ", "--user=", "hooks.slack.com/services/", "https://"]
 
 
 def _every_rule(words: tuple[str, ...]) -> Redactor:

@@ -37,6 +37,7 @@ from rf_log_listener.secret_names import (
     reversed_name,
     spellings,
     whole_line,
+    xml_element,
 )
 
 TYPE_CHECKING = False  # typing's own constant: loading typing is 4-5 ms (issue #19)
@@ -68,9 +69,14 @@ _VENDOR_TOKENS = (
     ("gh[pousr]_", "[A-Za-z0-9]{30,}"), ("github_pat_", "[A-Za-z0-9_]{30,}"), ("AKIA", "[0-9A-Z]{16}"),
     ("xox[abprs]-", "[A-Za-z0-9-]{10,}"), ("sk-", "[A-Za-z0-9_-]{20,}"), ("glpat-", "[A-Za-z0-9_-]{20,}"),
 )
+# Webhook URLs whose path is their credential (anyone holding one posts as the team): the
+# URL's start, kept; the rest of it is masked.
+_WEBHOOKS = (r"hooks\.slack\.com/(?:services|workflows|triggers)/",
+             r"(?:[\w-]+\.)?discord(?:app)?\.com/api/webhooks/", r"[\w-]+\.webhook\.office\.com/")
 # What the other shapes cannot match without (lower-cased): URL credentials, a bearer
-# token, a JWT's header, a private key's armour.
-_SHAPE_MARKS = ("://", "bearer", "eyj", "private key", *(prefix.lower() for prefix, _ in _VENDOR_TOKENS))
+# token, a JWT's header, a private key's armour, curl's credentials, a webhook's host.
+_SHAPE_MARKS = ("://", "bearer", "eyj", "private key", "curl",
+                *(prefix.lower() for prefix, _ in _VENDOR_TOKENS))
 
 
 class _Shapes:
@@ -86,6 +92,11 @@ class _Shapes:
             r"(-----BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----)(.*?)"
             r"(-----END [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----|\Z)", re.DOTALL,
         )
+        # curl's -u/--user user:password (a command line a library logs before running it)
+        self.curl_user = re.compile(
+            r"""(?P<head>\bcurl\b[^\n;|]*?\s(?:-u|--user)(?:[ \t=]+|(?=[^\s-]))(?P<q>['"])?[^\s:'"]+:)"""
+            r"""(?P<value>(?(q)[^'"\n]+|[^\s'"]+))""", re.IGNORECASE)
+        self.webhook = re.compile(rf"(?i)(?P<head>\bhttps?://(?:{'|'.join(_WEBHOOKS)}))(?P<value>[^\s'\"<>]+)")
         self.jwt = re.compile(r"\beyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]*")
         self.vendor_tokens = re.compile(
             rf"\b(?:{'|'.join(prefix + body for prefix, body in _VENDOR_TOKENS)})\b")
@@ -205,7 +216,8 @@ class Redactor:
 
     @functools.cached_property
     def _trigger_parts(self) -> str:
-        return "|".join((*_SHAPE_MARKS, rf"""(?:{self._words})["'}}]?\s*[:=]"""))
+        return "|".join((*_SHAPE_MARKS, rf"""(?:{self._words})["'}}]?\s*[:=]""",
+                         rf"(?:{self._words})(?:\s[^<>]*)?>"))  # an XML element's name
 
     @functools.cached_property
     def _mentions(self) -> re.Pattern[str]:
@@ -258,6 +270,10 @@ class Redactor:
     def _whole_line(self) -> re.Pattern[str]:
         return whole_line(self._words)
 
+    @functools.cached_property
+    def _xml_element(self) -> re.Pattern[str]:
+        return xml_element(self._words)
+
     def prepare(self) -> None:
         """Compile what :meth:`text` can use, ahead of its first text: the MCP server does it
         while the host's model writes its first call (issue #19)."""
@@ -302,7 +318,10 @@ class Redactor:
             text = sub(shapes.private_key, text, _masked_key)
             text = sub(self._whole_line, text, _masked_value)
             text = sub(self._key_value, text, _masked_value)
+            text = sub(self._xml_element, text, _masked_value)
             text = sub(shapes.url_credentials, text, _masked_credentials)
+            text = sub(shapes.curl_user, text, _masked_credentials_after)
+            text = sub(shapes.webhook, text, _masked_credentials_after)
             text = sub(shapes.bearer, text, lambda m: f"{m[1]}{MASK}" if _looks_random(m[2]) else m[0])
             text = sub(shapes.jwt, text, lambda m: MASK)
             text = sub(shapes.vendor_tokens, text, lambda m: MASK)
@@ -319,23 +338,27 @@ class Redactor:
 
     def may_name_a_value(self, text: str, lowered: str) -> bool:
         """Whether :meth:`secret_values` can find anything in ``text`` (lower-cased as
-        ``lowered``): a secret's name and a separator, or a URL with credentials."""
+        ``lowered``): a secret's name and a separator, a secret-named XML element, or URL
+        or curl credentials."""
+        xml = "</" in text and self._xml_element.search(text) is not None
         if ":" not in text and "=" not in text:  # every way below needs one (most messages)
-            return False
+            return xml
         backwards = self._named_value_backwards
         if backwards is None:
             named = self._named_value.search(lowered) is not None
         else:
             named = backwards.search(lowered[::-1]) is not None
-        return named or ("://" in text and "@" in text)
+        return named or xml or ("://" in text and "@" in text) or (
+            "curl" in lowered and _shapes().curl_user.search(text) is not None)
 
     def secret_values(self, text: str, lowered: str | None = None) -> list[str]:
         """The values that follow a secret's name in ``text`` (``password=x``, ``"token":
-        "x"``, ``Authorization: Bearer x``, ``${API_KEY} = x``, to the end of the line) and URL
-        credentials, unquoted: what becomes a run's known value. Found from each mention of a
-        secret word onwards, not by the masking rules' scan of every position: the writer
-        runs this on every message that mentions one. Self-describing shapes (private keys,
-        JWTs, vendor tokens) are masked wherever they occur and need no registering."""
+        "x"``, ``Authorization: Bearer x``, ``${API_KEY} = x``, to the end of the line), URL
+        and curl credentials and secret-named XML elements' texts, unquoted: what becomes a
+        run's known value. Found from each mention of a secret word onwards, not by the
+        masking rules' scan of every position: the writer runs this on every message that
+        mentions one. Self-describing shapes (private keys, JWTs, vendor tokens, webhook
+        URLs) are masked wherever they occur and need no registering."""
         found = []
         lowered = text.lower() if lowered is None else lowered
         if len(lowered) == len(text):  # else positions would shift: no name to follow
@@ -351,6 +374,10 @@ class Redactor:
                 found.append(value.strip())
         if "://" in text and "@" in text:
             found += [m[2] for m in _shapes().url_credentials.finditer(text)]
+        if "</" in text:
+            found += [m["value"] for m in self._xml_element.finditer(text)]
+        if "curl" in lowered:
+            found += [m["value"] for m in _shapes().curl_user.finditer(text)]
         return [value for value in found if registrable(value)]
 
     def names_secret(self, text: str) -> bool:
@@ -489,6 +516,11 @@ def _masked_key(match: re.Match[str]) -> str:
 def _masked_credentials(match: re.Match[str]) -> str:
     """A URL's password, the scheme, user and host kept."""
     return match[0] if match[2] == MASK else f"{match[1]}{MASK}{match[3]}"
+
+
+def _masked_credentials_after(match: re.Match[str]) -> str:
+    """The value after its head (curl's ``-u user:``, a webhook's host) masked."""
+    return match[0] if match["value"] == MASK else f"{match['head']}{MASK}"
 
 
 def _masked_group(match: re.Match[str]) -> str:

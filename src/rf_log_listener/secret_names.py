@@ -120,3 +120,14 @@ def whole_line(name: str) -> re.Pattern[str]:
         (?P<value> [^\r\n]+ )
         """
     )
+
+
+def xml_element(name: str) -> re.Pattern[str]:
+    """An XML element named like a secret, its text the value (``<password>x</password>``,
+    ``<ns:AuthToken type="t">x</ns:AuthToken>``: SOAP and XML bodies). Groups: value."""
+    return re.compile(
+        rf"""(?ix)
+        <(?:[\w.-]+:)? [\w.-]*?(?:{name}) (?![\w.-]) (?:\s[^<>]*)? >
+        \s* (?P<value> [^<\s][^<]*? ) (?=\s*</)
+        """
+    )

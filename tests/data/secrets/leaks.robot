@@ -1,5 +1,5 @@
 *** Settings ***
-Documentation     Secrets handled the ordinary way, each a value of its own (S01 ... S23), and
+Documentation     Secrets handled the ordinary way, each a value of its own (S01 ... S27), and
 ...               values that only look like secrets (L01 ... L12), which must stay readable.
 Library           Vault.py
 Metadata          Contact    ops team
@@ -72,6 +72,11 @@ Shapes Next To Their Name
     Log    typed S18-input-pw-x into the field
     Echo    ${PASSWORD}
     Log    warn about ${API_SECRET}    WARN
+    Log    <soap:Envelope><Login><user>bob</user><ns:Password>S25-xml-Pw-61</ns:Password></Login></soap:Envelope>
+    Log    login refused for S25-xml-Pw-61
+    Log    running curl -s -u deploy:S26-curl-Pw-8 https://ci.example/api
+    Log    deploy key S26-curl-Pw-8 rejected
+    Log    posting to https://hooks.slack.com/services/T01ABC/B02DEF/S27webhooksecret99
 
 *** Keywords ***
 Login With
