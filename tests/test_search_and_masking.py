@@ -175,6 +175,10 @@ def test_a_search_cannot_find_a_masked_value(store: sqlite3.Connection) -> None:
     ("curl --user-agent a:b x; sort -u a:b", "curl --user-agent a:b x; sort -u a:b"),
     ("see https://hooks.slack.com/services/T01/B02/xYz9 now", "see https://hooks.slack.com/services/*** now"),
     ("https://discord.com/api/webhooks/123/AbC-d", "https://discord.com/api/webhooks/***"),
+    ("login failed for bob with password Hunter2x.", "login failed for bob with password ***."),
+    ("the passphrase is 'correct-horse' here", "the passphrase is '***' here"),
+    ("Typing password into text field 'id:pw'.", "Typing password into text field 'id:pw'."),
+    ("password is incorrect; password policy v2 ok", "password is incorrect; password policy v2 ok"),
     ("password=${PASSWORD}", "password=${PASSWORD}"),  # a variable's name is no secret
     ("token_count=5", "token_count=5"),
     ("tokens=4 passed=3", "tokens=4 passed=3"),
@@ -195,12 +199,14 @@ _SHAPES = ["ftp://user:pa55@host/f", "Bearer Zm9vYmFyYmF6cXV4", "eyJhbGciOi.eyJz
            "glpat-" + "d" * 20, "-----BEGIN RSA PRIVATE KEY-----\nMIIE\n-----END RSA PRIVATE KEY-----",
            "password=hunter2", "Set-Cookie: a=1", "Authorization: Basic dXNlcjpw", "${db_pwd} = x y",
            '"api-key": "k-123"', "pin: 1234", "otp=123456", "pa\u017fsword=hunter2", "api-\u212aey: v-4567",
-           "<ns:Token>t-1</ns:Token>", "curl -u a:pw-2", "https://hooks.slack.com/services/T1/B2/x3"]
+           "<ns:Token>t-1</ns:Token>", "curl -u a:pw-2", "https://hooks.slack.com/services/T1/B2/x3",
+           "with password pw-42x"]
 _PIECES = [*_SHAPES, "password", "token", "auth", "cookie", "x-Session-Id", "=", ": ", '"', "'",
            "${", "}", " ", "\n", "Bearer ", "://", "@", "user:pa55", "eyJ", ".fghij", "ghp_",
            "\u0130", "\u0131", "plain words", "42", "inside", "Author", "sid", "\t", "\u00a0",
            "PRIVATE KEY", "-----BEGIN RSA ", "-----", " BLOCK", "<", ">", "</", "<password>",
-           "</password>", "curl ", " -u ", "--user=", "hooks.slack.com/services/", "https://"]
+           "</password>", "curl ", " -u ", "--user=", "hooks.slack.com/services/", "https://",
+           "password ", "passphrase is ", "x9"]
 
 
 def _every_rule(words: tuple[str, ...]) -> Redactor:

@@ -109,6 +109,17 @@ class _Shapes:
 
 
 _shapes = functools.cache(_Shapes)
+# A password in prose, without a separator: "login failed for bob with password Hunter2x".
+# The value is masked only when it cannot be an English word (``_looks_random``: a digit or
+# one of ._-+/=), so "password field", "password is incorrect" and "password reset" stay.
+# Compiled on its own: robot's writer asks it of every message that holds "pass".
+_PROSE_LEAD = r"""pass(?:word|wd|phrase)[ \t]+(?:(?:is|was|of)[ \t]+)?['"]?"""
+_PROSE_CHAR = r"""[^\s'",;:=()\[\]{}<>]"""
+_PROSE_PASSWORD = lazy_pattern(
+    rf"(?i)\b({_PROSE_LEAD})({_PROSE_CHAR}{{3,}}[^\s'\",;:=()\[\]{{}}<>.!?])")
+# What the trigger scan looks for of it: the lead and a value with a digit or one of
+# _-+/ (or a dot inside it), so "Password Reset" in a test's name compiles no rule.
+_PROSE_MARK = rf"{_PROSE_LEAD}{_PROSE_CHAR}*?(?:[0-9_+/-]|\.{_PROSE_CHAR})"
 # RF's TRACE lines: ``Arguments: [ 'id:pw' | 'hunter2' ]`` and ``Return: 'hunter2'``.
 _ARGUMENTS = lazy_pattern(r"^(Arguments: \[ )(.*)( \])$", re.DOTALL)
 _RETURN = lazy_pattern(r"^(Return: )(.+)$", re.DOTALL)
@@ -197,8 +208,10 @@ class Redactor:
         followed by a separator (perhaps after a closing quote or brace, and white space:
         ``password=``, ``"token": ``, ``${API_KEY} =``, the header lines ``Authorization:`` and
         ``Cookie:``; every name rule reads a value after one), a private key's armour
-        (``PRIVATE KEY``), ``://`` (URL credentials), ``bearer``, a JWT's ``eyJ``, a vendor
-        token's prefix. A text without any of these is left as it is by every one of those
+        (``PRIVATE KEY``), ``://`` (URL credentials, webhooks), ``bearer``, a JWT's ``eyJ``, a
+        vendor token's prefix, ``curl``, a secret-named XML element (``password>``), a password
+        in prose with a value that may be one (``_PROSE_MARK``). A text without any of these
+        is left as it is by every one of those
         rules, so one scan replaces seven (and their compilation). A name alone does not
         trigger: prose holds the short ones in its words (``inside``, ``author``), and a
         reading command would compile every rule for them."""
@@ -216,7 +229,8 @@ class Redactor:
 
     @functools.cached_property
     def _trigger_parts(self) -> str:
-        return "|".join((*_SHAPE_MARKS, rf"""(?:{self._words})["'}}]?\s*[:=]""",
+        return "|".join((*_SHAPE_MARKS, _PROSE_MARK,
+                         rf"""(?:{self._words})["'}}]?\s*[:=]""",
                          rf"(?:{self._words})(?:\s[^<>]*)?>"))  # an XML element's name
 
     @functools.cached_property
@@ -323,6 +337,7 @@ class Redactor:
             text = sub(shapes.curl_user, text, _masked_credentials_after)
             text = sub(shapes.webhook, text, _masked_credentials_after)
             text = sub(shapes.bearer, text, lambda m: f"{m[1]}{MASK}" if _looks_random(m[2]) else m[0])
+            text = sub(_PROSE_PASSWORD(), text, _masked_prose_password)
             text = sub(shapes.jwt, text, lambda m: MASK)
             text = sub(shapes.vendor_tokens, text, lambda m: MASK)
         for pattern in self._extra:
@@ -342,14 +357,15 @@ class Redactor:
         or curl credentials."""
         xml = "</" in text and self._xml_element.search(text) is not None
         if ":" not in text and "=" not in text:  # every way below needs one (most messages)
-            return xml
+            return xml or bool(_prose_passwords(text, lowered))
         backwards = self._named_value_backwards
         if backwards is None:
             named = self._named_value.search(lowered) is not None
         else:
             named = backwards.search(lowered[::-1]) is not None
         return named or xml or ("://" in text and "@" in text) or (
-            "curl" in lowered and _shapes().curl_user.search(text) is not None)
+            "curl" in lowered and _shapes().curl_user.search(text) is not None) or bool(
+            _prose_passwords(text, lowered))
 
     def secret_values(self, text: str, lowered: str | None = None) -> list[str]:
         """The values that follow a secret's name in ``text`` (``password=x``, ``"token":
@@ -378,6 +394,7 @@ class Redactor:
             found += [m["value"] for m in self._xml_element.finditer(text)]
         if "curl" in lowered:
             found += [m["value"] for m in _shapes().curl_user.finditer(text)]
+        found += _prose_passwords(text, lowered)
         return [value for value in found if registrable(value)]
 
     def names_secret(self, text: str) -> bool:
@@ -521,6 +538,17 @@ def _masked_credentials(match: re.Match[str]) -> str:
 def _masked_credentials_after(match: re.Match[str]) -> str:
     """The value after its head (curl's ``-u user:``, a webhook's host) masked."""
     return match[0] if match["value"] == MASK else f"{match['head']}{MASK}"
+
+
+def _prose_passwords(text: str, lowered: str) -> list[str]:
+    """The passwords ``_PROSE_PASSWORD`` finds in ``text`` (lower-cased as ``lowered``)."""
+    if "pass" not in lowered:  # most messages: no regex at all
+        return []
+    return [m[2] for m in _PROSE_PASSWORD().finditer(text) if _looks_random(m[2])]
+
+
+def _masked_prose_password(match: re.Match[str]) -> str:
+    return f"{match[1]}{MASK}" if _looks_random(match[2]) and match[2] != MASK else match[0]
 
 
 def _masked_group(match: re.Match[str]) -> str:

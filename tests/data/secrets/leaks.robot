@@ -1,6 +1,6 @@
 *** Settings ***
-Documentation     Secrets handled the ordinary way, each a value of its own (S01 ... S27), and
-...               values that only look like secrets (L01 ... L12), which must stay readable.
+Documentation     Secrets handled the ordinary way, each a value of its own (S01 ... S28), and
+...               values that only look like secrets (L01 ... L13), which must stay readable.
 Library           Vault.py
 Metadata          Contact    ops team
 
@@ -77,6 +77,9 @@ Shapes Next To Their Name
     Log    running curl -s -u deploy:S26-curl-Pw-8 https://ci.example/api
     Log    deploy key S26-curl-Pw-8 rejected
     Log    posting to https://hooks.slack.com/services/T01ABC/B02DEF/S27webhooksecret99
+    Log    login failed for bob with password S28-prose-Pw9.
+    Log    S28-prose-Pw9 was rejected
+    Log    the password policy L13-pw-policy-v2 applies
 
 *** Keywords ***
 Login With
