@@ -355,17 +355,18 @@ class Redactor:
         """Whether :meth:`secret_values` can find anything in ``text`` (lower-cased as
         ``lowered``): a secret's name and a separator, a secret-named XML element, or URL
         or curl credentials."""
-        xml = "</" in text and self._xml_element.search(text) is not None
-        if ":" not in text and "=" not in text:  # every way below needs one (most messages)
-            return xml or bool(_prose_passwords(text, lowered))
-        backwards = self._named_value_backwards
-        if backwards is None:
-            named = self._named_value.search(lowered) is not None
-        else:
-            named = backwards.search(lowered[::-1]) is not None
-        return named or xml or ("://" in text and "@" in text) or (
-            "curl" in lowered and _shapes().curl_user.search(text) is not None) or bool(
-            _prose_passwords(text, lowered))
+        if ":" in text or "=" in text:  # the name rules, URL and curl credentials need one
+            backwards = self._named_value_backwards
+            if backwards is None:
+                named = self._named_value.search(lowered) is not None
+            else:
+                named = backwards.search(lowered[::-1]) is not None
+            if named or ("://" in text and "@" in text) or (
+                    "curl" in lowered and _shapes().curl_user.search(text) is not None):
+                return True
+        if "</" in text and self._xml_element.search(text) is not None:
+            return True
+        return "pass" in lowered and bool(_prose_passwords(text, lowered))
 
     def secret_values(self, text: str, lowered: str | None = None) -> list[str]:
         """The values that follow a secret's name in ``text`` (``password=x``, ``"token":
