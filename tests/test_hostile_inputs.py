@@ -226,3 +226,53 @@ def test_a_million_iterations_of_one_loop(conn: sqlite3.Connection, tmp_path: Pa
     for wrong in ("ig:s1-t1-k1:0-5", "ig:s1-t1-k1:5-1000001", "ig:s1-t1:1-2", "ig:s1-t1-k1:9-3"):
         assert service.get_view(conn, "tree", run_id=run_id, selector=wrong).error.code == (  # type: ignore[union-attr]
             "NODE_NOT_FOUND"), wrong
+
+
+CONTROLS_LIBRARY = '''\
+from robot.api import logger
+
+
+def log_controls():
+    logger.info("osc\\x1b]0;pwned title\\x07 clear\\x1b[2J cr\\roverwritten nul\\x00 "
+                "c1\\x9b31m \\x1b[31mred\\x1b[0m tab\\tend\\r\\nnext line")
+    raise AssertionError("failed \\x1b]52;c;Y2xpcGJvYXJk\\x07 here")
+'''
+
+
+def test_the_command_line_shows_control_characters_escaped(tmp_path: Path) -> None:
+    """A program's output logged as it is (a subprocess's, a serial console's) holds control
+    characters. The store keeps them (output.json does); the command line's text answers
+    show them escaped, so a logged escape sequence cannot retitle the terminal, write its
+    clipboard (OSC 52), clear it or overwrite a line; colours and CR LF pass. --json keeps
+    the exact text (JSON escapes it)."""
+    import json
+    import subprocess
+    import sys
+
+    from conftest import cli
+
+    (tmp_path / "Controls.py").write_text(CONTROLS_LIBRARY)
+    suite = tmp_path / "controls.robot"
+    suite.write_text("*** Settings ***\nLibrary    Controls.py\n\n*** Test Cases ***\n"
+                     "Controls\n    Log Controls\n")
+    db = tmp_path / "store.sqlite3"
+    done = subprocess.run([sys.executable, "-m", "robot", "--output", "NONE", "--log", "NONE",
+                           "--report", "NONE", "--console", "none", "--pythonpath", str(tmp_path),
+                           "--listener", f"rf_log_listener:db={db}", str(suite)],
+                          capture_output=True, text=True, timeout=300, check=False)
+    assert done.returncode == 1 and "rf_log_listener" not in done.stderr, done.stderr
+    logged = ("osc\x1b]0;pwned title\x07 clear\x1b[2J cr\roverwritten nul\x00 c1\x9b31m"
+              " \x1b[31mred\x1b[0m tab\tend\nnext line")  # RF itself makes CR LF one LF
+    exact = cli("message", "1", "s1-t1-k1-m1", "--json", db=db)
+    assert json.loads(exact.stdout)["message"]["text"] == logged
+    shown = {command[0]: cli(*command, db=db).stdout for command in (
+        ("message", "1", "s1-t1-k1-m1"), ("search", "1", "osc"), ("failures", "1"),
+        ("summary", "1"))}
+    for command, text in shown.items():
+        assert not set(text) & {"\x00", "\x07", "\r", "\x9b"}, (command, text)
+        assert "\x1b]" not in text and "\x1b[2J" not in text, (command, text)
+    assert shown["message"].rstrip("\n") == (
+        "osc\\x1b]0;pwned title\\x07 clear\\x1b[2J cr\\roverwritten nul\\x00 c1\\x9b31m"
+        " \x1b[31mred\x1b[0m tab\tend\nnext line")
+    assert "failed \\x1b]52;c;Y2xpcGJvYXJk\\x07 here" in shown["failures"]
+    assert "failed \\x1b]52;c;Y2xpcGJvYXJk\\x07 here" in shown["summary"]

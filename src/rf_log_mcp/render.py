@@ -9,6 +9,7 @@ person reads in a terminal. Colour is used only when the output is a terminal an
 from __future__ import annotations
 
 import os
+import re
 import sys
 
 from .answer import Answer
@@ -34,6 +35,47 @@ class Style:
         if not self.enabled or not code:
             return str(text)
         return f"\033[{code}m{text}\033[0m"
+
+
+# What a run's text may hold that a terminal would act on instead of showing: C0 and C1
+# controls (a bell, a carriage return that overwrites the line, ESC starting a sequence that
+# moves the cursor, clears the screen, sets the title or writes the clipboard: OSC 52).
+# Colours (SGR, ``ESC [ ... m``: a program's coloured output, and ours) and CR LF line ends
+# pass; every other control is shown escaped, as ``\x1b``.
+_CONTROLS = re.compile(r"\r\n|\x1b\[[0-9;]*m|[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+_ESCAPES = {"\r\n": "\n", "\r": "\\r", "\x0b": "\\v", "\x0c": "\\f"}
+
+
+def _escaped(match: re.Match[str]) -> str:
+    text = match[0]
+    if text.startswith("\x1b["):
+        return text
+    return _ESCAPES.get(text) or f"\\x{ord(text):02x}"
+
+
+class TerminalText:
+    """The command line's standard output for text answers: a run's texts reach a terminal
+    (or a file later ``cat``) with their control characters escaped (``_CONTROLS``), so a
+    logged escape sequence cannot retitle, clear or rewrite what the user reads. JSON
+    answers escape them themselves and do not go through it."""
+
+    def __init__(self, stream: TextIO) -> None:
+        self.stream = stream
+
+    def write(self, text: str) -> int:
+        return self.stream.write(_CONTROLS.sub(_escaped, text))
+
+    def control(self, sequence: str) -> None:
+        """Our own terminal control (``watch`` rewriting its status line), as it is."""
+        self.stream.write(sequence)
+
+    def __getattr__(self, name: str) -> Any:  # flush, isatty, fileno, buffer, encoding
+        return getattr(self.stream, name)
+
+
+def control(sequence: str) -> None:
+    """Write our own terminal control sequence to standard output, unescaped."""
+    getattr(sys.stdout, "control", sys.stdout.write)(sequence)
 
 
 def first_lines(text: str | None, count: int = 3, width: int = 160) -> list[str]:

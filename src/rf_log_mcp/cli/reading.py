@@ -160,7 +160,7 @@ def cmd_watch(args: argparse.Namespace) -> int:
             assert data is not None
             new = [test for test in data.failed_tests if test.node_id not in seen]
             if new and live and last_shown is not None:
-                sys.stdout.write("\r\033[K")
+                render.control("\r\033[K")
             for test in new:
                 seen.add(test.node_id)
                 print(f"{style('FAIL', 'FAIL')} {test.node_id} {test.name}: "
@@ -170,7 +170,7 @@ def cmd_watch(args: argparse.Namespace) -> int:
             page = response.next_cursor
         if data.status != "running":
             if live:
-                sys.stdout.write("\r\033[K")
+                render.control("\r\033[K")
             render.summary(summary(conn, run_id), style)
             return 0
         counts = _test_counts(conn, run_id)
@@ -183,7 +183,8 @@ def cmd_watch(args: argparse.Namespace) -> int:
             + (f" | {chain}" if chain else ""), 1, STATUS_WIDTH)[0]
         now = time.monotonic()
         if live:
-            sys.stdout.write("\r\033[K" + status)
+            render.control("\r\033[K")
+            sys.stdout.write(status)
             sys.stdout.flush()
         elif shown != last_shown or now - last_printed >= STATUS_EVERY_S:
             print(status, flush=True)
