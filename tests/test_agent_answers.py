@@ -119,6 +119,33 @@ def test_a_retry_s_failure_path_goes_into_its_last_attempt(tmp_path: Path) -> No
     assert path.path[-1].messages and path.path[-1].messages[-1].text == "no answer on attempt 4"
 
 
+def test_a_failure_an_except_branch_handled_is_not_the_cause(tmp_path: Path) -> None:
+    """TRY/EXCEPT: RF marks the TRY branch FAIL even when an EXCEPT branch handled its
+    failure. The path and the signature follow what made the test fail: the EXCEPT branch
+    that failed, or FINALLY; the TRY branch only when no EXCEPT branch ran. Before, the
+    path went into the handled TRY branch and signed the failure by its keyword."""
+    conn, run_id = _imported(tmp_path, "handled.robot", 3)
+    steps = {test: [(s.node_id, s.type) for s in _path(conn, run_id, test).failure_path.path]
+             for test in ("s1-t1", "s1-t2", "s1-t3")}
+    assert steps == {
+        "s1-t1": [("s1-t1", "TEST"), ("s1-t1-r1", "TRY/EXCEPT ROOT"), ("s1-t1-k2", "EXCEPT"),
+                  ("s1-t1-k2-k2", "KEYWORD")],
+        "s1-t2": [("s1-t2", "TEST"), ("s1-t2-r1", "TRY/EXCEPT ROOT"), ("s1-t2-k1", "TRY"),
+                  ("s1-t2-k1-k1", "KEYWORD")],
+        "s1-t3": [("s1-t3", "TEST"), ("s1-t3-r1", "TRY/EXCEPT ROOT"), ("s1-t3-k3", "FINALLY"),
+                  ("s1-t3-k3-k1", "KEYWORD")]}
+    handled = _path(conn, run_id, "s1-t1").failure_path.path
+    assert all(step.other_failures is None for step in handled)  # the TRY branch is no "also"
+    assert handled[-1].messages[-1].text == "recovery failed: expected != actual"
+    signatures = {r["run_id"]: r["signature"] for r in
+                  service.test_history(conn, "Handled.Handler Fails")["runs"]}
+    assert signatures == {run_id: "recovery failed: expected != actual [in BuiltIn.Fail]"}
+    cleanup = service.test_history(conn, "Handled.Cleanup Fails")["runs"][0]["signature"]
+    assert cleanup == "cleanup check failed [in BuiltIn.Should Be True]"
+    unmatched = service.test_history(conn, "Handled.Nothing Matched")["runs"][0]["signature"]
+    assert unmatched == "left != right [in BuiltIn.Should Be Equal]"
+
+
 def _path(conn: sqlite3.Connection, run_id: int, selector: str | None = None,
           **options: object) -> dict:
     view = service.get_view(conn, "failure_path", run_id=run_id, selector=selector, **options)

@@ -86,21 +86,45 @@ def _signature(conn: sqlite3.Connection, mask: Redactor, base: int, pre: int, la
 
 
 def _failing_keyword(conn: sqlite3.Connection, base: int, pre: int, last: int) -> str | None:
-    """``Library.Keyword`` of the deepest failed keyword on the test's first failing path."""
+    """``Library.Keyword`` of the deepest failed keyword on the test's first failing path (a
+    TRY branch whose failure an EXCEPT branch handled is not on it: ``error_handled``)."""
     found = None
-    parent = pre
+    parent, after = pre, pre
     while True:
         row = conn.execute(
-            f"SELECT key, type, name, owner FROM nodes INDEXED BY nodes_notable"
+            f"SELECT key, type, name, owner, last FROM nodes INDEXED BY nodes_notable"
             f" WHERE parent_pre = ? AND key > ? AND key <= ? AND {NOTABLE_NODES}"
             f" AND status = 'FAIL' ORDER BY key LIMIT 1",
-            (parent, base + parent, base + last)).fetchone()
+            (parent, base + after, base + last)).fetchone()
         if row is None:
             return found
-        key, ntype, name, owner = row
+        key, ntype, name, owner, child_last = row
+        if ntype == ev.TRY and error_handled(conn, base, parent, last):
+            after = child_last  # the next failing branch (EXCEPT, ELSE, FINALLY) is the cause
+            continue
         if ntype in ev.KEYWORD_TYPES and name:
             found = f"{owner}.{name}" if owner else name
-        parent = key - base
+        parent = after = key - base
+        last = child_last
+
+
+def error_handled(conn: sqlite3.Connection, base: int, root: int, last: int) -> bool:
+    """Whether an EXCEPT branch of the TRY/EXCEPT root at position ``root`` (its subtree
+    ending at ``last``) ran: its TRY branch's failure was then handled, and what
+    made the root fail is a later branch. Walks the root's few branches, not their
+    subtrees."""
+    child = root + 1
+    while child <= last:
+        row = conn.execute("SELECT last, type, status FROM nodes WHERE key = ?",
+                           (base + child,)).fetchone()
+        if row is None or row[0] is None:  # a live run's branch not written yet
+            return False
+        if row[1] == ev.EXCEPT and row[2] != "NOT RUN":
+            return True
+        if row[1] not in (ev.TRY, ev.EXCEPT):  # ELSE, FINALLY: the EXCEPT branches are before
+            return False
+        child = row[0] + 1
+    return False
 
 
 def name_id(longname: str) -> int:

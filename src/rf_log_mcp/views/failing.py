@@ -9,6 +9,8 @@ import itertools
 import sqlite3
 from collections import namedtuple
 
+from rf_log_listener import events as ev
+from rf_log_listener.history import error_handled
 from rf_log_listener.store import FAILED_STARTS, NOTABLE_NODES, run_base
 
 from ..shaping import Shaper
@@ -40,16 +42,22 @@ Level = namedtuple("Level", "node others others_total", defaults=((), 0))
 def failing_branch(conn: sqlite3.Connection, run_id: int, start: NodeRow) -> list[Level]:
     """From ``start`` down its most telling failing branch: at each level the last attempt of
     a retry (failing children that are the same call), else the shortest failing branch,
-    between equally short ones the one with the more severe messages, then the first."""
+    between equally short ones the one with the more severe messages, then the first. A
+    TRY branch whose failure an EXCEPT branch handled is no branch of it (nor a failure
+    beside it): the failing EXCEPT, ELSE or FINALLY branch after it is."""
     levels = [Level(start)]
     node = start
     while True:
         failing = list(itertools.islice(
             notable_children(conn, run_id, node, "status = 'FAIL'"), SIBLINGS_COMPARED + 1))
+        handled = 0
+        if node.type == ev.TRY_ROOT and failing and failing[0].type == ev.TRY and \
+                error_handled(conn, run_base(run_id), node.pre, node.last):
+            failing, handled = failing[1:], 1
         if not failing:
             return levels
-        total = len(failing) if len(failing) <= SIBLINGS_COMPARED else _failed_children(
-            conn, run_id, node)
+        total = len(failing) if len(failing) + handled <= SIBLINGS_COMPARED else _failed_children(
+            conn, run_id, node) - handled
         failing = failing[:SIBLINGS_COMPARED]
         if len(failing) > 1 and failing[0].name and len({(c.name, c.args) for c in failing}) == 1:
             node, others = failing[-1], []  # attempts of one call (a retry): the last decided
