@@ -41,6 +41,34 @@ def test_missing_file_and_directory(conn: sqlite3.Connection, tmp_path: Path) ->
     assert err.code == "FILE_NOT_FOUND" and "nope.xml" in err.message
     err = _error(conn, tmp_path)
     assert err.code == "FILE_NOT_FOUND" and "directory" in err.message
+    assert err.hint == "Pass the output.xml or output.json inside it."
+    (tmp_path / "output.xml").write_bytes(XML.read_bytes())
+    (tmp_path / "output-rerun.json").write_bytes(JSON.read_bytes())
+    (tmp_path / "notes.xml").write_text("<notes/>")
+    err = _error(conn, tmp_path)  # the folder robot wrote: its result files are named
+    assert err.hint == (f"Pass the output.xml or output.json inside it: {tmp_path / 'output-rerun.json'},"
+                        f" {tmp_path / 'output.xml'}.")
+
+
+def test_robots_html_log_and_report_are_named_as_such(conn: sqlite3.Connection,
+                                                      tmp_path: Path) -> None:
+    """log.html is what people have at hand after a run: told what it is and which file to
+    import instead (before: "The file declares a DOCTYPE")."""
+    import subprocess
+    import sys
+
+    (tmp_path / "output.xml").write_bytes(XML.read_bytes())
+    done = subprocess.run([sys.executable, "-m", "robot.rebot", "--outputdir", str(tmp_path),
+                           "--log", "log.html", "--report", "report.html", str(tmp_path / "output.xml")],
+                          capture_output=True, text=True, timeout=300, check=False)
+    assert (tmp_path / "log.html").is_file(), done.stderr
+    for page in ("log.html", "report.html"):
+        err = _error(conn, tmp_path / page)
+        assert (err.code, err.message) == ("UNSUPPORTED_FORMAT", f"{tmp_path / page} is an HTML page"
+                                           " (robot's log.html or report.html?), not a result file.")
+        assert err.hint == ("Import the output.xml or output.json robot wrote beside it (log.html"
+                            f" and report.html are made from it): {tmp_path / 'output.xml'}.")
+    assert _leftovers(conn) == (0, 0, 0, 0)
 
 
 @pytest.mark.parametrize(("content", "code", "phrase"), [

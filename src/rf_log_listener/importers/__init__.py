@@ -146,9 +146,24 @@ def _checked_path(path: str | os.PathLike[str]) -> Path:
     if source.is_dir():
         raise ResultError(
             FILE_NOT_FOUND, f"{source} is a directory, not a result file.",
-            "Pass the output.xml or output.json inside it.",
+            _results_hint(source, "Pass the output.xml or output.json inside it"),
         )
     return source
+
+
+def _results_hint(folder: Path, advice: str) -> str:
+    """``advice``, naming the result files robot or rebot leave in ``folder`` (``output*.xml``
+    and ``output*.json``, as robot names them by default and with --output), when any."""
+    try:
+        found = sorted(str(path) for path in folder.iterdir() if path.is_file()
+                       and path.name.lower().startswith("output")
+                       and path.suffix.lower() in (".xml", ".json"))
+    except OSError:
+        found = []
+    if not found:
+        return f"{advice}."
+    more = f" and {len(found) - 5} more" if len(found) > 5 else ""
+    return f"{advice}: {', '.join(found[:5])}{more}."
 
 
 def sniff_format(source: Path) -> str:
@@ -169,6 +184,13 @@ def sniff_format(source: Path) -> str:
             "Decompress it first (gunzip), then import the output.xml/output.json.",
         )
     text = head.lstrip(b"\xef\xbb\xbf \t\r\n")
+    if text[:14].lower().startswith((b"<!doctype html", b"<html")):
+        raise ResultError(
+            UNSUPPORTED_FORMAT, f"{source} is an HTML page (robot's log.html or report.html?),"
+            " not a result file.",
+            _results_hint(source.parent, "Import the output.xml or output.json robot wrote"
+                          " beside it (log.html and report.html are made from it)"),
+        )
     if text.startswith(b"<"):
         return "xml"
     if text.startswith(b"{") or text.startswith(b"["):
