@@ -153,6 +153,7 @@ def test_cli_import_json_payload_and_exit_codes(tmp_path: Path) -> None:
     assert lines[0].startswith(f"{XML}: run 1 (already imported): ") and len(lines) == 2
     assert lines[1].startswith(f"{json_file}: run 3: ")
     assert several.stderr.startswith(f"error [FILE_NOT_FOUND]: {tmp_path / 'none.xml'}: ")
+    assert several.stderr.splitlines()[1].startswith("hint: Pass the path of an output.xml")
     listed = json.loads(cli("import", str(json_file), str(cut), "--json", env=env).stdout)
     assert [(a["path"], a["ok"], a.get("run_id")) for a in listed] == [
         (str(json_file), True, 3), (str(cut), False, None)]

@@ -66,6 +66,8 @@ def cmd_import(args: argparse.Namespace) -> int:
             answers.append({"path": path, **failed("parse_result", err)})
             if not args.json:
                 print(f"error [{err.code}]: {path}: {err.message}", file=sys.stderr)
+                if err.hint:
+                    print(f"hint: {err.hint}", file=sys.stderr)
             continue
         answers.append({"path": path, **finished(outcome.to_dict())})
         if not args.json:
