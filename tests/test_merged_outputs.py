@@ -104,6 +104,8 @@ def test_a_merged_run_shows_its_messages_as_text(merged: dict[str, Any]) -> None
     assert path["failure_path"]["path"][0]["message"] == MERGED_BROKEN
     status = ok(service.get_view(conn, "message", run_id=3, selector="s1-t3"))["message"]
     assert status["html"] is True and status["text"] == MERGED_BROKEN
+    hits = ok(service.search_messages(conn, "re-executed", run_id=3))["hits"]
+    assert {h["id"]: h["text"] for h in hits if h.get("kind") == "status"}["s1-t3"] == MERGED_BROKEN
     # the first run's own HTML failure: its text, line break kept, and its link
     html = ok(service.get_view(conn, "message", run_id=1, selector="s1-t5"))["message"]
     assert html["text"] == "Checkout failed:\ntotal < 0 in order"
