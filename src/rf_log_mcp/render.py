@@ -42,7 +42,7 @@ class Style:
 # moves the cursor, clears the screen, sets the title or writes the clipboard: OSC 52).
 # Colours (SGR, ``ESC [ ... m``: a program's coloured output, and ours) and CR LF line ends
 # pass; every other control is shown escaped, as ``\x1b``.
-_CONTROLS = re.compile(r"\r\n|\x1b\[[0-9;]*m|[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+_CONTROLS = r"\r\n|\x1b\[[0-9;]*m|[\x00-\x08\x0b-\x1f\x7f-\x9f]"  # compiled by TerminalText
 _ESCAPES = {"\r\n": "\n", "\r": "\\r", "\x0b": "\\v", "\x0c": "\\f"}
 
 
@@ -61,9 +61,10 @@ class TerminalText:
 
     def __init__(self, stream: TextIO) -> None:
         self.stream = stream
+        self.controls = re.compile(_CONTROLS)  # here: a --json command never compiles it
 
     def write(self, text: str) -> int:
-        return self.stream.write(_CONTROLS.sub(_escaped, text))
+        return self.stream.write(self.controls.sub(_escaped, text))
 
     def control(self, sequence: str) -> None:
         """Our own terminal control (``watch`` rewriting its status line), as it is."""
