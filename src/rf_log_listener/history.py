@@ -19,6 +19,7 @@ from collections import namedtuple
 from collections.abc import Callable, Iterator
 
 from . import events as ev
+from .branches import error_handled
 from .digest import digest
 from .masking import Redactor, redactor
 from .registry import known_values
@@ -106,25 +107,6 @@ def _failing_keyword(conn: sqlite3.Connection, base: int, pre: int, last: int) -
             found = f"{owner}.{name}" if owner else name
         parent = after = key - base
         last = child_last
-
-
-def error_handled(conn: sqlite3.Connection, base: int, root: int, last: int) -> bool:
-    """Whether an EXCEPT branch of the TRY/EXCEPT root at position ``root`` (its subtree
-    ending at ``last``) ran: its TRY branch's failure was then handled, and what
-    made the root fail is a later branch. Walks the root's few branches, not their
-    subtrees."""
-    child = root + 1
-    while child <= last:
-        row = conn.execute("SELECT last, type, status FROM nodes WHERE key = ?",
-                           (base + child,)).fetchone()
-        if row is None or row[0] is None:  # a live run's branch not written yet
-            return False
-        if row[1] == ev.EXCEPT and row[2] != "NOT RUN":
-            return True
-        if row[1] not in (ev.TRY, ev.EXCEPT):  # ELSE, FINALLY: the EXCEPT branches are before
-            return False
-        child = row[0] + 1
-    return False
 
 
 def name_id(longname: str) -> int:

@@ -229,9 +229,10 @@ class Redactor:
 
     @functools.cached_property
     def _trigger_parts(self) -> str:
+        # a name, then a separator or the end of an XML element's start tag: the names once
+        # (an alternation of them costs most of this pattern's compiling)
         return "|".join((*_SHAPE_MARKS, _PROSE_MARK,
-                         rf"""(?:{self._words})["'}}]?\s*[:=]""",
-                         rf"(?:{self._words})(?:\s[^<>]*)?>"))  # an XML element's name
+                         rf"""(?:{self._words})(?:["'}}]?\s*[:=]|(?:\s[^<>]{{0,500}})?>)"""))
 
     @functools.cached_property
     def _mentions(self) -> re.Pattern[str]:

@@ -127,7 +127,7 @@ def xml_element(name: str) -> re.Pattern[str]:
     ``<ns:AuthToken type="t">x</ns:AuthToken>``: SOAP and XML bodies). Groups: value."""
     return re.compile(
         rf"""(?ix)
-        <(?:[\w.-]+:)? [\w.-]*?(?:{name}) (?![\w.-]) (?:\s[^<>]*)? >
+        <(?:[\w.-]+:)? [\w.-]*?(?:{name}) (?![\w.-]) (?:\s[^<>]{{0,500}})? >
         \s* (?P<value> [^<\s][^<]*? ) (?=\s*</)
         """
     )

@@ -10,7 +10,7 @@ import sqlite3
 from collections import namedtuple
 
 from rf_log_listener import events as ev
-from rf_log_listener.history import error_handled
+from rf_log_listener.branches import error_handled
 from rf_log_listener.store import FAILED_STARTS, NOTABLE_NODES, run_base
 
 from ..shaping import Shaper
