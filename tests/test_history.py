@@ -179,6 +179,18 @@ def test_test_history_gives_streak_last_pass_and_flip_rate(history: dict) -> Non
     assert not keyword.ok and keyword.error and keyword.error.code == "INVALID_ARGUMENT"
 
 
+def test_a_test_is_found_by_its_name_as_robot_takes_it(history: dict) -> None:
+    """Case, spaces and underscores ignored, as robot's --test does: a name typed the way
+    it works with robot works here (before: TEST_NOT_FOUND unless spelled exactly)."""
+    conn = history["conn"]
+    for typed in ("nightly.new failure", "NewFailure", "new_failure", "NIGHTLY.NEW  FAILURE"):
+        assert dumped(service.test_history(conn, typed))["test"] == "Nightly.New Failure", typed
+    unknown = service.test_history(conn, "flip")  # a part of a name is no name
+    assert unknown.error.code == "TEST_NOT_FOUND"
+    done = cli("history", "nightly.flipper", db=history["db"])
+    assert done.returncode == 0 and done.stdout.startswith("Nightly.Flipper: 4 finished run(s)")
+
+
 def test_flaky_tests_rank_by_flip_rate(history: dict) -> None:
     answer = dumped(service.flaky_tests(history["conn"]))
     assert (answer["suite"], answer["runs_in_window"]) == ("Nightly", 4)

@@ -307,9 +307,32 @@ def longname_of(conn: sqlite3.Connection, run_id: int, pre: int) -> str | None:
     return next((r.longname for r in test_rows(conn, run_id) if r.pre == pre), None)
 
 
+def _normalized(name: str) -> str:
+    """A name as robot's --test compares it: case, spaces and underscores ignored (and the
+    Unicode form: a macOS file name's decomposed é is the é typed)."""
+    import unicodedata
+
+    return "".join(unicodedata.normalize("NFC", name).casefold().replace("_", " ").split())
+
+
+def _matching_as_robot_does(conn: sqlite3.Connection, test: str) -> list[str]:
+    """The full names ``test`` names as robot's --test would (``suite.checkout.pays by card``,
+    ``PaysByCard``): the whole name or its end after a dot, at most six. Read only when the
+    exact ways found nothing: one pass over the store's test names."""
+    wanted = _normalized(test)
+    found: list[str] = []
+    for (longname,) in conn.execute("SELECT longname FROM test_names"):
+        name = _normalized(longname)
+        if name == wanted or name.endswith("." + wanted):
+            found.append(longname)
+            if len(found) == 6:
+                break
+    return found
+
+
 def resolve_test(conn: sqlite3.Connection, test: str) -> tuple[int, str]:
     """A test's name id and full name, from its full name, or its own name when only one
-    test in the store has it."""
+    test in the store has it; either as robot's --test takes it when not exactly."""
     nid = name_id(test)
     row = conn.execute("SELECT longname FROM test_names WHERE name_id = ?", (nid,)).fetchone()
     if row:
@@ -318,6 +341,8 @@ def resolve_test(conn: sqlite3.Connection, test: str) -> tuple[int, str]:
     matches = [r[0] for r in conn.execute(
         "SELECT longname FROM test_names WHERE longname LIKE ? ESCAPE '\\' LIMIT 6",
         (f"%{pattern}",)).fetchall() if r[0] == test or r[0].endswith("." + test)]
+    if not matches:
+        matches = _matching_as_robot_does(conn, test)
     if len(matches) == 1:
         return name_id(matches[0]), matches[0]
     hint = ("Several tests have that name: " + "; ".join(matches[:5]) + ". Pass the full name."
