@@ -146,6 +146,38 @@ def test_a_failure_an_except_branch_handled_is_not_the_cause(tmp_path: Path) -> 
     assert unmatched == "left != right [in BuiltIn.Should Be Equal]"
 
 
+def test_a_test_s_name_selects_it_as_robot_s_test_option_does(tmp_path: Path) -> None:
+    """An agent told "why did Login fail?" or a person typing `failures --test "Login"` has
+    a name, not an id: every view's selector takes a test's full or own name as robot's
+    --test does (case, spaces, underscores ignored); a name two tests share is refused
+    naming both ids."""
+    suites = tmp_path / "shop"
+    suites.mkdir()
+    (suites / "admin.robot").write_text("*** Test Cases ***\nLogin\n    Fail    admin down\n")
+    (suites / "checkout.robot").write_text("*** Test Cases ***\nLogin\n    Log    fine\n"
+                                           "Pays By Card\n    Fail    card declined\n")
+    db = tmp_path / "store.sqlite3"
+    assert robot("--output", "NONE", "--listener", f"rf_log_listener:db={db}", str(suites),
+                 cwd=tmp_path).returncode == 2
+    conn = open_store(db)
+    for typed in ("Pays By Card", "pays_by_card", "Shop.Checkout.Pays By Card", "checkout.paysbycard"):
+        path = _path(conn, 1, typed).failure_path
+        assert path.start_id == "s1-s2-t2" and path.path[-1].messages[-1].text == "card declined"
+    assert service.get_view(conn, "tree", run_id=1, selector="admin.login")["tree"]["node"][
+        "node_id"] == "s1-s1-t1"
+    hits = service.search_messages(conn, run_id=1, selector="Admin.Login", min_level="FAIL")
+    assert [h.id for h in hits.hits] == ["s1-s1-t1-k1-m1"]
+    shared = service.get_view(conn, "failure_path", run_id=1, selector="login")
+    assert shared.error.code == "NODE_NOT_FOUND"
+    assert shared.error.hint == "Pass one's id: s1-s1-t1 (Shop.Admin.Login); s1-s2-t1 (Shop.Checkout.Login)."
+    assert service.get_view(conn, "tree", run_id=1, selector="Pays").error.code == "NODE_NOT_FOUND"
+    done = cli("failures", "1", "--test", "pays by card", "--db", str(db))
+    assert done.returncode == 0 and "card declined" in done.stdout, done.stderr
+    with conn:  # a run not indexed yet (a store from before the index): read from its nodes
+        conn.execute("DELETE FROM run_tests WHERE run_id = 1")
+    assert _path(conn, 1, "PAYS BY CARD").failure_path.start_id == "s1-s2-t2"
+
+
 def _path(conn: sqlite3.Connection, run_id: int, selector: str | None = None,
           **options: object) -> dict:
     view = service.get_view(conn, "failure_path", run_id=run_id, selector=selector, **options)

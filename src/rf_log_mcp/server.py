@@ -277,7 +277,8 @@ def get_view(
     path: Annotated[str | None, Field(
         description="Instead of run_id: a result file already imported.")] = None,
     selector: Annotated[str | None, Field(
-        description="A node id (s1-s2-t3-k4) or an ITERATION_GROUP's expand_selector. "
+        description="A node id (s1-s2-t3-k4), a test's name (full or its own, as robot's "
+                    "--test takes it) or an ITERATION_GROUP's expand_selector. "
                     "failure_path: a test or a node in it. summary: group:<id> (a failure "
                     "group's tests), failed (every failed test), run_group (the pabot "
                     "execution).")] = None,
@@ -306,8 +307,8 @@ def search_messages(
     run_id: Annotated[int | None, Field(description="From parse_result or list_runs.")] = None,
     path: Annotated[str | None, Field(description="Instead of run_id: a result file.")] = None,
     selector: Annotated[str | None, Field(
-        description="Search only in this node (node id or expand_selector); default: the "
-                    "whole run and its run errors.")] = None,
+        description="Search only in this node (node id, test name or expand_selector); "
+                    "default: the whole run and its run errors.")] = None,
     scope: Annotated[Literal["node", "subtree", "test"] | None, Field(
         description="With selector: node (its own messages), subtree (default), test (the "
                     "test or suite setup/teardown around it).")] = None,

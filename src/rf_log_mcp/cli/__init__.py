@@ -316,13 +316,15 @@ def _parser(only: str | None = None) -> argparse.ArgumentParser:
     cmd = command("failures", "reading:cmd_failures", "The failure path of each failed test (or one)"
                   " of a run (the newest by default).")
     run_argument(cmd, optional=True)
-    cmd.add_argument("--test", help="a test id such as s1-s2-t3 (default: every failed test)")
+    cmd.add_argument("--test", help="a test: its id (s1-s2-t3) or name as robot --test takes it"
+                                    " (default: every failed test)")
     cmd.add_argument("--limit", type=_number(int, 1), default=10, help="at most this many tests (10)")
 
     cmd = command("tree", "reading:cmd_tree", "The children of a node (default: the run), by projection; "
                   "long runs of passing iterations come folded.")
     run_argument(cmd)
-    cmd.add_argument("selector", nargs="?", help="node id (s1-s2-t3-k1) or an expand selector")
+    cmd.add_argument("selector", nargs="?",
+                     help="node id (s1-s2-t3-k1), a test's name, or an expand selector")
     cmd.add_argument("--projection", choices=("all", "failures", "warnings"), default="all")
     cmd.add_argument("--depth", type=_number(int, 1, 6),
                      help="the subtree to this many levels at once (tree_snapshot), not one level")
@@ -337,14 +339,14 @@ def _parser(only: str | None = None) -> argparse.ArgumentParser:
     cmd = command("window", "reading:cmd_window", "The steps around a node, in execution order, "
                   "within its test (or suite setup/teardown).")
     run_argument(cmd)
-    cmd.add_argument("selector", help="node id: a test or any step inside one")
+    cmd.add_argument("selector", help="node id (a test or any step inside one) or a test's name")
     paging(cmd)
 
     cmd = command("search", "reading:cmd_search", "Messages by text and/or level, run-wide or scoped; "
                   "secrets come back masked.")
     run_argument(cmd)
     cmd.add_argument("query", nargs="?", help="plain text, case-insensitive (%% _ \\ literal)")
-    cmd.add_argument("--selector", help="only this node's messages (see --scope)")
+    cmd.add_argument("--selector", help="only this node's messages (a node id or test name; see --scope)")
     cmd.add_argument("--scope", choices=("node", "subtree", "test"),
                      help="with --selector: its own messages, its subtree (default), its test")
     levels = cmd.add_mutually_exclusive_group()

@@ -18,7 +18,7 @@ from rf_log_listener.history import failed_test_signatures, index_run, name_id, 
 from rf_log_listener.signatures import RULES
 from rf_log_listener.store import VISIBLE_RUNS, is_read_only, mark_dead_live_runs, run_base
 
-from .common import RUN_NOT_FOUND
+from .common import RUN_NOT_FOUND, robot_normalized
 
 TYPE_CHECKING = False  # typing's own constant: loading typing is 4-5 ms (issue #19)
 if TYPE_CHECKING:
@@ -307,22 +307,14 @@ def longname_of(conn: sqlite3.Connection, run_id: int, pre: int) -> str | None:
     return next((r.longname for r in test_rows(conn, run_id) if r.pre == pre), None)
 
 
-def _normalized(name: str) -> str:
-    """A name as robot's --test compares it: case, spaces and underscores ignored (and the
-    Unicode form: a macOS file name's decomposed é is the é typed)."""
-    import unicodedata
-
-    return "".join(unicodedata.normalize("NFC", name).casefold().replace("_", " ").split())
-
-
 def _matching_as_robot_does(conn: sqlite3.Connection, test: str) -> list[str]:
     """The full names ``test`` names as robot's --test would (``suite.checkout.pays by card``,
     ``PaysByCard``): the whole name or its end after a dot, at most six. Read only when the
     exact ways found nothing: one pass over the store's test names."""
-    wanted = _normalized(test)
+    wanted = robot_normalized(test)
     found: list[str] = []
     for (longname,) in conn.execute("SELECT longname FROM test_names"):
-        name = _normalized(longname)
+        name = robot_normalized(longname)
         if name == wanted or name.endswith("." + wanted):
             found.append(longname)
             if len(found) == 6:

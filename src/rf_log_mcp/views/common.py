@@ -86,13 +86,58 @@ def mask_runs(conn: sqlite3.Connection, shaper: Shaper, run_ids: list[int]) -> N
 
 
 def node_by_id(conn: sqlite3.Connection, run_id: int, node_id: str) -> NodeRow:
+    """A node by its id; a selector that is no id may name a test (``test_named``)."""
     row = conn.execute(
         f"SELECT {NODE_COLUMNS} FROM nodes WHERE run_id = ? AND node_id = ?", (run_id, node_id)
     ).fetchone()
     if row is None:
-        raise ResultError(NODE_NOT_FOUND, f"Run {run_id} has no node {node_id!r}.",
-                          "Node ids look like s1-s2-t3-k4; take them from summary or tree.")
+        named = None if _node_id_shape().match(node_id) else test_named(conn, run_id, node_id)
+        if named is None:
+            raise ResultError(NODE_NOT_FOUND, f"Run {run_id} has no node {node_id!r}.",
+                              "Node ids look like s1-s2-t3-k4; take them from summary or tree."
+                              " A test's name (full or its own) works too.")
+        return named
     return NodeRow(*row)
+
+
+@functools.cache
+def _node_id_shape() -> Any:
+    import re
+
+    return re.compile(r"s\d+(?:-[a-z]+\d+)*\Z")  # RF's ids (s1-s2-t3-k4) and roots' (-r1)
+
+
+def robot_normalized(name: str) -> str:
+    """A name as robot's --test compares it: case, spaces and underscores ignored (and the
+    Unicode form: a macOS file name's decomposed é is the é typed)."""
+    import unicodedata
+
+    return "".join(unicodedata.normalize("NFC", name).casefold().replace("_", " ").split())
+
+
+def test_named(conn: sqlite3.Connection, run_id: int, name: str) -> NodeRow | None:
+    """The test of the run that ``name`` names as robot's --test would: its full name or
+    its own, case, spaces and underscores ignored. None when none does; NODE_NOT_FOUND
+    naming the candidates when several do. Read from the run's test index (a running run's
+    from its nodes): only when a selector is no node id."""
+    from rf_log_listener.history import test_rows
+
+    tests = conn.execute("SELECT t.longname, r.pre FROM run_tests AS r JOIN test_names AS t"
+                         " USING (name_id) WHERE r.run_id = ? ORDER BY r.pre", (run_id,)).fetchall()
+    if not tests:  # a running run, or one not indexed yet
+        tests = [(row.longname, row.pre) for row in test_rows(conn, run_id)]
+    wanted = robot_normalized(name)
+    found = [(longname, pre) for longname, pre in tests if longname == name] or [
+        (longname, pre) for longname, pre in tests
+        if (normalized := robot_normalized(longname)) == wanted or normalized.endswith("." + wanted)]
+    if not found:
+        return None
+    nodes = [node_by_key(conn, run_base(run_id) + pre) for _, pre in found[:6]]
+    if len(found) > 1:
+        raise ResultError(NODE_NOT_FOUND, f"Run {run_id} has {len(found)} tests named {name!r}.",
+                          "Pass one's id: " + "; ".join(f"{n.node_id} ({longname})" for n, (
+                              longname, _) in zip(nodes, found, strict=False)) + ".")
+    return nodes[0]
 
 
 def node_by_key(conn: sqlite3.Connection, key: int) -> NodeRow:
