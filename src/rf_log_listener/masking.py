@@ -39,23 +39,29 @@ from rf_log_listener.secret_names import (
     whole_line,
     xml_element,
 )
+from rf_log_listener.secret_shapes import (
+    MASK,
+    PROSE_MARK,
+    PROSE_PASSWORD,
+    SHAPE_MARKS,
+    compiled_shapes,
+    lazy_pattern,
+    looks_random,
+    masked_credentials,
+    masked_credentials_after,
+    masked_key,
+    masked_prose_password,
+    prose_passwords,
+)
 
 TYPE_CHECKING = False  # typing's own constant: loading typing is 4-5 ms (issue #19)
 if TYPE_CHECKING:
     from typing import Any
 
-MASK = "***"
 _DEFAULT_NAMES = sorted(SECRET_WORDS, key=len, reverse=True)  # a Redactor's without extra words
 ENV_KEYS = "RF_LOG_MCP_SECRET_KEYS"
 ENV_PATTERNS = "RF_LOG_MCP_SECRET_PATTERNS"
 INVALID_SETTING = "INVALID_SETTING"
-
-
-def lazy_pattern(pattern: str, flags: int = 0) -> Callable[[], re.Pattern[str]]:
-    """A pattern compiled at its first use, not when its module is imported: a compilation
-    costs every robot process that loads the listener 0.1-0.4 ms, and a short run uses few
-    of these patterns (issue #19)."""
-    return cache(lambda: re.compile(pattern, flags))
 
 
 _ASCII_NOT_ALNUM = "".join(chr(c) for c in range(128) if not chr(c).isalnum())
@@ -63,63 +69,6 @@ _NOT_SECRET = frozenset({"", MASK, "null", "none", "true", "false", "[]", "{}", 
 _VARIABLE = lazy_pattern(r"^[$@&%]\{[^{}]+\}(\[[^\]]*\])?$")
 
 
-# Vendor tokens, masked wherever they occur: (prefix, body). The prefixes are also what
-# Redactor._trigger looks for, so a token added here is never skipped by it.
-_VENDOR_TOKENS = (
-    ("gh[pousr]_", "[A-Za-z0-9]{30,}"), ("github_pat_", "[A-Za-z0-9_]{30,}"), ("AKIA", "[0-9A-Z]{16}"),
-    ("xox[abprs]-", "[A-Za-z0-9-]{10,}"), ("sk-", "[A-Za-z0-9_-]{20,}"), ("glpat-", "[A-Za-z0-9_-]{20,}"),
-)
-# Webhook URLs whose path is their credential (anyone holding one posts as the team): the
-# URL's start, kept; the rest of it is masked.
-_WEBHOOKS = (r"hooks\.slack\.com/(?:services|workflows|triggers)/",
-             r"(?:[\w-]+\.)?discord(?:app)?\.com/api/webhooks/", r"[\w-]+\.webhook\.office\.com/")
-# What the other shapes cannot match without (lower-cased): URL credentials, a bearer
-# token, a JWT's header, a private key's armour, curl's credentials, a webhook's host.
-_SHAPE_MARKS = ("://", "bearer", "eyj", "private key", "curl",
-                *(prefix.lower() for prefix, _ in _VENDOR_TOKENS))
-
-
-class _Shapes:
-    """Secrets by their shape, and what follows a secret's name: compiled when first used
-    (an answer masked, a message that mentions a secret), not by every robot process that
-    loads the listener."""
-
-    def __init__(self) -> None:
-        self.url_credentials = re.compile(
-            r"(?i)(?<![a-z0-9+.-])([a-z][a-z0-9+.-]*://[^\s:/@]+:)([^\s/@]+)(@)")
-        self.bearer = re.compile(r"(?i)\b(Bearer\s+)([A-Za-z0-9\-._~+/]{8,}=*)")
-        self.private_key = re.compile(
-            r"(-----BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----)(.*?)"
-            r"(-----END [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----|\Z)", re.DOTALL,
-        )
-        # curl's -u/--user user:password (a command line a library logs before running it)
-        self.curl_user = re.compile(
-            r"""(?P<head>\bcurl\b[^\n;|]*?\s(?:-u|--user)(?:[ \t=]+|(?=[^\s-]))(?P<q>['"])?[^\s:'"]+:)"""
-            r"""(?P<value>(?(q)[^'"\n]+|[^\s'"]+))""", re.IGNORECASE)
-        self.webhook = re.compile(rf"(?i)(?P<head>\bhttps?://(?:{'|'.join(_WEBHOOKS)}))(?P<value>[^\s'\"<>]+)")
-        self.jwt = re.compile(r"\beyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]*")
-        self.vendor_tokens = re.compile(
-            rf"\b(?:{'|'.join(prefix + body for prefix, body in _VENDOR_TOKENS)})\b")
-        # What follows a secret's name: a closing quote or brace (``"token":``, ``${token} =``),
-        # the separator, an auth scheme, the value.
-        self.after_name = re.compile(
-            r"""(?P<close>[}"'])? [ \t]*[:=][ \t]* (?:(?:Bearer|Basic|Digest|Token|Negotiate|NTLM)[ \t]+)?
-                (?P<value> "(?:[^"\\\n]|\\.)*" | '(?:[^'\\\n]|\\.)*' | [^\s,;&'"<>)\]}|]+ )""",
-            re.IGNORECASE | re.VERBOSE)
-
-
-_shapes = functools.cache(_Shapes)
-# A password in prose, without a separator: "login failed for bob with password Hunter2x".
-# The value is masked only when it cannot be an English word (``_looks_random``: a digit or
-# one of ._-+/=), so "password field", "password is incorrect" and "password reset" stay.
-# Compiled on its own: robot's writer asks it of every message that holds "pass".
-_PROSE_LEAD = r"""pass(?:word|wd|phrase)[ \t]+(?:(?:is|was|of)[ \t]+)?['"]?"""
-_PROSE_CHAR = r"""[^\s'",;:=()\[\]{}<>]"""
-_PROSE_PASSWORD = lazy_pattern(
-    rf"(?i)\b({_PROSE_LEAD})({_PROSE_CHAR}{{3,}}[^\s'\",;:=()\[\]{{}}<>.!?])")
-# What the trigger scan looks for of it: the lead and a value with a digit or one of
-# _-+/ (or a dot inside it), so "Password Reset" in a test's name compiles no rule.
-_PROSE_MARK = rf"{_PROSE_LEAD}{_PROSE_CHAR}*?(?:[0-9_+/-]|\.{_PROSE_CHAR})"
 # RF's TRACE lines: ``Arguments: [ 'id:pw' | 'hunter2' ]`` and ``Return: 'hunter2'``.
 _ARGUMENTS = lazy_pattern(r"^(Arguments: \[ )(.*)( \])$", re.DOTALL)
 _RETURN = lazy_pattern(r"^(Return: )(.+)$", re.DOTALL)
@@ -210,9 +159,9 @@ class Redactor:
         ``Cookie:``; every name rule reads a value after one), a private key's armour
         (``PRIVATE KEY``), ``://`` (URL credentials, webhooks), ``bearer``, a JWT's ``eyJ``, a
         vendor token's prefix, ``curl``, a secret-named XML element (``password>``), a password
-        in prose with a value that may be one (``_PROSE_MARK``). A text without any of these
-        is left as it is by every one of those
-        rules, so one scan replaces seven (and their compilation). A name alone does not
+        in prose with a value that may be one (``PROSE_MARK``). A text without any of these
+        is left as it is by every one of those rules, so one scan replaces eleven (and their
+        compilation). A name alone does not
         trigger: prose holds the short ones in its words (``inside``, ``author``), and a
         reading command would compile every rule for them."""
         return re.compile(f"(?i){self._trigger_parts}")
@@ -231,7 +180,7 @@ class Redactor:
     def _trigger_parts(self) -> str:
         # a name, then a separator or the end of an XML element's start tag: the names once
         # (an alternation of them costs most of this pattern's compiling)
-        return "|".join((*_SHAPE_MARKS, _PROSE_MARK,
+        return "|".join((*SHAPE_MARKS, PROSE_MARK,
                          rf"""(?:{self._words})(?:["'}}]?\s*[:=]|(?:\s[^<>]{{0,500}})?>)"""))
 
     @functools.cached_property
@@ -292,7 +241,8 @@ class Redactor:
     def prepare(self) -> None:
         """Compile what :meth:`text` can use, ahead of its first text: the MCP server does it
         while the host's model writes its first call (issue #19)."""
-        _ = self._ascii_trigger, self._trigger, _shapes(), self._whole_line, self._key_value
+        _ = self._ascii_trigger, self._trigger, compiled_shapes(), self._whole_line, self._key_value, \
+            self._xml_element, PROSE_PASSWORD()
 
     # -- texts -------------------------------------------------------------------------
 
@@ -329,16 +279,16 @@ class Redactor:
 
         text = value
         if triggered:
-            shapes = _shapes()
-            text = sub(shapes.private_key, text, _masked_key)
+            shapes = compiled_shapes()
+            text = sub(shapes.private_key, text, masked_key)
             text = sub(self._whole_line, text, _masked_value)
             text = sub(self._key_value, text, _masked_value)
             text = sub(self._xml_element, text, _masked_value)
-            text = sub(shapes.url_credentials, text, _masked_credentials)
-            text = sub(shapes.curl_user, text, _masked_credentials_after)
-            text = sub(shapes.webhook, text, _masked_credentials_after)
-            text = sub(shapes.bearer, text, lambda m: f"{m[1]}{MASK}" if _looks_random(m[2]) else m[0])
-            text = sub(_PROSE_PASSWORD(), text, _masked_prose_password)
+            text = sub(shapes.url_credentials, text, masked_credentials)
+            text = sub(shapes.curl_user, text, masked_credentials_after)
+            text = sub(shapes.webhook, text, masked_credentials_after)
+            text = sub(shapes.bearer, text, lambda m: f"{m[1]}{MASK}" if looks_random(m[2]) else m[0])
+            text = sub(PROSE_PASSWORD(), text, masked_prose_password)
             text = sub(shapes.jwt, text, lambda m: MASK)
             text = sub(shapes.vendor_tokens, text, lambda m: MASK)
         for pattern in self._extra:
@@ -363,11 +313,11 @@ class Redactor:
             else:
                 named = backwards.search(lowered[::-1]) is not None
             if named or ("://" in text and "@" in text) or (
-                    "curl" in lowered and _shapes().curl_user.search(text) is not None):
+                    "curl" in lowered and compiled_shapes().curl_user.search(text) is not None):
                 return True
         if "</" in text and self._xml_element.search(text) is not None:
             return True
-        return "pass" in lowered and bool(_prose_passwords(text, lowered))
+        return "pass" in lowered and bool(prose_passwords(text, lowered))
 
     def secret_values(self, text: str, lowered: str | None = None) -> list[str]:
         """The values that follow a secret's name in ``text`` (``password=x``, ``"token":
@@ -381,7 +331,7 @@ class Redactor:
         lowered = text.lower() if lowered is None else lowered
         if len(lowered) == len(text):  # else positions would shift: no name to follow
             for mention in self._named_value.finditer(lowered):
-                after = _shapes().after_name.match(text, mention.end("name"))
+                after = compiled_shapes().after_name.match(text, mention.end("name"))
                 if after is None:
                     continue
                 value = after["value"]
@@ -391,12 +341,12 @@ class Redactor:
                     value = value[1:-1]
                 found.append(value.strip())
         if "://" in text and "@" in text:
-            found += [m[2] for m in _shapes().url_credentials.finditer(text)]
+            found += [m[2] for m in compiled_shapes().url_credentials.finditer(text)]
         if "</" in text:
             found += [m["value"] for m in self._xml_element.finditer(text)]
         if "curl" in lowered:
-            found += [m["value"] for m in _shapes().curl_user.finditer(text)]
-        found += _prose_passwords(text, lowered)
+            found += [m["value"] for m in compiled_shapes().curl_user.finditer(text)]
+        found += prose_passwords(text, lowered)
         return [value for value in found if registrable(value)]
 
     def names_secret(self, text: str) -> bool:
@@ -527,32 +477,6 @@ def _masked_value(match: re.Match[str]) -> str:
     return f"{head}{quote}{MASK}{quote}"
 
 
-def _masked_key(match: re.Match[str]) -> str:
-    """A private key's body, its armour kept (an empty body stays empty)."""
-    return f"{match[1]}{MASK if match[2].strip() else match[2]}{match[3]}"
-
-
-def _masked_credentials(match: re.Match[str]) -> str:
-    """A URL's password, the scheme, user and host kept."""
-    return match[0] if match[2] == MASK else f"{match[1]}{MASK}{match[3]}"
-
-
-def _masked_credentials_after(match: re.Match[str]) -> str:
-    """The value after its head (curl's ``-u user:``, a webhook's host) masked."""
-    return match[0] if match["value"] == MASK else f"{match['head']}{MASK}"
-
-
-def _prose_passwords(text: str, lowered: str) -> list[str]:
-    """The passwords ``_PROSE_PASSWORD`` finds in ``text`` (lower-cased as ``lowered``)."""
-    if "pass" not in lowered:  # most messages: no regex at all
-        return []
-    return [m[2] for m in _PROSE_PASSWORD().finditer(text) if _looks_random(m[2])]
-
-
-def _masked_prose_password(match: re.Match[str]) -> str:
-    return f"{match[1]}{MASK}" if _looks_random(match[2]) and match[2] != MASK else match[0]
-
-
 def _masked_group(match: re.Match[str]) -> str:
     if match.re.groups and match.group(1) is not None:
         start, end = match.span(1)
@@ -560,11 +484,6 @@ def _masked_group(match: re.Match[str]) -> str:
         whole = match.group(0)
         return f"{whole[:start - offset]}{MASK}{whole[end - offset:]}"
     return MASK
-
-
-def _looks_random(token: str) -> bool:
-    """A bearer credential, not an English word after "Bearer" (``Bearer authentication``)."""
-    return any(c.isdigit() or c in "._-+/=" for c in token)
 
 
 def _parse_patterns(raw: str) -> list[str]:

@@ -1,0 +1,111 @@
+"""What a secret looks like by itself, shared by both sides through ``masking``: vendor
+tokens, URL and curl credentials, bearer tokens, JWTs, private keys, webhook URLs and a
+password in prose, with what masks each; the names a secret's value follows are in
+``secret_names``. Every pattern is compiled at its first use (issue #19).
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Callable
+from functools import cache
+
+MASK = "***"
+
+
+def lazy_pattern(pattern: str, flags: int = 0) -> Callable[[], re.Pattern[str]]:
+    """A pattern compiled at its first use, not when its module is imported: a compilation
+    costs every robot process that loads the listener 0.1-0.4 ms, and a short run uses few
+    of these patterns (issue #19)."""
+    return cache(lambda: re.compile(pattern, flags))
+
+
+# Vendor tokens, masked wherever they occur: (prefix, body). The prefixes are also what
+# Redactor._trigger looks for, so a token added here is never skipped by it.
+VENDOR_TOKENS = (
+    ("gh[pousr]_", "[A-Za-z0-9]{30,}"), ("github_pat_", "[A-Za-z0-9_]{30,}"), ("AKIA", "[0-9A-Z]{16}"),
+    ("xox[abprs]-", "[A-Za-z0-9-]{10,}"), ("sk-", "[A-Za-z0-9_-]{20,}"), ("glpat-", "[A-Za-z0-9_-]{20,}"),
+)
+# Webhook URLs whose path is their credential (anyone holding one posts as the team): the
+# URL's start, kept; the rest of it is masked.
+_WEBHOOKS = (r"hooks\.slack\.com/(?:services|workflows|triggers)/",
+             r"(?:[\w-]+\.)?discord(?:app)?\.com/api/webhooks/", r"[\w-]+\.webhook\.office\.com/")
+# What the other shapes cannot match without (lower-cased): URL credentials, a bearer
+# token, a JWT's header, a private key's armour, curl's credentials, a webhook's host.
+SHAPE_MARKS = ("://", "bearer", "eyj", "private key", "curl",
+                *(prefix.lower() for prefix, _ in VENDOR_TOKENS))
+
+
+class _Shapes:
+    """Secrets by their shape, and what follows a secret's name: compiled when first used
+    (an answer masked, a message that mentions a secret), not by every robot process that
+    loads the listener."""
+
+    def __init__(self) -> None:
+        self.url_credentials = re.compile(
+            r"(?i)(?<![a-z0-9+.-])([a-z][a-z0-9+.-]*://[^\s:/@]+:)([^\s/@]+)(@)")
+        self.bearer = re.compile(r"(?i)\b(Bearer\s+)([A-Za-z0-9\-._~+/]{8,}=*)")
+        self.private_key = re.compile(
+            r"(-----BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----)(.*?)"
+            r"(-----END [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----|\Z)", re.DOTALL,
+        )
+        # curl's -u/--user user:password (a command line a library logs before running it)
+        self.curl_user = re.compile(
+            r"""(?P<head>\bcurl\b[^\n;|]*?\s(?:-u|--user)(?:[ \t=]+|(?=[^\s-]))(?P<q>['"])?[^\s:'"]+:)"""
+            r"""(?P<value>(?(q)[^'"\n]+|[^\s'"]+))""", re.IGNORECASE)
+        self.webhook = re.compile(rf"(?i)(?P<head>\bhttps?://(?:{'|'.join(_WEBHOOKS)}))(?P<value>[^\s'\"<>]+)")
+        self.jwt = re.compile(r"\beyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]*")
+        self.vendor_tokens = re.compile(
+            rf"\b(?:{'|'.join(prefix + body for prefix, body in VENDOR_TOKENS)})\b")
+        # What follows a secret's name: a closing quote or brace (``"token":``, ``${token} =``),
+        # the separator, an auth scheme, the value.
+        self.after_name = re.compile(
+            r"""(?P<close>[}"'])? [ \t]*[:=][ \t]* (?:(?:Bearer|Basic|Digest|Token|Negotiate|NTLM)[ \t]+)?
+                (?P<value> "(?:[^"\\\n]|\\.)*" | '(?:[^'\\\n]|\\.)*' | [^\s,;&'"<>)\]}|]+ )""",
+            re.IGNORECASE | re.VERBOSE)
+
+
+compiled_shapes = functools.cache(_Shapes)
+# A password in prose, without a separator: "login failed for bob with password Hunter2x".
+# The value is masked only when it cannot be an English word (``looks_random``: a digit or
+# one of ._-+/=), so "password field", "password is incorrect" and "password reset" stay.
+# Compiled on its own: robot's writer asks it of every message that holds "pass".
+_PROSE_LEAD = r"""pass(?:word|wd|phrase)[ \t]+(?:(?:is|was|of)[ \t]+)?['"]?"""
+_PROSE_CHAR = r"""[^\s'",;:=()\[\]{}<>]"""
+PROSE_PASSWORD = lazy_pattern(
+    rf"(?i)\b({_PROSE_LEAD})({_PROSE_CHAR}{{3,}}[^\s'\",;:=()\[\]{{}}<>.!?])")
+# What the trigger scan looks for of it: the lead and a value with a digit or one of
+# _-+/ (or a dot inside it), so "Password Reset" in a test's name compiles no rule.
+PROSE_MARK = rf"{_PROSE_LEAD}{_PROSE_CHAR}*?(?:[0-9_+/-]|\.{_PROSE_CHAR})"
+
+
+def masked_key(match: re.Match[str]) -> str:
+    """A private key's body, its armour kept (an empty body stays empty)."""
+    return f"{match[1]}{MASK if match[2].strip() else match[2]}{match[3]}"
+
+
+def masked_credentials(match: re.Match[str]) -> str:
+    """A URL's password, the scheme, user and host kept."""
+    return match[0] if match[2] == MASK else f"{match[1]}{MASK}{match[3]}"
+
+
+def masked_credentials_after(match: re.Match[str]) -> str:
+    """The value after its head (curl's ``-u user:``, a webhook's host) masked."""
+    return match[0] if match["value"] == MASK else f"{match['head']}{MASK}"
+
+
+def prose_passwords(text: str, lowered: str) -> list[str]:
+    """The passwords ``PROSE_PASSWORD`` finds in ``text`` (lower-cased as ``lowered``)."""
+    if "pass" not in lowered:  # most messages: no regex at all
+        return []
+    return [m[2] for m in PROSE_PASSWORD().finditer(text) if looks_random(m[2])]
+
+
+def masked_prose_password(match: re.Match[str]) -> str:
+    return f"{match[1]}{MASK}" if looks_random(match[2]) and match[2] != MASK else match[0]
+
+
+def looks_random(token: str) -> bool:
+    """A bearer credential, not an English word after "Bearer" (``Bearer authentication``)."""
+    return any(c.isdigit() or c in "._-+/=" for c in token)
