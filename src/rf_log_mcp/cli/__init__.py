@@ -83,7 +83,8 @@ def main(argv: list[str] | None = None) -> int:
         redactor()  # an operator's masking setting that cannot be used stops here, loudly
         module, _, function = args.handler.partition(":")
         handler = getattr(importlib.import_module(f"{__name__}.{module}"), function)
-        if module in ("reading", "across", "upkeep") and not getattr(args, "json", False):
+        if module in ("reading", "across", "upkeep") and function != "cmd_serve" \
+                and not getattr(args, "json", False):  # text answers; never the protocol's pipe
             from ..render import TerminalText
 
             sys.stdout = TerminalText(sys.stdout)  # type: ignore[assignment]
