@@ -43,6 +43,9 @@ async def test_prompts_assemble_the_calls_a_flow_starts_with(tmp_path: Path) -> 
         assert path["failure_path"]["path"][-1]["node_id"] == "s1-s1-t2-k3-k1-k2"
         window = _data(explained, 'view="step_window"')
         assert window["step_window"]["center_id"] == "s1-s1-t2-k3-k1-k2"
+        by_name = (await client.get_prompt("explain_test", {  # as a user names it
+            "run_id": str(run_id), "test_id": "failing assertion"})).messages[0].content.text  # type: ignore[union-attr]
+        assert _data(by_name, 'selector="failing assertion")') == path
 
         view = (await client.get_prompt("view_run", {
             "run_id": str(run_id), "view": "tree", "selector": "s1-s1", "projection": "failures"})

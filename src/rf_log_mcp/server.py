@@ -523,7 +523,8 @@ def triage(ctx: Context, run_id: Annotated[str | None, Field(
 
 @mcp.prompt(title="Explain a failed test")
 def explain_test(ctx: Context, run_id: Annotated[str, Field(description="The run.")],
-                 test_id: Annotated[str, Field(description="The failed test (s1-s2-t3).")]) -> str:
+                 test_id: Annotated[str, Field(
+                     description="The failed test: its id (s1-s2-t3) or name.")]) -> str:
     """One test's failure path and the steps around its deepest failing step."""
     return _prompt(ctx, lambda conn: prompts.explain_test(conn, run_id, test_id))
 
@@ -531,7 +532,7 @@ def explain_test(ctx: Context, run_id: Annotated[str, Field(description="The run
 @mcp.prompt(title="Show a view of a run")
 def view_run(ctx: Context, run_id: Annotated[str, Field(description="The run.")],
              view: Annotated[str, Field(description="summary, failure_path, step_window, tree.")],
-             selector: Annotated[str | None, Field(description="A node id.")] = None,
+             selector: Annotated[str | None, Field(description="A node id or a test's name.")] = None,
              projection: Annotated[str | None, Field(
                  description="tree: all, failures, warnings.")] = None) -> str:
     """get_view's answer, as a message to start from."""
