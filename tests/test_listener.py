@@ -19,8 +19,9 @@ import pytest
 from fixtures.generate import VERSIONS, _suite_dir, venv_python
 from oracle import dump_store
 
+from rf_log_listener.flushing import ENV_HAND_OVER
 from rf_log_listener.importers import import_result
-from rf_log_listener.listener import EARLY_CHECKPOINT_BYTES, ENV_HAND_OVER
+from rf_log_listener.listener import EARLY_CHECKPOINT_BYTES
 from rf_log_listener.store import open_store
 from rf_log_mcp import service
 
@@ -792,7 +793,7 @@ def test_a_writer_state_a_fresh_process_could_not_read_is_not_handed_over(tmp_pa
 
 def test_events_held_while_the_writer_process_starts_go_over_with_the_run(tmp_path: Path) -> None:
     """A busy run's events are held in robot's process while its writer process starts
-    (listener.HAND_OVER_ITEMS), not written there: the hand-over sends the writer's state as
+    (flushing.HAND_OVER_ITEMS), not written there: the hand-over sends the writer's state as
     of the last flush, then the held events, and the real writer process stores them all,
     in order, after those robot wrote itself."""
     from rf_log_listener import events as ev

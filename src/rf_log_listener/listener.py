@@ -20,7 +20,6 @@ import os
 import re
 import signal
 import sqlite3
-import sys
 import threading
 import time
 from collections.abc import Callable
@@ -32,6 +31,7 @@ from . import robot_scope, store_kind
 from .cpus import one_cpu
 from .event_pipe import OPEN, EventBatcher, LocalEvents
 from .events import RunEnd, RunInfo
+from .flushing import Flushing, hand_over_after, warn
 from .masking import registering_redactor
 from .registry import SecretRegistry
 from .result_events import (
@@ -50,37 +50,11 @@ from .writer import RunWriter
 if TYPE_CHECKING:  # loaded when a run uses a writer process
     from .writer_link import WriterLink
 
-FLUSH_EVERY_S = 0.5
-# ... or sooner, after this many pending items (about 2,000 events): small batches keep the
-# writer process busy all along (robot's last wait, at the end, is short) and the pending
-# events die young, before Python's garbage collector has to look at them twice.
-FLUSH_ITEMS = 12_000
-HEARTBEAT_EVERY_S = 5.0
-# A writer process takes the run over once writing it in robot's process has taken this long:
-# a short run is cheaper to write in place than to hand to another process (a one-test
-# suite: 1.11x plain robot's wall in-process, 1.16-1.18x with a writer process from the
-# start), a big one cheaper to hand over (20,000 keywords at TRACE on two cores: 1.09x
-# against 1.22x in-process).
-HAND_OVER_AFTER_S = 0.05
-# ... or at once when one flush would write this many items (about 700 events, some 40 ms of
-# robot's time): a busy run's first half second at TRACE took 0.8 s to write in robot's
-# process, so robot holds such a batch while the writer process starts and hands it over.
-HAND_OVER_ITEMS = 4_000
-HOLD_AT_MOST = FLUSH_ITEMS * 20  # items held while it starts; past this robot writes them
-HAND_OVER_POLL_S = 0.02  # how often the ticker looks whether that process is ready
 # At robot's end the store is checkpointed while robot writes output.xml only when the run
 # left this much in the WAL: copying less is mostly a checkpoint's two fsyncs, which the one
 # after the output file's record (or close()'s) makes anyway: a short run makes one, not two
 # (robot's close waits for them when robot writes no log and report).
 EARLY_CHECKPOINT_BYTES = 4 << 20
-ENV_HAND_OVER = "RF_LOG_MCP_HAND_OVER_AFTER_S"  # another threshold (0: at the first flush)
-
-
-def _hand_over_after() -> float:
-    try:
-        return max(0.0, float(os.environ.get(ENV_HAND_OVER, HAND_OVER_AFTER_S)))
-    except ValueError:
-        return HAND_OVER_AFTER_S
 
 
 def _alarm_maskers() -> tuple[Callable[[], bool], Callable[[], None]]:
@@ -164,7 +138,7 @@ def _iso(stamp: Any) -> str | None:
     return stamp.isoformat() if hasattr(stamp, "isoformat") else str(stamp)
 
 
-class rf_log_listener:
+class rf_log_listener(Flushing):
     """Robot Framework listener that writes the run into the rf-log-mcp store while it runs."""
 
     ROBOT_LISTENER_API_VERSION = 3
@@ -190,7 +164,7 @@ class rf_log_listener:
         self.inline, self.spawn = writer in ("inline", "auto"), writer == "spawn"
         self._hand_over = writer == "auto"
         self._inline_seconds = 0.0  # how long writing in robot's process has taken so far
-        self._hand_over_after = _hand_over_after()
+        self._hand_over_after = hand_over_after()
         self._lock = threading.Lock()
         self._disabled = False
         self._events_out: EventBatcher | None = None
@@ -221,23 +195,23 @@ class rf_log_listener:
             # robot split a PostgreSQL URL at its ':'s; its pieces (one holds the password)
             # are never echoed, and nothing is written to a file named "postgresql"
             self._disabled = True
-            _warn("capture is off for this run: robot split the store's URL (db=postgresql://...)"
+            warn("capture is off for this run: robot split the store's URL (db=postgresql://...)"
                   " at ':'; name the listener with ';': rf_log_listener;db=postgresql://...")
             return
         if not self._rf6 and not self.inline:
             from .writer_link import start
 
-            self._link = start(self.spawn, _warn)  # it starts while robot parses the suite
+            self._link = start(self.spawn, warn)  # it starts while robot parses the suite
         if unknown:
-            _warn(f"ignoring unknown listener options {unknown}; use db=PATH, label=TEXT,"
+            warn(f"ignoring unknown listener options {unknown}; use db=PATH, label=TEXT,"
                   " writer=inline|process|spawn")
         for name, value in settings.items():
             if _ANOTHER_OPTION.search(value):
-                _warn(f"the value of option {name}, {shown(value)!r}, looks like it holds another option:"
+                warn(f"the value of option {name}, {shown(value)!r}, looks like it holds another option:"
                       " robot splits listener options at ':' (or at ';' when the listener is"
                       " named with ';': rf_log_listener;db=PATH;label=TEXT)")
         if self._rf6:
-            _warn("RF 6.x gives listeners no keyword events: this run is imported from its output"
+            warn("RF 6.x gives listeners no keyword events: this run is imported from its output"
                   " file when robot has written it (nothing is captured with --output NONE).")
 
     # -- run and suites ----------------------------------------------------------------------
@@ -269,12 +243,12 @@ class rf_log_listener:
         if other is not None and other._events_out is not None and not other._ended \
                 and not other._disabled:
             self._disabled = True
-            _warn(f"this run is captured into {shown(store)} by the listener named before;"
+            warn(f"this run is captured into {shown(store)} by the listener named before;"
                   " this one (named twice) stays idle")
             return False
         _CAPTURING[store] = self
         # fails here, at once, if the store is unusable; a damaged one is set aside
-        self._conn = conn = open_store(self.db, on_corrupt=lambda moved: _warn(
+        self._conn = conn = open_store(self.db, on_corrupt=lambda moved: warn(
             f"the store was damaged and was moved to {moved}; this run goes to a new store"))
         self._db_path = store_file(conn)
         local = StoreRowSink(conn, replace_nodes=True)
@@ -285,7 +259,7 @@ class rf_log_listener:
                        run_group=pabot_group(robot_scope.variable, output_dir))
         run_id = local.begin_run(info)
         forwarder = None if self._link is None else self._link.begin(
-            self._db_path, run_id, info.generator or "", _warn)
+            self._db_path, run_id, info.generator or "", warn)
         if forwarder is not None:
             self._events_out = forwarder
         else:
@@ -407,7 +381,7 @@ class rf_log_listener:
                 try:  # robot stopped before the root suite ended
                     self._events_out.end_run(RunEnd(complete=False))
                 except Exception as exc:
-                    _warn(f"could not close the run: {exc}")
+                    warn(f"could not close the run: {exc}")
             if self._sink is not None:
                 self._sink.close()
             if self._conn is not None:
@@ -480,144 +454,3 @@ class rf_log_listener:
             return
         if self._checkpoints():
             self._checkpoint()
-
-    def _maybe_flush(self) -> None:
-        assert self._events_out is not None
-        if len(self._events_out) >= FLUSH_ITEMS or time.monotonic() - self._last_flush >= FLUSH_EVERY_S:
-            self._flush()
-
-    def _flush(self) -> None:
-        out = self._events_out
-        assert out is not None
-        if self._hand_over and isinstance(out, LocalEvents):
-            self._flush_or_hand_over(out)
-        else:
-            out.flush()
-        self._last_flush = time.monotonic()
-
-    def _flush_or_hand_over(self, local: LocalEvents) -> None:
-        """Write in robot's process while that is cheap; once the run proves busy (writing
-        has cost HAND_OVER_AFTER_S, or one batch is HAND_OVER_ITEMS long), start a writer
-        process and hold the events until it is ready (up to HOLD_AT_MOST), then hand it
-        the run with them."""
-        if self._link is not None or len(local) >= HAND_OVER_ITEMS:
-            self._hand_over_to_process(local)  # starts the process, or hands over if it is ready
-            if self._events_out is not local:
-                self._events_out.flush()  # handed over: the writer process commits what was held
-                return
-            if self._hand_over and len(local) < HOLD_AT_MOST:
-                return  # held until the writer process is ready
-        started = time.perf_counter()
-        local.flush()
-        self._inline_seconds += time.perf_counter() - started
-        if self._inline_seconds >= self._hand_over_after:
-            self._hand_over_to_process(local)
-
-    def _hand_over_to_process(self, local: LocalEvents) -> None:
-        """The run proved busy: start a writer process (once), and when it is ready give it
-        the run (at a flush, by whichever thread holds the listener's lock). If the process
-        cannot start or dies first, robot writes the run in-process to the end."""
-        if self._link is None:
-            from .writer_link import spawn_writer
-
-            self._link = spawn_writer(True, _warn)
-            if self._link is None:
-                self._hand_over = False
-            return
-        if not self._link.ready():
-            return  # still starting
-        try:
-            forwarder = self._link.take_over(local, self._db_path)
-        except Exception:  # it died, or a value in the writer's state cannot be pickled:
-            # robot keeps writing the run itself, as it did until now (nothing was lost)
-            self._hand_over = False
-            self._link.drop()
-            return
-        self._hand_over = False
-        self._events_out = forwarder
-        self._nodes.extend = forwarder.extend
-        self._sink = None  # robot's connection only records the output file from now on
-
-    def _tick(self) -> None:
-        """Every half second: on RF 7.2+ read what robot has run since the last look; send
-        what waits while robot is busy elsewhere (a long keyword, a sleep); keep the
-        heartbeat fresh, so readers can tell a live run from a dead one."""
-        self._last_beat = now = time.monotonic()
-        seen = -1
-        due = now + FLUSH_EVERY_S
-        while True:
-            # While a writer process is starting, look often whether it is ready: until it
-            # takes the run over, robot writes it itself.
-            waiting = self._hand_over and self._link is not None
-            timeout = max(0.0, due - now)
-            if self._stop.wait(min(timeout, HAND_OVER_POLL_S) if waiting else timeout):
-                return
-            now = time.monotonic()
-            if waiting:
-                self._hand_over_when_ready()
-            if now >= due:
-                due = now + FLUSH_EVERY_S
-                events, seen = seen, self._events
-                # RF 7.0/7.1: only while robot is quiet (no listener call since the previous
-                # tick); when it is busy its own events flush, and a flush from here would
-                # contend with it for the GIL.
-                self.tick(quiet=events == seen or self._follows)
-
-    def _hand_over_when_ready(self) -> None:
-        """From the ticker: hand the run over as soon as the writer process is ready."""
-        if not self._lock.acquire(blocking=False):
-            return  # robot is in a listener method; it looks itself at its next flush
-        try:
-            link = self._link
-            if not self._disabled and not self._ended and self._hand_over and link and link.ready():
-                self._flush()  # what waits is written here first, then the run goes over
-        except Exception as exc:
-            self._disable_for(exc)
-        finally:
-            self._lock.release()
-
-    def tick(self, quiet: bool = True) -> None:
-        """One look of the ticker: it may run at any moment of robot's own thread (see
-        ``result_events.OpenNodes.follow`` for why that is safe), never inside a listener
-        method of this one."""
-        if not self._lock.acquire(blocking=False):
-            return  # robot is in a listener method; it flushes itself when due
-        try:
-            if self._disabled or self._events_out is None or self._ended:
-                return
-            if self._follows:
-                self._nodes.follow(ended=False)
-            now = time.monotonic()
-            if quiet and len(self._events_out):
-                self._flush()
-                self._last_beat = now
-            elif now - self._last_beat >= HEARTBEAT_EVERY_S:
-                self._events_out.heartbeat()
-                self._last_beat = now
-        except Exception as exc:
-            self._disable_for(exc)
-        finally:
-            self._lock.release()
-
-    def _disable_for(self, exc: Exception) -> None:
-        """Stop capturing because of ``exc``; a store that cannot be written is named (it is
-        written in robot's process until a writer process takes the run over)."""
-        if isinstance(exc, sqlite3.Error):
-            from .writer_process import why
-
-            self._disable(f"{why(exc, self._db_path)}. What was committed before is kept.")
-        else:
-            self._disable(f"{type(exc).__name__}: {exc}")
-
-    def _disable(self, reason: str) -> None:
-        if self._disabled:
-            return
-        self._disabled = True
-        if self._link is not None and "Broken pipe" in reason and self._link.warned():
-            return  # the writer process ended and said why itself
-        _warn(f"capture stopped, the run goes on: {reason}")
-
-
-def _warn(text: str) -> None:
-    sys.__stderr__.write(f"[ WARN ] rf_log_listener: {text}\n")
-    sys.__stderr__.flush()
