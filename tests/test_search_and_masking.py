@@ -239,6 +239,23 @@ def test_masking_only_skips_texts_no_rule_can_match(pieces: list[str], words: tu
         (redactor._trigger.search(ascii_text) is None)
 
 
+def test_long_texts_of_repeated_shapes_are_masked_in_one_pass() -> None:
+    """A rule that scanned on from every "curl" (or every secret word, for an XML tag's end)
+    was quadratic: 140 KB of "curl x " took 100 s to mask. Each shape repeated into a long
+    text: masked whole and correctly, in a time that grows with the text (no timed
+    assertion: such a rule makes this test take minutes)."""
+    redactor = Redactor()
+    masked, count = redactor.text("curl -s -u deploy:pw-7a x | " * 5000)
+    assert count == 5000 and masked == "curl -s -u deploy:*** x | " * 5000
+    assert redactor.text("curl x " * 20000) == ("curl x " * 20000, 0)
+    assert redactor.text("sort -u a:b " * 20000) == ("sort -u a:b " * 20000, 0)
+    assert redactor.text("password " * 50000) == ("password " * 50000, 0)
+    assert redactor.text(("<token " + "a " * 300) * 500)[1] == 0
+    assert redactor.text("<password>" + "a" * 200_000) == ("<password>" + "a" * 200_000, 0)
+    masked, count = redactor.text("login failed with password x9-y. " * 20000)
+    assert count == 20000 and masked == "login failed with password ***. " * 20000
+
+
 def test_prose_that_holds_a_short_name_compiles_no_rule() -> None:
     """``sid`` in "Inside", ``auth`` in "author": a name with no separator after it names no
     value, so the rules are neither run nor compiled (a reading command's summary compiled

@@ -45,10 +45,12 @@ from rf_log_listener.secret_shapes import (
     PROSE_PASSWORD,
     SHAPE_MARKS,
     compiled_shapes,
+    curl_credentials,
     lazy_pattern,
     looks_random,
     masked_credentials,
     masked_credentials_after,
+    masked_curl_user,
     masked_key,
     masked_prose_password,
     prose_passwords,
@@ -178,10 +180,10 @@ class Redactor:
 
     @functools.cached_property
     def _trigger_parts(self) -> str:
-        # a name, then a separator or the end of an XML element's start tag: the names once
-        # (an alternation of them costs most of this pattern's compiling)
-        return "|".join((*SHAPE_MARKS, PROSE_MARK,
-                         rf"""(?:{self._words})(?:["'}}]?\s*[:=]|(?:\s[^<>]{{0,500}})?>)"""))
+        # a name, then a separator; or an XML start tag with a secret's name (from its "<":
+        # tried after every name in prose, its attributes' scan cost 500 steps a word)
+        return "|".join((*SHAPE_MARKS, PROSE_MARK, rf"""(?:{self._words})["'}}]?\s*[:=]""",
+                         rf"<(?:[\w.-]+:)?[\w.-]*?(?:{self._words})(?![\w.-])(?:\s[^<>]{{0,500}})?>"))
 
     @functools.cached_property
     def _mentions(self) -> re.Pattern[str]:
@@ -285,7 +287,7 @@ class Redactor:
             text = sub(self._key_value, text, _masked_value)
             text = sub(self._xml_element, text, _masked_value)
             text = sub(shapes.url_credentials, text, masked_credentials)
-            text = sub(shapes.curl_user, text, masked_credentials_after)
+            text = sub(shapes.curl_user, text, masked_curl_user)
             text = sub(shapes.webhook, text, masked_credentials_after)
             text = sub(shapes.bearer, text, lambda m: f"{m[1]}{MASK}" if looks_random(m[2]) else m[0])
             text = sub(PROSE_PASSWORD(), text, masked_prose_password)
@@ -313,7 +315,7 @@ class Redactor:
             else:
                 named = backwards.search(lowered[::-1]) is not None
             if named or ("://" in text and "@" in text) or (
-                    "curl" in lowered and compiled_shapes().curl_user.search(text) is not None):
+                    "curl" in lowered and curl_credentials(text)):
                 return True
         if "</" in text and self._xml_element.search(text) is not None:
             return True
@@ -345,7 +347,7 @@ class Redactor:
         if "</" in text:
             found += [m["value"] for m in self._xml_element.finditer(text)]
         if "curl" in lowered:
-            found += [m["value"] for m in compiled_shapes().curl_user.finditer(text)]
+            found += curl_credentials(text)
         found += prose_passwords(text, lowered)
         return [value for value in found if registrable(value)]
 

@@ -50,10 +50,11 @@ class _Shapes:
             r"(-----BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----)(.*?)"
             r"(-----END [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----|\Z)", re.DOTALL,
         )
-        # curl's -u/--user user:password (a command line a library logs before running it)
+        # -u/--user user:password, masked on a curl command line only (``curl_credentials``):
+        # found from the option, so a line of many "curl"s is not scanned from each of them
         self.curl_user = re.compile(
-            r"""(?P<head>\bcurl\b[^\n;|]*?\s(?:-u|--user)(?:[ \t=]+|(?=[^\s-]))(?P<q>['"])?[^\s:'"]+:)"""
-            r"""(?P<value>(?(q)[^'"\n]+|[^\s'"]+))""", re.IGNORECASE)
+            r"""(?P<head>(?<![\w-])(?:-u|--user)(?:[ \t=]+|(?=[^\s-]))(?P<q>['"])?[^\s:'"]+:)"""
+            r"""(?P<value>(?(q)[^'"\n]+|[^\s'"]+))""")
         self.webhook = re.compile(rf"(?i)(?P<head>\bhttps?://(?:{'|'.join(_WEBHOOKS)}))(?P<value>[^\s'\"<>]+)")
         self.jwt = re.compile(r"\beyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]*")
         self.vendor_tokens = re.compile(
@@ -88,6 +89,28 @@ def masked_key(match: re.Match[str]) -> str:
 def masked_credentials(match: re.Match[str]) -> str:
     """A URL's password, the scheme, user and host kept."""
     return match[0] if match[2] == MASK else f"{match[1]}{MASK}{match[3]}"
+
+
+CURL_REACH = 300  # how far before its -u option a command line's "curl" may be
+
+
+def on_curl_line(match: re.Match[str]) -> bool:
+    """Whether the -u option ``match`` found is curl's: "curl" before it on its line, within
+    CURL_REACH characters, with no ; or | (another command) between."""
+    text, at = match.string, match.start()
+    start = max(0, at - CURL_REACH)
+    line = text[start:at]
+    cut = max(line.rfind("\n"), line.rfind(";"), line.rfind("|"))
+    return re.search(r"(?i)\bcurl\b", line[cut + 1:]) is not None
+
+
+def curl_credentials(text: str) -> list[str]:
+    """The passwords of curl's -u/--user options in ``text``."""
+    return [m["value"] for m in compiled_shapes().curl_user.finditer(text) if on_curl_line(m)]
+
+
+def masked_curl_user(match: re.Match[str]) -> str:
+    return masked_credentials_after(match) if on_curl_line(match) else match[0]
 
 
 def masked_credentials_after(match: re.Match[str]) -> str:
