@@ -31,9 +31,11 @@ def _patterns() -> tuple[re.Pattern[str], ...]:
     """Compiled at the first HTML status message, not by every command that imports this
     (issue #19: six compilations and the html module are ~4 ms of a 70 ms command)."""
     return (
-        re.compile(r"(?:<(?:br|hr)\b[^>]*>\s*)+\Z", re.I),  # trailing breaks
-        re.compile(r"<(?:br|hr|/p|/div|/li|/tr|/h[1-6])\b[^>]*>", re.I),  # line breaks
-        re.compile(r"<[!/?]?[A-Za-z][^>]*>|<!--.*?-->", re.S),  # other tags
+        # A tag holds no "<": a text of many unclosed "<b" is scanned once, not from each
+        # of them to its end (comments: ``_without_comments``, for the same reason).
+        re.compile(r"(?:<(?:br|hr)\b[^<>]*>\s*)+\Z", re.I),  # trailing breaks
+        re.compile(r"<(?:br|hr|/p|/div|/li|/tr|/h[1-6])\b[^<>]*>", re.I),  # line breaks
+        re.compile(r"<[!/?]?[A-Za-z][^<>]*>"),  # other tags
         # rebot --merge's messages (``robot.result.merger``); "Test" or, with --rpa, "Task"
         re.compile(r'\*HTML\* <span class="merge">(?:Test|Task) has been re-executed and results'
                    r' merged\.</span><hr><span class="new-status">New status:</span>'
@@ -66,7 +68,21 @@ def markup_text(markup: str) -> str:
     from html import unescape  # html.entities is a large table: loaded when needed
 
     trailing, breaks, tags = _patterns()[:3]
+    markup = _without_comments(markup)
     return unescape(tags.sub("", breaks.sub("\n", trailing.sub("", markup))))
+
+
+def _without_comments(markup: str) -> str:
+    """``markup`` without its ``<!-- -->`` comments, in one pass (an unclosed one stays)."""
+    kept, at = [], 0
+    while (start := markup.find("<!--", at)) >= 0:
+        end = markup.find("-->", start + 4)
+        if end < 0:
+            break
+        kept.append(markup[at:start])
+        at = end + 3
+    kept.append(markup[at:])
+    return "".join(kept)
 
 
 def current(message: str) -> str:
