@@ -19,13 +19,11 @@ from collections import namedtuple
 from collections.abc import Callable, Iterator
 
 from . import events as ev
-from .branches import error_handled
 from .digest import digest
 from .masking import Redactor, redactor
 from .registry import known_values
 from .schema import FAILED_STARTS, NOTABLE_NODES
 from .signatures import RULES, signature
-from .status_text import current
 from .store import run_base, transaction
 
 # longname: str, pre: int, status: str, elapsed: float | None, signature: str | None (failed
@@ -83,12 +81,17 @@ def _signature(conn: sqlite3.Connection, mask: Redactor, base: int, pre: int, la
                message: str | None) -> str:
     """A failed test's signature: the failure its message reports now (a merged test's
     newest, an HTML one's text), masked, and the keyword that failed."""
+    from .status_text import current  # loaded at a first failure: robot's end without one
+    # (the usual run) does not pay for the module (issue #19)
+
     return signature(mask.text(current(message or ""))[0], _failing_keyword(conn, base, pre, last))
 
 
 def _failing_keyword(conn: sqlite3.Connection, base: int, pre: int, last: int) -> str | None:
     """``Library.Keyword`` of the deepest failed keyword on the test's first failing path (a
     TRY branch whose failure an EXCEPT branch handled is not on it: ``error_handled``)."""
+    from .branches import error_handled  # as status_text above
+
     found = None
     parent, after = pre, pre
     while True:
