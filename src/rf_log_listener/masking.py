@@ -180,10 +180,10 @@ class Redactor:
 
     @functools.cached_property
     def _trigger_parts(self) -> str:
-        # a name, then a separator; or an XML start tag with a secret's name (from its "<":
-        # tried after every name in prose, its attributes' scan cost 500 steps a word)
-        return "|".join((*SHAPE_MARKS, PROSE_MARK, rf"""(?:{self._words})["'}}]?\s*[:=]""",
-                         rf"<(?:[\w.-]+:)?[\w.-]*?(?:{self._words})(?![\w.-])(?:\s[^<>]{{0,500}})?>"))
+        # a name, then a separator or the end of a tag (an XML element's closing tag ends so):
+        # the names once, their alternation is most of this pattern's compiling
+        return "|".join((*SHAPE_MARKS, PROSE_MARK,
+                         rf"""(?:{self._words})(?:["'}}]?\s*[:=]|\s*>)"""))
 
     @functools.cached_property
     def _mentions(self) -> re.Pattern[str]:

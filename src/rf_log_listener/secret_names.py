@@ -124,10 +124,11 @@ def whole_line(name: str) -> re.Pattern[str]:
 
 def xml_element(name: str) -> re.Pattern[str]:
     """An XML element named like a secret, its text the value (``<password>x</password>``,
-    ``<ns:AuthToken type="t">x</ns:AuthToken>``: SOAP and XML bodies). Groups: value."""
+    ``<ns:AuthToken type="t">x</ns:AuthToken>``: SOAP and XML bodies), closed by its own
+    name (which is what the masking's trigger scan looks for: ``name>``). Groups: tag, value."""
     return re.compile(
         rf"""(?ix)
-        <(?:[\w.-]+:)? [\w.-]*?(?:{name}) (?![\w.-]) (?:\s[^<>]{{0,500}})? >
-        \s* (?P<value> [^<\s][^<]*? ) (?=\s*</)
+        <(?P<tag> (?:[\w.-]+:)? [\w.-]*?(?:{name}) ) (?![\w.-]) (?:\s[^<>]{{0,500}})? >
+        \s* (?P<value> [^<\s][^<]*? ) (?=\s*</(?P=tag)\s*>)
         """
     )

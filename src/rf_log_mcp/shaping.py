@@ -18,7 +18,6 @@ from rf_log_listener.digest import digest
 from rf_log_listener.errors import ResultError
 from rf_log_listener.masking import TRACE_LINE_STARTS, Redactor
 from rf_log_listener.masking import redactor as default_redactor
-from rf_log_listener.status_text import visible
 
 from . import usage
 from .limits import DEFAULT_BUDGET
@@ -85,6 +84,16 @@ class Cut(str):
         return text
 
 
+def visible_status(message: str) -> str:
+    """A status message as answers show it: an ``*HTML*`` one as its text (``status_text``,
+    loaded only then: most commands never see one), any other as it is."""
+    if not message.startswith("*HTML*"):
+        return message
+    from rf_log_listener.status_text import visible
+
+    return visible(message)
+
+
 class Shaper:
     """Collects the truncation facts of one response while the view builds it."""
 
@@ -147,7 +156,7 @@ class Shaper:
     def status(self, value: str | None, limit: int = MESSAGE_CHARS) -> str:
         """A status message (a test's, a keyword's failure) as :meth:`text` shows it; an
         ``*HTML*`` one (``Set Test Message``, ``rebot --merge``) as its visible text."""
-        return self.text(visible(value) if value else value, limit)
+        return self.text(visible_status(value) if value else value, limit)
 
     def cut(self, value: str, limit: int) -> str:
         """``value`` (masked already) shortened to about ``limit``, head and tail kept; a

@@ -10,7 +10,6 @@ import sqlite3
 from collections import namedtuple
 
 from rf_log_listener import events as ev
-from rf_log_listener.branches import error_handled
 from rf_log_listener.store import FAILED_STARTS, NOTABLE_NODES, run_base
 
 from ..shaping import Shaper
@@ -51,9 +50,11 @@ def failing_branch(conn: sqlite3.Connection, run_id: int, start: NodeRow) -> lis
         failing = list(itertools.islice(
             notable_children(conn, run_id, node, "status = 'FAIL'"), SIBLINGS_COMPARED + 1))
         handled = 0
-        if node.type == ev.TRY_ROOT and failing and failing[0].type == ev.TRY and \
-                error_handled(conn, run_base(run_id), node.pre, node.last):
-            failing, handled = failing[1:], 1
+        if node.type == ev.TRY_ROOT and failing and failing[0].type == ev.TRY:
+            from rf_log_listener.branches import error_handled  # loaded when needed
+
+            if error_handled(conn, run_base(run_id), node.pre, node.last):
+                failing, handled = failing[1:], 1
         if not failing:
             return levels
         total = len(failing) if len(failing) + handled <= SIBLINGS_COMPARED else _failed_children(

@@ -29,10 +29,9 @@ from rf_log_listener.errors import ResultError
 from rf_log_listener.events import LEVELS
 from rf_log_listener.masking import MASK
 from rf_log_listener.signatures import repeat_key
-from rf_log_listener.status_text import is_html, visible
 from rf_log_listener.store import NOTABLE_MESSAGES, run_base
 
-from ..shaping import CUT_MARK, MASK_MARGIN, Cut, Shaper
+from ..shaping import CUT_MARK, MASK_MARGIN, Cut, Shaper, visible_status
 from .common import (
     NODE_COLUMNS,
     SELECTOR_REQUIRED,
@@ -181,8 +180,8 @@ def search(conn: sqlite3.Connection, run_id: int, flt: Filter, selector: str | N
                 break
             shaper.masked += masked
             light = context.node(node.pre)
-            if is_html(shown) and offset == 0 and total == len(shown):
-                shown = visible(shown)  # matched in its markup, shown as its text (rebot --merge)
+            if offset == 0 and total == len(shown):  # an HTML one (rebot --merge): its text
+                shown = visible_status(shown)
                 total = len(shown)
             hits.append({"id": node.node_id, "kind": "status", "level": _STATUS_LEVEL.get(
                 node.status, "INFO"), "text": _excerpt(shown, flt, shaper, offset, total),
