@@ -18,7 +18,7 @@ from rf_log_listener.history import failed_test_signatures, index_run, name_id, 
 from rf_log_listener.signatures import RULES
 from rf_log_listener.store import VISIBLE_RUNS, is_read_only, mark_dead_live_runs, run_base
 
-from .common import RUN_NOT_FOUND, robot_normalized
+from .common import RUN_NOT_FOUND, names_test, robot_normalized
 
 TYPE_CHECKING = False  # typing's own constant: loading typing is 4-5 ms (issue #19)
 if TYPE_CHECKING:
@@ -314,8 +314,7 @@ def _matching_as_robot_does(conn: sqlite3.Connection, test: str) -> list[str]:
     wanted = robot_normalized(test)
     found: list[str] = []
     for (longname,) in conn.execute("SELECT longname FROM test_names"):
-        name = robot_normalized(longname)
-        if name == wanted or name.endswith("." + wanted):
+        if names_test(wanted, longname):
             found.append(longname)
             if len(found) == 6:
                 break

@@ -115,6 +115,13 @@ def robot_normalized(name: str) -> str:
     return "".join(unicodedata.normalize("NFC", name).casefold().replace("_", " ").split())
 
 
+def names_test(wanted: str, longname: str) -> bool:
+    """Whether ``wanted`` (``robot_normalized``) names the test ``longname`` as robot's
+    --test would: the whole full name, or its end after a dot."""
+    normalized = robot_normalized(longname)
+    return normalized == wanted or normalized.endswith("." + wanted)
+
+
 def test_named(conn: sqlite3.Connection, run_id: int, name: str) -> NodeRow | None:
     """The test of the run that ``name`` names as robot's --test would: its full name or
     its own, case, spaces and underscores ignored. None when none does; NODE_NOT_FOUND
@@ -128,8 +135,7 @@ def test_named(conn: sqlite3.Connection, run_id: int, name: str) -> NodeRow | No
         tests = [(row.longname, row.pre) for row in test_rows(conn, run_id)]
     wanted = robot_normalized(name)
     found = [(longname, pre) for longname, pre in tests if longname == name] or [
-        (longname, pre) for longname, pre in tests
-        if (normalized := robot_normalized(longname)) == wanted or normalized.endswith("." + wanted)]
+        (longname, pre) for longname, pre in tests if names_test(wanted, longname)]
     if not found:
         return None
     nodes = [node_by_key(conn, run_base(run_id) + pre) for _, pre in found[:6]]
