@@ -83,14 +83,16 @@ def main(argv: list[str] | None = None) -> int:
         redactor()  # an operator's masking setting that cannot be used stops here, loudly
         module, _, function = args.handler.partition(":")
         handler = getattr(importlib.import_module(f"{__name__}.{module}"), function)
+        stdout = sys.stdout
         if module in ("reading", "across", "upkeep") and function != "cmd_serve" \
                 and not getattr(args, "json", False):  # text answers; never the protocol's pipe
             from ..render import TerminalText
 
-            sys.stdout = TerminalText(sys.stdout)  # type: ignore[assignment]
+            sys.stdout = TerminalText(stdout)  # type: ignore[assignment]
         try:
             code = int(handler(args))
         finally:
+            sys.stdout = stdout  # a caller's stream as it was (TerminalText writes through)
             _flush_usage()
         _QUICK_EXIT[0] = module in ("reading", "across")
         return code
