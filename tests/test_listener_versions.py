@@ -41,7 +41,26 @@ def test_live_capture_equals_the_import_under(version: str, store: str, tmp_path
             assert [x for x in live[key] if not x["id"].startswith(flattened)] == [
                 x for x in reference[key] if not x["id"].startswith(flattened)], (version, output, key)
         assert live["errors"] == reference["errors"]
-        assert live_conn.execute("SELECT status, rf_version FROM runs").fetchone() == ("complete", version)
+        assert live_conn.execute("SELECT status, rf_version, dry_run FROM runs").fetchone() == (
+            "complete", version, 0)
+
+
+@pytest.mark.parametrize("version", ["6.1.1", "7.0.1"])
+def test_a_dry_run_is_marked_as_such_under(version: str, tmp_path: Path) -> None:
+    """RF 7 captures live (robot says it is a dry run); RF 6 imports the output file at the
+    end, which does not say it: read from its statuses (``rows.ran_dry``). The fixtures'
+    suites use every construct the version has."""
+    suite = _suite_dir(tmp_path, VERSIONS[version])
+    db = tmp_path / "store.sqlite3"
+    done = robot("--listener", f"rf_log_listener:db={db}", "--dryrun", "--output",
+                 str(tmp_path / "output.xml"), str(suite), cwd=tmp_path, version=version)
+    assert done.returncode > 0 and "Traceback" not in done.stderr, done.stderr[-2000:]
+    origin = "import" if version < "7" else "listener"
+    assert open_store(db).execute("SELECT origin, status, dry_run FROM runs").fetchall() == [
+        (origin, "complete", 1)]
+    imported = open_store(tmp_path / "imported.sqlite3")
+    run_id = import_result(imported, tmp_path / "output.xml", stable_window=0).run_id
+    assert imported.execute("SELECT dry_run FROM runs WHERE run_id = ?", (run_id,)).fetchone() == (1,)
 
 
 def test_rf6_warns_once_and_imports_the_output_file(tmp_path: Path) -> None:

@@ -25,6 +25,9 @@ def test_store_equals_execution_result(any_store: sqlite3.Connection, path: Path
     assert ours["nodes"] == rf["nodes"]
     assert ours["messages"] == rf["messages"]
     assert ours["errors"] == rf["errors"]
+    # a run that ran, whose file does not say so: not read as robot --dryrun's (rows.ran_dry)
+    assert conn.execute("SELECT dry_run FROM runs WHERE run_id = ?",
+                        (outcome.run_id,)).fetchone() == (0,)
 
 
 @pytest.mark.parametrize("version", ["7.2.2", "7.5"])

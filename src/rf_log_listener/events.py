@@ -173,6 +173,7 @@ class RunInfo(_Record):
     generator: str | None
     generated: str | None
     rpa: bool | None
+    dry_run: bool | None  # robot --dryrun; None: the source does not say (output files)
     schema_version: int | None
     label: str | None
     output_dir: str | None  # where robot writes outputs (screenshots are relative to it)

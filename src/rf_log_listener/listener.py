@@ -254,7 +254,8 @@ class rf_log_listener(Flushing):
         local = StoreRowSink(conn, replace_nodes=True)
         output_dir = robot_scope.output_dir()
         info = RunInfo(origin="listener", generator=get_full_version("Robot"),
-                       rpa=bool(getattr(result, "rpa", False)), label=self.label,
+                       rpa=bool(getattr(result, "rpa", False)), dry_run=robot_scope.dry_run(),
+                       label=self.label,
                        output_dir=output_dir, ci=ci_context(),
                        run_group=pabot_group(robot_scope.variable, output_dir))
         run_id = local.begin_run(info)

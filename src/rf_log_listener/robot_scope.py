@@ -37,6 +37,15 @@ def variable(name: str) -> object:
         return None
 
 
+def dry_run() -> bool | None:
+    """Whether robot runs with ``--dryrun`` (keywords checked, not run); None: not known."""
+    from robot.running.context import EXECUTION_CONTEXTS
+
+    with contextlib.suppress(Exception):
+        return bool(EXECUTION_CONTEXTS.current.dry_run)
+    return None
+
+
 def output_dir() -> str | None:
     """``${OUTPUT_DIR}``: libraries write screenshots there (attachments are read there)."""
     value = variable("${OUTPUT_DIR}")

@@ -111,7 +111,8 @@ class StoreRowSink:
         row = info.to_dict()
         row.update(status=status, rf_version=rf_version(info.generator), pid=os.getpid(),
                    host=this_host(), heartbeat=now, created_at=now,
-                   rpa=None if info.rpa is None else int(info.rpa))
+                   rpa=None if info.rpa is None else int(info.rpa),
+                   dry_run=None if info.dry_run is None else int(info.dry_run))
         with transaction(self.conn):  # one commit, not two: robot waits for it
             self.run_id = run_id = insert_run(self.conn, row)
         db_path = store_file(self.conn)
@@ -237,6 +238,10 @@ class StoreRowSink:
                 if self.published_twin is not None:
                     return
             now = time.time()
+            if self.conn.execute("SELECT dry_run FROM runs WHERE run_id = ?",
+                                 (self.run_id,)).fetchone()[0] is None:
+                self.conn.execute("UPDATE runs SET dry_run = ? WHERE run_id = ?",
+                                  (int(ran_dry(self.conn, self.run_id or 0)), self.run_id))
             self.conn.execute(
                 "UPDATE runs SET status = ?, generator = coalesce(generator, ?),"
                 " rf_version = coalesce(rf_version, ?), name = ?, result_status = ?,"
@@ -276,6 +281,33 @@ class StoreRowSink:
         if self._indexer is not None:
             self._indexer.close()
             self._indexer = None
+
+
+# Library keywords (and keywords that failed before their body): nodes below a keyword
+# place with no child nodes.
+_LEAF_STEPS = "type IN ('KEYWORD', 'SETUP', 'TEARDOWN') AND child_count = 0"
+
+
+def ran_dry(conn: Any, run_id: int) -> bool:
+    """Whether a run robot wrote an output file of came from ``robot --dryrun`` (the file
+    does not say; the listener asks robot). A dry run checks its keywords without running
+    them: RF marks every library keyword NOT RUN, below user keywords, tests and suites that
+    passed, and none passes. A run that ran has a library keyword that passed (the first
+    of its steps, mostly: found at once), or NOT RUN ones only where something failed or a
+    branch was not taken (a RETURN before steps in a run none of whose steps passed would
+    read as dry: made up, not met)."""
+    lo, hi = run_base(run_id), run_base(run_id + 1)
+    # a user keyword passed without child steps when they were flattened (its message or
+    # the robot:flatten tag) or removed (its message): in a dry run too
+    if conn.execute(f"SELECT 1 FROM nodes WHERE key >= ? AND key < ? AND {_LEAF_STEPS}"
+                    " AND status = 'PASS' AND message IS NULL AND (fields IS NULL"
+                    " OR fields NOT LIKE '%\"robot:flatten\"%') LIMIT 1", (lo, hi)).fetchone():
+        return False
+    leaf = " AND ".join(f"c.{term}" for term in _LEAF_STEPS.split(" AND "))
+    return conn.execute(
+        f"SELECT 1 FROM nodes AS c JOIN nodes AS p ON p.key = ? + c.parent_pre"
+        f" WHERE c.key >= ? AND c.key < ? AND {leaf} AND c.status = 'NOT RUN'"
+        f" AND p.status = 'PASS' LIMIT 1", (lo, lo, hi)).fetchone() is not None
 
 
 def _refresh_statistics(conn: Any) -> None:

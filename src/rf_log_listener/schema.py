@@ -35,7 +35,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable
     from typing import Any
 
-SCHEMA_VERSION = 11
+SCHEMA_VERSION = 12
 
 # What the full-text index holds of a message: its text without the payloads of base64 data
 # URIs in HTML messages. Libraries embed screenshots that way (``<img src="data:image/png;
@@ -229,6 +229,7 @@ CREATE TABLE IF NOT EXISTS runs (
     schema_version  INTEGER,
     generated       TEXT,
     rpa             INTEGER,
+    dry_run         INTEGER,                  -- 1: robot --dryrun (keywords checked, not run)
     label           TEXT,
     output_dir      TEXT,                     -- folder of the run's outputs: attachments' base
     name            TEXT,                     -- root suite name
@@ -364,6 +365,7 @@ _MIGRATIONS: dict[int, str] = {
         f" FROM ({_INDEXED_PAYLOADS});"
         f"INSERT INTO messages_fts (rowid, text) SELECT key, {INDEXED_TEXT}"
         f" FROM ({_INDEXED_PAYLOADS});",
+    11: "ALTER TABLE runs ADD COLUMN dry_run INTEGER;",
 }
 
 

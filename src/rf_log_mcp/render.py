@@ -94,6 +94,7 @@ def runs(response: Answer, style: Style) -> None:
         where = style(f"({run.source_path or run.origin})", "dim")
         ref = run.run_group or str(run.run_id)
         extra = _context(run.label, run.branch)
+        extra = f"{style('dry run', 'dim')} {extra}".strip() if run.dry_run else extra
         print(f"{ref:>5}  {status} {result} {run.passed or 0:>5} passed"
               f" {run.failed or 0:>5} failed  {run.name}  {where}{' ' + extra if extra else ''}")
     if not response.runs:
@@ -112,6 +113,8 @@ def summary(response: Answer, style: Style) -> None:
           f"{style(data.result_status or '-', data.result_status)}  ({style(data.status, data.status)})")
     print(f"  {totals.total} tests: {totals.passed} passed, {totals.failed} failed,"
           f" {totals.skipped} skipped")
+    if data.dry_run:
+        print("  a dry run (robot --dryrun): keywords were checked, not run")
     if data.elapsed is not None:
         started = f"started {data.start_time}, " if data.start_time else ""  # rebot --merge: none
         print(f"  {started}took {data.elapsed:.2f} s")

@@ -176,7 +176,7 @@ def list_runs(conn: sqlite3.Connection, status: str | None = None, limit: int = 
 
 
 _RUN_KEYS = ("run_id", "status", "origin", "label", "name", "result_status", "total", "passed",
-             "failed", "skipped", "source_path", "start_time", "ci", "run_group")
+             "failed", "skipped", "source_path", "start_time", "ci", "run_group", "dry_run")
 
 
 def _run_items(conn: sqlite3.Connection, where: str, params: list[Any],
@@ -188,6 +188,8 @@ def _run_items(conn: sqlite3.Connection, where: str, params: list[Any],
                             " ORDER BY run_id DESC", params):
         item = dict(zip(_RUN_KEYS, row, strict=True))
         item["newest"] = item["run_id"]
+        if item.pop("dry_run"):
+            item["dry_run"] = True
         group = item.pop("run_group")
         if group is not None:
             if group in listed:
@@ -437,7 +439,7 @@ def compare_runs(conn: sqlite3.Connection, head: str | int, base: str | int | No
                  page_size: int | None = None, budget: int | None = None) -> Answer:
     """What changed from ``base`` (default: the previous complete run of the same suite) to
     ``head``, test by test (views/compare.py)."""
-    from .views.across import previous_unit, unit
+    from .views.across import previous_unit, refuse_dry_run, unit
     from .views.compare import CHANGES, NO_BASE_RUN, compare
 
     try:
@@ -456,6 +458,8 @@ def compare_runs(conn: sqlite3.Connection, head: str | int, base: str | int | No
             raise ResultError(NO_BASE_RUN, f"Run {head_unit.ref} has no earlier complete run of"
                               f" the suite {head_unit.name!r} to compare with.",
                               "Pass base explicitly (list_runs shows the runs).")
+        refuse_dry_run(conn, head_unit)
+        refuse_dry_run(conn, base_unit)
         mask_runs(conn, shaper, [*head_unit.run_ids, *base_unit.run_ids])
         binding = {"tool": "compare_runs", "head": head_unit.ref, "base": base_unit.ref,
                    "changes": sorted(changes or ())}

@@ -8,7 +8,7 @@ from typing import Literal
 from pydantic import Field
 
 from .base import BaseModel, Envelope
-from .single_run import SignatureSeen
+from .single_run import DRY_RUN, SignatureSeen
 
 
 class RunItem(BaseModel):
@@ -16,6 +16,7 @@ class RunItem(BaseModel):
     status: str
     origin: str
     label: str | None = Field(None, description="The listener's or import's label.")
+    dry_run: bool | None = Field(None, description=DRY_RUN)
     run_group: str | None = Field(None, description="A pabot execution listed as one run "
                                                     "(g<first run id>); its runs: run_ids.")
     run_ids: list[int] | None = Field(None, description="A pabot group's runs (processes).")

@@ -9,6 +9,10 @@ from pydantic import ConfigDict, Field, PrivateAttr
 
 from .base import BaseModel, Envelope
 
+DRY_RUN = ("True: robot --dryrun. Keywords were checked, not run: a test's PASS says its "
+           "data is valid, FAIL names what is not (a missing keyword, wrong arguments). "
+           "Left out of history, flaky tests, compare_runs' base and signature counts.")
+
 
 class Totals(BaseModel):
     total: int | None = None
@@ -63,6 +67,7 @@ class SummaryView(BaseModel):
     elapsed: float | None = Field(None, description="Seconds.")
     totals: Totals
     label: str | None = Field(None, description="The listener's or import's label.")
+    dry_run: bool | None = Field(None, description=DRY_RUN)
     ci: dict[str, str] | None = Field(None, description="The CI build: provider, commit, branch, "
                                                         "build, build_url, job.")
     run_group: str | None = Field(None, description="The pabot execution this process belongs "

@@ -27,6 +27,10 @@ if TYPE_CHECKING:
 TEST_NOT_FOUND = "TEST_NOT_FOUND"
 FINISHED = ("complete", "interrupted")
 FINISHED_RUNS = "status IN ('complete', 'interrupted')"  # FINISHED, in SQL
+# robot --dryrun checks keywords without running them: its tests' statuses are no outcomes,
+# so its runs are left out of every answer across runs (their own summaries show them).
+RAN = "coalesce(dry_run, 0) = 0"
+DRY_RUN_IDS = "SELECT run_id FROM runs WHERE dry_run = 1"
 
 _RUN_COLUMNS = "run_id, status, name, label, start_time, ci, run_group, tests_indexed"
 
@@ -113,6 +117,18 @@ def unit(conn: sqlite3.Connection, ref: str | int) -> Unit:
     return _unit_of(members, True)
 
 
+def refuse_dry_run(conn: sqlite3.Connection, unit_: Unit) -> None:
+    """INVALID_ARGUMENT when a run of ``unit_`` is a dry run: nothing in it ran to compare."""
+    dry = conn.execute(f"SELECT min(run_id) FROM runs WHERE run_id IN"
+                       f" ({','.join('?' * len(unit_.run_ids))}) AND dry_run = 1",
+                       unit_.run_ids).fetchone()[0]
+    if dry is not None:
+        raise ResultError(INVALID_ARGUMENT, f"Run {dry} is a dry run (robot --dryrun): its "
+                          "keywords were checked, not run, so its tests have no outcomes to "
+                          "compare.", "Compare runs that ran (list_runs marks dry runs); the "
+                          "dry run's summary lists what failed its checks.")
+
+
 _ROWS_PER_UNIT = 16  # runs read per unit wanted: a pabot group is several runs
 
 
@@ -122,7 +138,7 @@ def suite_units(conn: sqlite3.Connection, suite: str | None, limit: int,
     """Up to ``limit`` finished units of a suite (before run ``before_run``), newest first."""
     rows = conn.execute(
         f"SELECT {_RUN_COLUMNS} FROM runs WHERE name IS ? AND run_id < ? AND {VISIBLE_RUNS}"
-        f" AND {FINISHED_RUNS} {where} ORDER BY run_id DESC LIMIT ?",
+        f" AND {FINISHED_RUNS} AND {RAN} {where} ORDER BY run_id DESC LIMIT ?",
         (suite, before_run if before_run is not None else 1 << 62, *params,
          limit * _ROWS_PER_UNIT)).fetchall()
     return group_rows(rows)[:limit]
@@ -268,7 +284,7 @@ def seen_before_many(conn: sqlite3.Connection, signature_ids: Iterable[int],
     rows = conn.execute(
         "SELECT signature_id, count(DISTINCT run_id), min(run_id) FROM run_tests"
         f" WHERE signature_id IN ({', '.join('?' * len(ids))}) AND run_id < ?"
-        " GROUP BY signature_id", (*ids, before_run)).fetchall()
+        f" AND run_id NOT IN ({DRY_RUN_IDS}) GROUP BY signature_id", (*ids, before_run)).fetchall()
     starts = _by_id(conn, "runs", "run_id", "start_time", (first for _, _, first in rows))
     for sig, count, first in rows:
         seen[sig] = {"earlier_runs": count, "first_run_id": first, "first_seen": starts.get(first)}

@@ -100,6 +100,8 @@ def _context(run: dict[str, Any], first_run: int) -> dict[str, Any]:
     found: dict[str, Any] = {}
     if run["label"]:
         found["label"] = run["label"]
+    if run.get("dry_run"):
+        found["dry_run"] = True
     if run["ci"]:
         found["ci"] = json.loads(run["ci"])
     if run["run_group"]:
