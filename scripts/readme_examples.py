@@ -98,7 +98,8 @@ def fields_block() -> str:
              "", "Type-specific fields, each only when it has a value:", "",
              "| field | type | meaning |", "|---|---|---|", *rows(Node, extra), "",
              "Per view: `tree`'s expanded node adds `messages` (counts by level, WARN-and-worse "
-             "texts); `failure_path` steps add `messages` (their WARN-and-worse messages) and "
+             "texts); `failure_path` steps add `messages` (their WARN-and-worse messages, and "
+             "a library's traceback) and "
              "`other_failures`; `step_window` steps add `depth` and `center`. Every other "
              "field of every answer: the MCP resource `rf://docs/fields` "
              "(`rf_log_mcp/field_guide.py`).", "",

@@ -178,6 +178,28 @@ def test_a_test_s_name_selects_it_as_robot_s_test_option_does(tmp_path: Path) ->
     assert _path(conn, 1, "PAYS BY CARD").failure_path.start_id == "s1-s2-t2"
 
 
+def test_a_library_s_traceback_is_on_the_failure_path(tmp_path: Path) -> None:
+    """robot --loglevel DEBUG: RF logs a library's traceback on the keyword that raised. The
+    failing step shows it (where in the library's code, masked); BuiltIn's, which has no
+    frame of its own, and any other DEBUG message are left out."""
+    library = DATA / "traceback" / "Inventory.py"
+    done = robot("--loglevel", "DEBUG", "--listener", f"rf_log_listener:db={tmp_path / 's.db'}",
+                 "--output", "NONE", str(DATA / "traceback" / "traceback.robot"), cwd=tmp_path)
+    assert done.returncode == 2, done.stderr
+    conn = open_store(tmp_path / "s.db")
+    last = _path(conn, 1, "Library Raises").failure_path.path[-1]
+    assert (last.node_id, [m.level for m in last.messages]) == ("s1-t1-k2", ["FAIL", "DEBUG"])
+    traceback = last.messages[1].text
+    assert traceback.startswith("Traceback (most recent call last):\n")
+    assert f'File "{library}", line 6, in _parse_stock' in traceback
+    assert 'password="***")' in traceback and "Inv-Secret-9931" not in traceback
+    assert traceback.endswith("ValueError: invalid literal for int() with base 10: 'none'")
+    builtin = _path(conn, 1, "BuiltIn Fails").failure_path.path[-1]
+    assert [m.text for m in builtin.messages] == ["one != two"]
+    shown = cli("--db", str(tmp_path / "s.db"), "failures", "--test", "Library Raises").stdout
+    assert "line 6, in _parse_stock" in shown and "return int(count) if password else 0" in shown
+
+
 def _path(conn: sqlite3.Connection, run_id: int, selector: str | None = None,
           **options: object) -> dict:
     view = service.get_view(conn, "failure_path", run_id=run_id, selector=selector, **options)

@@ -248,8 +248,11 @@ def failures(paths: list[dict[str, Any]], style: Style, run_id: int, of_group: b
             if step.get("args"):
                 print(f"{indent}  {style('args: ' + '  '.join(step['args']), 'dim')}")
             for message in step.get("messages", []):
-                print(f"{indent}  {style(message['level'], message['level'])}:"
-                      f" {first_lines(message['text'], 1)[0]}")
+                # a library's traceback: its frames say where in its code it failed
+                lines = first_lines(message["text"], 24 if message["level"] == "DEBUG" else 1)
+                print(f"{indent}  {style(message['level'], message['level'])}: {lines[0]}")
+                for line in lines[1:]:
+                    print(f"{indent}    {style(line, 'dim')}")
             for other in step.get("other_failures", []):
                 values = ", ".join(f"{k}={v}" for k, v in (other.get("assign") or {}).items())
                 print(f"{indent}  {style('also failed:', 'FAIL')} {other['node_id']} {values}"

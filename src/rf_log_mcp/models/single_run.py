@@ -232,7 +232,9 @@ class FailureRef(NodeRef):
 
 
 class PathStep(Node):
-    messages: list[LogMessage] | None = Field(None, description="WARN and worse messages of this step.")
+    messages: list[LogMessage] | None = Field(
+        None, description="WARN and worse messages of this step, and a library's traceback "
+                          "(DEBUG; robot --loglevel DEBUG).")
     other_failures: list[FailureRef] | None = Field(
         None, description="Failing children the path does not follow (continuable failures, "
                           "other failing iterations), first 10; tree with projection=failures "

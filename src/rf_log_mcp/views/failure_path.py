@@ -190,9 +190,11 @@ def _fit_keeping_last(shaper: Shaper, view: dict[str, Any], entries: list[Entry]
 def _step(conn: sqlite3.Connection, run_id: int, node: NodeRow, shaper: Shaper,
           ids: NodeContext, attachments: list[dict[str, Any]] | None,
           repeated: bool) -> dict[str, Any]:
-    """A step of the path: the node, its WARN-and-worse messages, its attachments; its status
-    message unless the next step or its own messages say the same."""
-    logged = own_messages(conn, run_id, node, LEVELS["WARN"])
+    """A step of the path: the node, its WARN-and-worse messages and a library's traceback,
+    its attachments; its status message unless the next step or its own messages say the
+    same."""
+    logged = [message for message in own_messages(conn, run_id, node)
+              if LEVELS.get(message[1], 3) >= LEVELS["WARN"] or _is_traceback(message)]
     messages = [shown_message(i, lv, t, html, node, shaper, ids) for i, lv, t, html in logged]
     # the next step, or the failing message it logged, says its status message already
     said = repeated or node.message in {text for _, _, text, _ in logged}
@@ -202,6 +204,18 @@ def _step(conn: sqlite3.Connection, run_id: int, node: NodeRow, shaper: Shaper,
     if attachments:
         step["attachments"] = attachments
     return step
+
+
+# RF logs the traceback of an exception a keyword raised, at DEBUG, on that keyword (seen
+# with robot --loglevel DEBUG or TRACE): where in a library's code the failure came from,
+# what log.html shows under the failing keyword. RF leaves its own frames out: BuiltIn's
+# failures have none left ("  None"), and say nothing the failure message does not.
+TRACEBACK = "Traceback (most recent call last):"
+
+
+def _is_traceback(message: tuple[str, str, str, int]) -> bool:
+    return message[1] == "DEBUG" and message[2].startswith(TRACEBACK) \
+        and '\n  File "' in message[2]
 
 
 def _attachments(conn: sqlite3.Connection, run_id: int, nodes: list[NodeRow], shaper: Shaper,
