@@ -6,6 +6,8 @@ argument file names the listener captures its dry runs too (tests/data/dry_run).
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -109,3 +111,22 @@ def test_each_store_reads_a_dry_run_from_its_statuses(runs: dict[str, Any], tmp_
         import_result(any_store, path, stable_window=0).run_id,)).fetchone()[0] for path in files]
     assert marks == [0, 0, 1, 1]
 
+
+
+@pytest.mark.parametrize("option", [("--removekeywords", "all"), ("--removekeywords", "passed"),
+                                    ("--flattenkeywords", "name:Add*")])
+def test_rebot_s_removed_and_flattened_keywords_keep_the_mark(runs: dict[str, Any], tmp_path: Path,
+                                                              option: tuple[str, str]) -> None:
+    """rebot can leave keywords without their steps (removed, flattened): a run that ran and
+    a dry run still read as they were."""
+    conn = open_store(tmp_path / "store.sqlite3")
+    marks = []
+    for name in ("run1.xml", "dry.xml"):
+        rebot = subprocess.run([sys.executable, "-m", "robot.rebot", *option, "--output",
+                                str(tmp_path / name), "--log", "NONE", "--report", "NONE",
+                                str(runs["work"] / name)], capture_output=True, text=True,
+                               check=False)
+        assert rebot.returncode == (2 if name == "run1.xml" else 1), rebot.stderr  # failed tests
+        run_id = import_result(conn, tmp_path / name, stable_window=0).run_id
+        marks.append(conn.execute("SELECT dry_run FROM runs WHERE run_id = ?", (run_id,)).fetchone()[0])
+    assert marks == [0, 1]
