@@ -5,8 +5,10 @@ run in tree; hints name the MCP tools."""
 from __future__ import annotations
 
 import json
+import signal
 import sqlite3
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -230,6 +232,38 @@ def test_a_test_stopped_by_a_fatal_error_names_the_failure_that_stopped_the_run(
     assert checks.cause is None and first.failure_group_count == 2
     # a test that failed on its own has no outside cause
     assert "cause" not in _path(conn, run_id, "s1-s1-t2")["failure_path"]
+
+
+def test_a_run_a_signal_stopped_names_the_test_it_stopped_in(tmp_path: Path) -> None:
+    """A CI job's time limit: robot gets SIGTERM, fails the running keyword and stops every
+    test after it. Captured live, the stopped tests' group points at the test the signal
+    hit; the command line says the stop's message once (no step failed in those tests, so
+    it is their signature too)."""
+    db = tmp_path / "s.db"
+    running = robot("--listener", f"rf_log_listener:db={db}", "--output", "NONE",
+                    str(DATA / "stopped" / "stopped.robot"), cwd=tmp_path, wait=False)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:  # "started" is logged just before the sleep
+        time.sleep(0.2)
+        if db.exists() and open_store(db).execute(
+                "SELECT 1 FROM messages WHERE text = 'started'").fetchone():
+            break
+    running.send_signal(signal.SIGTERM)
+    _, stderr = running.communicate(timeout=60)
+    assert running.returncode == 3 and "Traceback" not in stderr, stderr
+    conn = open_store(db)
+    summary = service.get_view(conn, "summary", run_id=1).summary
+    assert summary is not None and summary.status == "complete"
+    assert [(t.node_id, t.message) for t in summary.failed_tests] == [
+        ("s1-t2", "Execution terminated by signal")]
+    (group,) = summary.failure_groups or []
+    assert (group.test_ids, group.signature) == (
+        ["s1-t3", "s1-t4"], "Test execution stopped due to a fatal error.")
+    assert group.cause is not None and (group.cause.reason, group.cause.node_id) == (
+        "fatal_error", "s1-t2")
+    shown = cli("--db", str(db), "summary").stdout
+    assert shown.count("Test execution stopped due to a fatal error.") == 1, shown
+    assert "caused by fatal error: TEST s1-t2 Slow One" in shown
 
 
 def test_exit_on_failure_and_parent_suite_fixtures_point_at_their_cause(tmp_path: Path) -> None:

@@ -137,8 +137,10 @@ def summary(response: Answer, style: Style) -> None:
         more = "" if group.count <= len(group.test_ids) else \
             f", … ({group.count - len(group.test_ids)} more)" if runs else \
             f", … ({group.count - len(group.test_ids)} more: --group {group.tests_selector[6:]})"
-        print(f"  {style(f'{group.count} tests', 'FAIL')}: {first_lines(group.message, 1)[0]}")
-        print(f"    {style(group.signature, 'dim')}")
+        shown = first_lines(group.message, 1)[0]
+        print(f"  {style(f'{group.count} tests', 'FAIL')}: {shown}")
+        if group.signature != shown:  # no step failed (a stop, a parent's setup): the message
+            print(f"    {style(group.signature, 'dim')}")
         tests = [f"{run}:{test}" for run, test in zip(group.test_runs, group.test_ids, strict=True)] \
             if group.test_runs else group.test_ids
         print(f"    tests {', '.join(tests)}{more}; {_seen(group.seen_before)}")
