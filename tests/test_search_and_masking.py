@@ -27,6 +27,7 @@ from test_mcp_server import call, server
 
 from rf_log_listener.importers import import_result
 from rf_log_listener.masking import Redactor
+from rf_log_listener.schema import SCHEMA_VERSION
 from rf_log_listener.store import delete_run, open_store
 from rf_log_mcp import service
 
@@ -617,11 +618,13 @@ def test_a_store_that_indexed_payloads_is_migrated_to_index_around_them(
     conn.execute("INSERT INTO messages_fts (messages_fts, rowid, text) SELECT 'delete', key,"
                  " rf_indexed_text(text) FROM messages WHERE html = 1")
     conn.execute("INSERT INTO messages_fts (rowid, text) SELECT key, text FROM messages WHERE html = 1")
+    conn.execute("ALTER TABLE runs DROP COLUMN dry_run")  # schema 12's
     conn.execute("UPDATE meta SET value = '10' WHERE key = 'schema_version'")
     assert search(conn, query=payload[5000:5040])["hits"]  # as schema 10 had it
     conn.close()
     conn = open_store(db)
-    assert conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone() == ("11",)
+    assert conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone() == (
+        str(SCHEMA_VERSION),)
     assert search(conn, query=payload[5000:5040])["hits"] == []
     assert [hit["id"] for hit in search(conn, query="qzx checkout page")["hits"]] == ["s1-t1-k1-m1"]
     _deleted_cleanly(conn)
