@@ -15,7 +15,9 @@ keyword named like a secret (``Input Password  id:pw  x``) and again alone, (23)
 error (WARN), (24) a library logging the value it was given, (25) an XML element named like
 a secret (a SOAP body) and again alone, (26) curl's ``-u user:password`` and again alone,
 (27) a Slack webhook URL (its path is the credential), (28) a password in prose ("with
-password x") and again alone. Thirteen values only look like
+password x") and again alone, (29) sshpass's ``-p password`` and again alone, (30) text
+SeleniumLibrary's Input Text typed into a password field and again alone. Fifteen values
+only look like
 secrets (look-alike names, values too short or too common) and must stay readable.
 
 Live capture and the imports of output.xml and output.json register the same values, and
@@ -45,13 +47,14 @@ SECRETS = ("S01-Hunter2-pass", "S03-deep-Pw-9", "S05-set-var-Sec", "S07-var-pk-1
            "S08-test-var-Tok", "S09-loop-pw-a", "S09-loop-pw-b", "S11-db-Pw-rt5",
            "S12-apisecret-44", "S14-kv-pw-77", "S15-bearer-tok-9q", "S16-url-pw-5",
            "S17-named-Pw", "S18-input-pw-x", "S20-actual-Tk8", "S22-dict-Pw3",
-           "vault-tok-6Hq2Lw9Zr", "S25-xml-Pw-61", "S26-curl-Pw-8", "S28-prose-Pw9")
+           "vault-tok-6Hq2Lw9Zr", "S25-xml-Pw-61", "S26-curl-Pw-8", "S28-prose-Pw9",
+           "S29-ssh-Pw-3", "S30-typed-Pw4")
 # Masked by its shape wherever it occurs, so never registered as a run's value.
 BY_SHAPE = ("S27webhooksecret99",)
 LOOKALIKES = ("L01-54321-count", "L02-all-tests-passed", "L03-bypass-enabled",
               "L04-whitespace-tokenizer", "L05-ask-the-admin", "L06-feature-flag-on", "L7x",
               "True", "None", "1234", "L11-sessions-open-3", "L12-jane-and-john",
-              "L13-pw-policy-v2")
+              "L13-pw-policy-v2", "L14-appdb-name", "L15-user-name")
 # What differs between the stores by nature: ids of the run, where it came from, times.
 _BY_NATURE = {"run_id", "source_path", "origin", "generator", "start_time", "elapsed",
               "elapsed_ms", "estimated_tokens", "next_cursor", "prev_cursor", "time", "seconds",

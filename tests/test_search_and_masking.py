@@ -174,6 +174,20 @@ def test_a_search_cannot_find_a_masked_value(store: sqlite3.Connection) -> None:
     ("curl -s -u deploy:pw-7 https://x", "curl -s -u deploy:*** https://x"),
     ("curl --user 'bob:two words' -X POST", "curl --user 'bob:***' -X POST"),
     ("curl --user-agent a:b x; sort -u a:b", "curl --user-agent a:b x; sort -u a:b"),
+    ("docker login -u ci -p dk-Pw-1 reg.example", "docker login -u ci -p *** reg.example"),
+    ("podman login --username ci -p 'two words' r", "podman login --username ci -p '***' r"),
+    ("sshpass -pSsh-Pw9 ssh deploy@host", "sshpass -p*** ssh deploy@host"),
+    ("mkdir -p /a && mysql -u root -pDb-Pw7 -h db", "mkdir -p /a && mysql -u root -p*** -h db"),
+    ("mysql -u root -p appdb; docker run -p 8080:80 x", "mysql -u root -p appdb; docker run -p 8080:80 x"),
+    ("ssh -p 2222 host; psql -p 5432 -U app", "ssh -p 2222 host; psql -p 5432 -U app"),
+    ("Typing text 'Tp-9x' into text field 'id=password'.",
+     "Typing text '***' into text field 'id=password'."),
+    ("Typing text 'a b' into text field 'css=#userPwd'.",
+     "Typing text '***' into text field 'css=#userPwd'."),
+    ("Typing text 'bob' into text field 'id=username'.",
+     "Typing text 'bob' into text field 'id=username'."),
+    ("Typing text 'x' into text field 'id=bypassReason'.",
+     "Typing text 'x' into text field 'id=bypassReason'."),
     ("see https://hooks.slack.com/services/T01/B02/xYz9 now", "see https://hooks.slack.com/services/*** now"),
     ("https://discord.com/api/webhooks/123/AbC-d", "https://discord.com/api/webhooks/***"),
     ("login failed for bob with password Hunter2x.", "login failed for bob with password ***."),
@@ -201,13 +215,15 @@ _SHAPES = ["ftp://user:pa55@host/f", "Bearer Zm9vYmFyYmF6cXV4", "eyJhbGciOi.eyJz
            "password=hunter2", "Set-Cookie: a=1", "Authorization: Basic dXNlcjpw", "${db_pwd} = x y",
            '"api-key": "k-123"', "pin: 1234", "otp=123456", "pa\u017fsword=hunter2", "api-\u212aey: v-4567",
            "<ns:Token>t-1</ns:Token>", "curl -u a:pw-2", "https://hooks.slack.com/services/T1/B2/x3",
-           "with password pw-42x"]
+           "with password pw-42x", "sshpass -p pw-1 ssh h", "mysql -pDb-7", "docker login -p d-1",
+           "Typing text 't-1' into text field 'id=pwd'."]
 _PIECES = [*_SHAPES, "password", "token", "auth", "cookie", "x-Session-Id", "=", ": ", '"', "'",
            "${", "}", " ", "\n", "Bearer ", "://", "@", "user:pa55", "eyJ", ".fghij", "ghp_",
            "\u0130", "\u0131", "plain words", "42", "inside", "Author", "sid", "\t", "\u00a0",
            "PRIVATE KEY", "-----BEGIN RSA ", "-----", " BLOCK", "<", ">", "</", "<password>",
            "</password>", "curl ", " -u ", "--user=", "hooks.slack.com/services/", "https://",
-           "password ", "passphrase is ", "x9"]
+           "password ", "passphrase is ", "x9", "sshpass ", " -p ", "-p", "docker login ", "mysql ",
+           "Typing text '", "' into text field '", "'.", "id=password"]
 
 
 def _every_rule(words: tuple[str, ...]) -> Redactor:
@@ -255,6 +271,11 @@ def test_long_texts_of_repeated_shapes_are_masked_in_one_pass() -> None:
     assert redactor.text("<password>" + "a" * 200_000) == ("<password>" + "a" * 200_000, 0)
     masked, count = redactor.text("login failed with password x9-y. " * 20000)
     assert count == 20000 and masked == "login failed with password ***. " * 20000
+    masked, count = redactor.text("mysql -pDb-7 x; " * 20000)
+    assert count == 20000 and masked == "mysql -p*** x; " * 20000
+    assert redactor.text(" -p x" * 50000) == (" -p x" * 50000, 0)
+    typed = "Typing text '" + "' into text field '" * 20000
+    assert redactor.text(typed) == (typed, 0)
 
 
 def test_prose_that_holds_a_short_name_compiles_no_rule() -> None:

@@ -44,6 +44,7 @@ from rf_log_listener.secret_shapes import (
     PROSE_MARK,
     PROSE_PASSWORD,
     SHAPE_MARKS,
+    command_passwords,
     compiled_shapes,
     curl_credentials,
     lazy_pattern,
@@ -52,8 +53,11 @@ from rf_log_listener.secret_shapes import (
     masked_credentials_after,
     masked_curl_user,
     masked_key,
+    masked_password_option,
     masked_prose_password,
+    masked_typed_password,
     prose_passwords,
+    typed_password,
 )
 
 TYPE_CHECKING = False  # typing's own constant: loading typing is 4-5 ms (issue #19)
@@ -288,11 +292,14 @@ class Redactor:
             text = sub(self._xml_element, text, _masked_value)
             text = sub(shapes.url_credentials, text, masked_credentials)
             text = sub(shapes.curl_user, text, masked_curl_user)
+            text = sub(shapes.password_option, text, masked_password_option)
             text = sub(shapes.webhook, text, masked_credentials_after)
             text = sub(shapes.bearer, text, lambda m: f"{m[1]}{MASK}" if looks_random(m[2]) else m[0])
             text = sub(PROSE_PASSWORD(), text, masked_prose_password)
             text = sub(shapes.jwt, text, lambda m: MASK)
             text = sub(shapes.vendor_tokens, text, lambda m: MASK)
+            text, typed = masked_typed_password(text)
+            counter[0] += typed
         for pattern in self._extra:
             text = sub(pattern, text, _masked_group)
         return text, counter[0]
@@ -317,6 +324,8 @@ class Redactor:
             if named or ("://" in text and "@" in text) or (
                     "curl" in lowered and curl_credentials(text)):
                 return True
+        if command_passwords(text) or typed_password(text):
+            return True
         if "</" in text and self._xml_element.search(text) is not None:
             return True
         return "pass" in lowered and bool(prose_passwords(text, lowered))
@@ -348,6 +357,10 @@ class Redactor:
             found += [m["value"] for m in self._xml_element.finditer(text)]
         if "curl" in lowered:
             found += curl_credentials(text)
+        found += command_passwords(text)
+        typed = typed_password(text)
+        if typed is not None:
+            found.append(text[typed[0]:typed[1]])
         found += prose_passwords(text, lowered)
         return [value for value in found if registrable(value)]
 

@@ -1,6 +1,7 @@
 """What a secret looks like by itself, shared by both sides through ``masking``: vendor
-tokens, URL and curl credentials, bearer tokens, JWTs, private keys, webhook URLs and a
-password in prose, with what masks each; the names a secret's value follows are in
+tokens, URL and curl credentials, a command's password option, bearer tokens, JWTs, private
+keys, webhook URLs, a password in prose and text typed into a password field, with what
+masks each; the names a secret's value follows are in
 ``secret_names``. Every pattern is compiled at its first use (issue #19).
 """
 
@@ -33,8 +34,9 @@ _WEBHOOKS = (r"hooks\.slack\.com/(?:services|workflows|triggers)/",
              r"(?:[\w-]+\.)?discord(?:app)?\.com/api/webhooks/", r"[\w-]+\.webhook\.office\.com/")
 # What the other shapes cannot match without (lower-cased): URL credentials, a bearer
 # token, a JWT's header, a private key's armour, curl's credentials, a webhook's host.
-SHAPE_MARKS = ("://", "bearer", "eyj", "private key", "curl",
-                *(prefix.lower() for prefix, _ in VENDOR_TOKENS))
+SHAPE_MARKS = ("://", "bearer", "eyj", "private key", "curl", "sshpass", "mysql", "mariadb",
+               "docker", "podman", "nerdctl", "typing text '",
+               *(prefix.lower() for prefix, _ in VENDOR_TOKENS))
 
 
 class _Shapes:
@@ -55,6 +57,10 @@ class _Shapes:
         self.curl_user = re.compile(
             r"""(?P<head>(?<![\w-])(?:-u|--user)(?:[ \t=]+|(?=[^\s-]))(?P<q>['"])?[^\s:'"]+:)"""
             r"""(?P<value>(?(q)[^'"\n]+|[^\s'"]+))""")
+        # -p password, masked on the line of a command whose -p it is (``password_commands``)
+        self.password_option = re.compile(
+            r"""(?P<head>(?<![\w-])-p(?P<gap>[ \t]+)?(?P<q>['"])?)"""
+            r"""(?P<value>(?(q)[^'"\n]+|[^\s'"-][^\s'"]*))""")
         self.webhook = re.compile(rf"(?i)(?P<head>\bhttps?://(?:{'|'.join(_WEBHOOKS)}))(?P<value>[^\s'\"<>]+)")
         self.jwt = re.compile(r"\beyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]*")
         self.vendor_tokens = re.compile(
@@ -111,6 +117,67 @@ def curl_credentials(text: str) -> list[str]:
 
 def masked_curl_user(match: re.Match[str]) -> str:
     return masked_credentials_after(match) if on_curl_line(match) else match[0]
+
+
+# Commands whose -p option is a password, in the part of its line before the option: with
+# the value apart or attached (docker's, podman's and nerdctl's login; sshpass), or attached
+# only (MySQL's and MariaDB's clients: "-p" alone asks for it, and the next word is the
+# database). ``docker run -p 8080:80`` and ``mkdir -p`` stay.
+_SPACED_PASSWORD_COMMANDS = lazy_pattern(
+    r"(?i)\b(?:(?:docker|podman|nerdctl)\b[^;|\n]*\blogin\b|sshpass\b)")
+_ATTACHED_PASSWORD_COMMANDS = lazy_pattern(r"(?i)\b(?:mysql\w*|mariadb\w*)\b")
+
+
+def on_password_command(match: re.Match[str]) -> bool:
+    """Whether the -p option ``match`` found is a password option of its command line's
+    command, within CURL_REACH characters before it."""
+    text, at = match.string, match.start()
+    line = text[max(0, at - CURL_REACH):at]
+    line = line[max(line.rfind("\n"), line.rfind(";"), line.rfind("|")) + 1:]
+    if _SPACED_PASSWORD_COMMANDS().search(line):
+        return True
+    return match["gap"] is None and _ATTACHED_PASSWORD_COMMANDS().search(line) is not None
+
+
+def command_passwords(text: str) -> list[str]:
+    """The values of commands' password options (-p) in ``text``."""
+    if "-p" not in text:
+        return []
+    return [m["value"] for m in compiled_shapes().password_option.finditer(text)
+            if on_password_command(m)]
+
+
+def masked_password_option(match: re.Match[str]) -> str:
+    return masked_credentials_after(match) if on_password_command(match) else match[0]
+
+
+# SeleniumLibrary's Input Text logs the text it types, with the field's locator (Input
+# Password logs no value): the text is masked when the locator names a password field. Read
+# by finds, not a pattern: one pass over the message, whatever it holds.
+_TYPED_HEAD, _TYPED_INTO, _TYPED_END = "Typing text '", "' into text field '", "'."
+_LOCATOR_WORDS = lazy_pattern(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])")
+_PASSWORD_FIELD_WORDS = frozenset(("password", "passwd", "pass", "pwd", "passphrase", "passcode",
+                                   "secret", "pin", "otp"))
+
+
+def typed_password(text: str) -> tuple[int, int] | None:
+    """Where the text typed into a password field is in SeleniumLibrary's message (start,
+    end), or None."""
+    if not (text.startswith(_TYPED_HEAD) and text.endswith(_TYPED_END)):
+        return None
+    into = text.rfind(_TYPED_INTO)
+    if into < len(_TYPED_HEAD) or text[len(_TYPED_HEAD):into] == MASK:
+        return None
+    locator = text[into + len(_TYPED_INTO):-len(_TYPED_END)]
+    words = {word.lower() for word in _LOCATOR_WORDS().findall(locator)}
+    return (len(_TYPED_HEAD), into) if words & _PASSWORD_FIELD_WORDS else None
+
+
+def masked_typed_password(text: str) -> tuple[str, int]:
+    found = typed_password(text)
+    if found is None:
+        return text, 0
+    return f"{text[:found[0]]}{MASK}{text[found[1]:]}", 1
 
 
 def masked_credentials_after(match: re.Match[str]) -> str:

@@ -1,6 +1,6 @@
 *** Settings ***
-Documentation     Secrets handled the ordinary way, each a value of its own (S01 ... S28), and
-...               values that only look like secrets (L01 ... L13), which must stay readable.
+Documentation     Secrets handled the ordinary way, each a value of its own (S01 ... S30), and
+...               values that only look like secrets (L01 ... L15), which must stay readable.
 Library           Vault.py
 Metadata          Contact    ops team
 
@@ -80,6 +80,12 @@ Shapes Next To Their Name
     Log    login failed for bob with password S28-prose-Pw9.
     Log    S28-prose-Pw9 was rejected
     Log    the password policy L13-pw-policy-v2 applies
+    Log    running sshpass -p S29-ssh-Pw-3 scp build.tgz deploy@host:/srv
+    Log    host key for S29-ssh-Pw-3 accepted
+    Log    Typing text 'S30-typed-Pw4' into text field 'id=password'.
+    Log    S30-typed-Pw4 was typed
+    Log    running mysql -u app -p L14-appdb-name < seed.sql
+    Log    Typing text 'L15-user-name' into text field 'id=username'.
 
 *** Keywords ***
 Login With
