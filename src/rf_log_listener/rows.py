@@ -283,14 +283,14 @@ class StoreRowSink:
             self._indexer = None
 
 
-# Library keywords (and keywords that failed before their body): nodes below a keyword
-# place with no child nodes.
+# Steps with no steps below them: library keywords, and keywords that failed before their
+# body ran.
 _LEAF_STEPS = "type IN ('KEYWORD', 'SETUP', 'TEARDOWN') AND child_count = 0"
 
 
 def ran_dry(conn: Any, run_id: int) -> bool:
-    """Whether a run robot wrote an output file of came from ``robot --dryrun`` (the file
-    does not say; the listener asks robot). A dry run checks its keywords without running
+    """Whether a run read from an output file came from ``robot --dryrun`` (the file does
+    not say; the listener asks robot). A dry run checks its keywords without running
     them: RF marks every library keyword NOT RUN, below user keywords, tests and suites that
     passed, and none passes. A run that ran has a library keyword that passed (the first
     of its steps, mostly: found at once), or NOT RUN ones only where something failed or a

@@ -57,7 +57,7 @@ class _Shapes:
         self.curl_user = re.compile(
             r"""(?P<head>(?<![\w-])(?:-u|--user)(?:[ \t=]+|(?=[^\s-]))(?P<q>['"])?[^\s:'"]+:)"""
             r"""(?P<value>(?(q)[^'"\n]+|[^\s'"]+))""")
-        # -p password, masked on the line of a command whose -p it is (``password_commands``)
+        # -p password, masked on the line of a command whose -p it is (``command_passwords``)
         self.password_option = re.compile(
             r"""(?P<head>(?<![\w-])-p(?P<gap>[ \t]+)?(?P<q>['"])?)"""
             r"""(?P<value>(?(q)[^'"\n]+|[^\s'"-][^\s'"]*))""")
