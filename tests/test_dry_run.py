@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 from conftest import cli
 from test_listener import robot
+from test_mcp_server import call, server
 
 from rf_log_listener.importers import import_result
 from rf_log_listener.store import open_store
@@ -130,3 +131,18 @@ def test_rebot_s_removed_and_flattened_keywords_keep_the_mark(runs: dict[str, An
         run_id = import_result(conn, tmp_path / name, stable_window=0).run_id
         marks.append(conn.execute("SELECT dry_run FROM runs WHERE run_id = ?", (run_id,)).fetchone()[0])
     assert marks == [0, 1]
+
+
+@pytest.mark.anyio
+async def test_the_mcp_server_says_it(runs: dict[str, Any]) -> None:
+    """Over stdio with the official client, each answer checked against its output schema."""
+    async with server(runs["work"], env={"RF_LOG_MCP_DB": str(runs["db"])}) as client:
+        listed = await call(client, "list_runs")
+        assert [(r["run_id"], r.get("dry_run")) for r in listed["runs"]] == [
+            (3, None), (2, True), (1, None)]
+        summary = await call(client, "get_view", run_id=2, view="summary")
+        assert summary["summary"]["dry_run"] is True
+        refused = await call(client, "compare_runs", head="2")
+        assert refused["error"]["code"] == "INVALID_ARGUMENT"
+        history = await call(client, "test_history", test="Dry Run.Shop.Checkout")
+        assert [r["run_id"] for r in history["runs"]] == [3, 1]
