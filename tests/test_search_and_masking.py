@@ -683,3 +683,23 @@ def test_the_command_line_shows_screenshots_and_saves_them(embedded: Path, tmp_p
         assert saved.read_bytes() == expected
     refused = cli("attachment", "1", "s1-t1-k1-m1", "--save", str(tmp_path / "no" / "x.png"), "--db", db)
     assert refused.returncode == 2 and "INVALID_ARGUMENT" in refused.stderr
+
+
+def test_a_library_keyword_s_positional_secret_is_masked_by_its_signature() -> None:
+    """SSHLibrary's ``Login  user  password`` and DatabaseLibrary's ``Connect To Database``
+    name no secret, but their signatures do: that argument is masked (in the node's args and
+    RF's TRACE line), only for that library, never a variable's name."""
+    redactor = Redactor()
+    assert redactor.args("Login", ["deploy", "Hunt3r-x", "True"], "SSHLibrary") == (
+        ["deploy", "***", "True"], 1)
+    assert redactor.args("login", ["deploy", "Hunt3r-x"], "ssh_library") == (["deploy", "***"], 1)
+    assert redactor.args("Login", ["deploy", "Hunt3r-x"], "Shop") == (["deploy", "Hunt3r-x"], 0)
+    assert redactor.args("Login", ["deploy", "${SSH_CRED}"], "SSHLibrary") == (
+        ["deploy", "${SSH_CRED}"], 0)
+    assert redactor.args("Login", ["deploy", "look_for_keys=True"], "SSHLibrary") == (
+        ["deploy", "look_for_keys=True"], 0)
+    assert redactor.args("Connect To Database", ["pymysql", "app", "root", "Db-Pw9", "db", "3306"],
+                         "DatabaseLibrary") == (["pymysql", "app", "root", "***", "db", "3306"], 1)
+    assert redactor.trace_message("Arguments: [ 'deploy' | 'Hunt3r-x' ]", "Login",
+                                  ["deploy", "${SSH_CRED}"], None, "SSHLibrary") == (
+        "Arguments: [ 'deploy' | *** ]", 1)

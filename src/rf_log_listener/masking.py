@@ -34,6 +34,7 @@ from rf_log_listener.secret_names import (
     SECRET_WORDS,
     alternation,
     key_value,
+    positional_secret,
     reversed_name,
     spellings,
     whole_line,
@@ -375,18 +376,22 @@ class Redactor:
 
     # -- structured parts of nodes -----------------------------------------------------
 
-    def args(self, keyword_name: str | None, args: list[str]) -> tuple[list[str], int]:
+    def args(self, keyword_name: str | None, args: list[str],
+             owner: str | None = None) -> tuple[list[str], int]:
         """A keyword's arguments. Values after a secret-sounding keyword name (``Input
         Password``) or after an argument naming a secret (``${TOKEN}``, ``id:password``) are
-        masked; variable references stay (they are names, not values)."""
+        masked, and a library keyword's positional secret (``secret_names.POSITIONAL_SECRETS``:
+        ``SSHLibrary.Login  user  x``); variable references stay (they are names, not values)."""
         out, count = [], 0
         secret_follows = bool(keyword_name and self.mentions_secret(keyword_name))
+        secret_at = positional_secret(owner, keyword_name)
         named_arg = _NAMED_ARG().match
         for index, arg in enumerate(args):
             masked, n = self.text(arg)
             named = named_arg(arg)
-            if n == 0 and secret_follows and index > 0 and not _is_reference(arg):
-                if named and not _is_reference(named[2]):
+            if n == 0 and ((secret_follows and index > 0) or index == secret_at) \
+                    and not _is_reference(arg):
+                if named and not _is_reference(named[2]) and secret_follows:
                     masked, n = f"{named[1]}{MASK}", 1
                 elif not named:
                     masked, n = MASK, 1
@@ -397,14 +402,15 @@ class Redactor:
         return out, count
 
     def trace_message(self, text: str, keyword_name: str | None = None,
-                      args: list[str] | None = None, assign: Any = None) -> tuple[str, int]:
+                      args: list[str] | None = None, assign: Any = None,
+                      owner: str | None = None) -> tuple[str, int]:
         """A log message of a keyword. RF's TRACE lines ``Arguments: [ … ]`` and ``Return: …``
         carry resolved values: an argument is masked where the keyword's own argument is
         (``Input Password``), names a secret (``${TOKEN}``, ``password=${PW}``) or follows one;
         the return value when the keyword's name or an assigned variable's is a secret's."""
         match = _ARGUMENTS().match(text)
         if match and (keyword_name or args):
-            secret = self.secret_positions(keyword_name, args or [])
+            secret = self.secret_positions(keyword_name, args or [], owner)
             items, count = [], 0
             for index, item in enumerate(match[2].split(" | ")):
                 masked, n = self.text(item)
@@ -422,15 +428,18 @@ class Redactor:
             return f"{match[1]}{MASK}", 1
         return self.text(text)
 
-    def secret_positions(self, keyword_name: str | None, args: list[str]) -> set[int]:
+    def secret_positions(self, keyword_name: str | None, args: list[str],
+                         owner: str | None = None) -> set[int]:
         """Positions of ``args`` whose values are secrets: masked by :meth:`args`, or a
-        reference to a secret-named variable, or a named argument with a secret's name."""
-        masked, _ = self.args(keyword_name, args)
+        reference to a secret-named variable, or a named argument with a secret's name, or
+        the library keyword's positional secret."""
+        masked, _ = self.args(keyword_name, args, owner)
         positions = set()
         for index, (arg, shown) in enumerate(zip(args, masked, strict=True)):
             named = _NAMED_ARG().match(arg)
             if shown != arg or (named and self.names_secret(named[1][:-1])) or (
-                    _VARIABLE().match(arg.strip()) and self.names_secret(arg)):
+                    _VARIABLE().match(arg.strip()) and self.names_secret(arg)) or (
+                    not named and index == positional_secret(owner, keyword_name)):
                 positions.add(index)
         return positions
 

@@ -36,6 +36,7 @@ import sqlite3
 from . import events as ev
 from .events import Node
 from .masking import KnownValues, Redactor, lazy_pattern, registrable
+from .secret_names import positional_secret
 
 TYPE_CHECKING = False  # typing's own constant: loading typing is 4-5 ms (issue #19)
 if TYPE_CHECKING:
@@ -63,7 +64,7 @@ _BUILT_FROM_ARGUMENTS: dict[str, tuple[str, ...]] = {
 }
 _LOGGED = ("Log",)  # their first message is their first argument, resolved
 _TRACE_LINES = ("Arguments: [", "Return: ")
-_NOTHING, _MENTIONS, _SECRET_KEYWORD = 0, 1, 2
+_NOTHING, _MENTIONS, _SECRET_KEYWORD, _POSITIONAL_SECRET = 0, 1, 2, 3
 
 
 class SecretRegistry:
@@ -85,11 +86,14 @@ class SecretRegistry:
         taken, self.pending = self.pending, []
         return taken
 
-    def _call_kind(self, name: str | None, args: tuple[Any, ...]) -> int:
+    def _call_kind(self, name: str | None, args: tuple[Any, ...], owner: str | None) -> int:
         """What a call can show of a secret: a keyword named like one (Input Password: its
-        values after the first), arguments that mention one, or nothing."""
+        values after the first), a library keyword with a positional secret
+        (SSHLibrary.Login), arguments that mention one, or nothing."""
         if self.names_secret(name or ""):
             return _SECRET_KEYWORD
+        if positional_secret(owner, name) is not None:
+            return _POSITIONAL_SECRET
         joined = "\x00".join(map(str, args))
         # neither a variable nor a named argument: nothing of a secret can be in there
         if ("{" not in joined and "=" not in joined) or not self.redactor.mentions_secret(joined):
@@ -128,10 +132,11 @@ class SecretRegistry:
         args = node.args
         if not args:
             return
-        kind = self._call_kind(node.name, args)
+        kind = self._call_kind(node.name, args, node.owner)
         if kind == _NOTHING:
             return
         secret_keyword = kind == _SECRET_KEYWORD
+        secret_at = positional_secret(node.owner, node.name) if kind == _POSITIONAL_SECRET else None
         traced = opening[0] if opening and opening[0].startswith("Arguments: [") else None
         logged = opening[-1] if opening and (traced is None or len(opening) > 1) else None
         args = [str(a) for a in args]
@@ -142,6 +147,8 @@ class SecretRegistry:
                     self.add(value)
             elif secret_keyword and index > 0 and not _REFERENCE().search(arg):
                 self.add(arg)
+            elif index == secret_at and not named and not _REFERENCE().search(arg):
+                self.add(arg)  # SSHLibrary.Login  user  hunter2
         for arg, template, resolved in self._pairs(node, args, traced, logged):
             named = _NAMED().match(arg)
             if named and named[2] == template and self.names_secret(named[1]):

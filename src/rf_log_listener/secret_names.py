@@ -36,6 +36,28 @@ SECRET_WORD_SPELLINGS = (
 )
 
 
+# Library keywords one of whose positional arguments is a secret though neither the keyword's
+# name nor the argument says so (``SSHLibrary.Login  deploy  hunter2``): the library as robot
+# names it and the keyword, normalized (lower case, no spaces or underscores), to the
+# argument's position, from each library's own signature.
+POSITIONAL_SECRETS = {
+    ("sshlibrary", "login"): 1,  # username, password
+    ("sshlibrary", "loginwithpublickey"): 2,  # username, keyfile, password (the key's)
+    ("databaselibrary", "connecttodatabase"): 3,  # module, database, user, password, host
+}
+
+
+def positional_secret(owner: str | None, keyword_name: str | None) -> int | None:
+    """Which positional argument of the library keyword is a secret by its signature."""
+    if not owner or not keyword_name:
+        return None
+    return POSITIONAL_SECRETS.get((_normalized(owner), _normalized(keyword_name)))
+
+
+def _normalized(name: str) -> str:
+    return "".join(name.lower().split()).replace("_", "")
+
+
 def alternation(words: Iterable[str]) -> str:
     """Names as one pattern's alternatives."""
     return "|".join(words)

@@ -133,10 +133,12 @@ class Shaper:
             return self.redactor.text(value)  # what trace_message does with it
         return self.redactor.trace_message(
             value, node.name, json.loads(node.args) if node.args else None,
-            json.loads(node.assign) if node.assign else None)
+            json.loads(node.assign) if node.assign else None, getattr(node, "owner", None))
 
-    def args(self, keyword_name: str | None, args: list[str], limit: int) -> list[str]:
-        return [self.cut(a, limit) for a in self.counted(self.redactor.args(keyword_name, args))]
+    def args(self, keyword_name: str | None, args: list[str], limit: int,
+             owner: str | None = None) -> list[str]:
+        return [self.cut(a, limit)
+                for a in self.counted(self.redactor.args(keyword_name, args, owner))]
 
     def text(self, value: str | None, limit: int = MESSAGE_CHARS) -> str:
         """``value`` masked, then shortened to about ``limit`` characters, keeping its head and

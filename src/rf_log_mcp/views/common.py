@@ -392,7 +392,7 @@ def node_item(node: NodeRow, shaper: Shaper, ids: NodeContext, *, arg_limit: int
 
 def shown_args(node: NodeRow, shaper: Shaper, limit: int) -> list[str]:
     """The node's arguments as a response shows them: masked, each shortened to ``limit``."""
-    return shaper.args(node.name, json.loads(node.args), limit) if node.args else []
+    return shaper.args(node.name, json.loads(node.args), limit, node.owner) if node.args else []
 
 
 def shown_assign(node: Any, shaper: Shaper) -> Any:

@@ -1,7 +1,8 @@
 *** Settings ***
-Documentation     Secrets handled the ordinary way, each a value of its own (S01 ... S30), and
+Documentation     Secrets handled the ordinary way, each a value of its own (S01 ... S31), and
 ...               values that only look like secrets (L01 ... L15), which must stay readable.
 Library           Vault.py
+Library           SSHLibrary.py
 Metadata          Contact    ops team
 
 *** Variables ***
@@ -67,7 +68,7 @@ Shapes Next To Their Name
     Log    token S15-bearer-tok-9q expired
     Log    connecting https://admin:S16-url-pw-5@db.example.com/app
     Log    retrying with S16-url-pw-5
-    Login    bob    password=S17-named-Pw
+    Vault.Login    bob    password=S17-named-Pw
     Input Password    id:pw    S18-input-pw-x
     Log    typed S18-input-pw-x into the field
     Echo    ${PASSWORD}
@@ -86,12 +87,14 @@ Shapes Next To Their Name
     Log    S30-typed-Pw4 was typed
     Log    running mysql -u app -p L14-appdb-name < seed.sql
     Log    Typing text 'L15-user-name' into text field 'id=username'.
+    SSHLibrary.Login    deploy    S31-ssh-Login-Pw
+    Log    S31-ssh-Login-Pw is the build host's
 
 *** Keywords ***
 Login With
     [Arguments]    ${user}    ${pass}
     Log    using ${pass} for ${user}
-    Login    ${user}    ${pass}
+    Vault.Login    ${user}    ${pass}
 
 Outer Level
     [Arguments]    ${a}
