@@ -171,7 +171,9 @@ def search(conn: sqlite3.Connection, run_id: int, flt: Filter, selector: str | N
         for node in context.read_ahead(_status_candidates(conn, run_id, flt, span, last_key,
                                                           page_size + 1),
                                        page_size, lambda node: node.pre):
-            shown, masked, offset, total = _masked_match(node.message, node, flt, shaper)
+            # an HTML one (rebot --merge, Set Test Message) is searched as the text it shows
+            shown, masked, offset, total = _masked_match(visible_status(node.message), node,
+                                                         flt, shaper)
             if shown is None:
                 last_key = node.key
                 continue
@@ -180,9 +182,6 @@ def search(conn: sqlite3.Connection, run_id: int, flt: Filter, selector: str | N
                 break
             shaper.masked += masked
             light = context.node(node.pre)
-            if offset == 0 and total == len(shown):  # an HTML one (rebot --merge): its text
-                shown = visible_status(shown)
-                total = len(shown)
             hits.append({"id": node.node_id, "kind": "status", "level": _STATUS_LEVEL.get(
                 node.status, "INFO"), "text": _excerpt(shown, flt, shaper, offset, total),
                 **context.of(light)})
@@ -377,7 +376,9 @@ def _status_candidates(conn: sqlite3.Connection, run_id: int, flt: Filter, span:
                        after: int | None, fetch: int) -> Iterator[NodeRow]:
     """Nodes with a status message in the span that no node below says, in order, through
     the index of such nodes (failures and skips: few), prefiltered by level and by text
-    (LIKE, confirmed masked); ``fetch`` per query (a page's worth: each is checked below)."""
+    (LIKE, confirmed masked; an ``*HTML*`` one is confirmed on the text it shows, markup
+    and entities between its words); ``fetch`` per query (a page's worth: each is checked
+    below)."""
     where = ["key >= ?", "key <= ?", "message IS NOT NULL"]
     params: list[Any] = [max(span.nodes_lo, after + 1) if after is not None else span.nodes_lo,
                          span.nodes_hi]
@@ -391,7 +392,7 @@ def _status_candidates(conn: sqlite3.Connection, run_id: int, flt: Filter, span:
         where.append(f"({' OR '.join(wanted)})")
     piece = _sql_piece(flt.query) if flt.query else ""
     if piece:
-        where.append("message LIKE ? ESCAPE '\\'")
+        where.append("(message LIKE ? ESCAPE '\\' OR message LIKE '*HTML*%')")
         params.append(f"%{_like_escaped(piece)}%")
     where.append(_NOT_SAID_BELOW)
     params += [run_base(run_id)] * 3
