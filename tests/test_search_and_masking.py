@@ -188,6 +188,13 @@ def test_a_search_cannot_find_a_masked_value(store: sqlite3.Connection) -> None:
      "Typing text 'bob' into text field 'id=username'."),
     ("Typing text 'x' into text field 'id=bypassReason'.",
      "Typing text 'x' into text field 'id=bypassReason'."),
+    ("CREATE USER app IDENTIFIED BY 'Sq-1x';", "CREATE USER app IDENTIFIED BY '***';"),
+    ("alter user a identified with caching_sha2_password by Sq2x; x",
+     "alter user a identified with caching_sha2_password by ***; x"),
+    ("Element identified by 'id=login' not found; GRANT x; identified by y",
+     "Element identified by 'id=login' not found; GRANT x; identified by y"),
+    ("httpCredentials={'username': 'u', 'password': 'p-9x'}",
+     "httpCredentials={'username': 'u', 'password': '***'}"),
     ("see https://hooks.slack.com/services/T01/B02/xYz9 now", "see https://hooks.slack.com/services/*** now"),
     ("https://discord.com/api/webhooks/123/AbC-d", "https://discord.com/api/webhooks/***"),
     ("login failed for bob with password Hunter2x.", "login failed for bob with password ***."),
@@ -216,14 +223,15 @@ _SHAPES = ["ftp://user:pa55@host/f", "Bearer Zm9vYmFyYmF6cXV4", "eyJhbGciOi.eyJz
            '"api-key": "k-123"', "pin: 1234", "otp=123456", "pa\u017fsword=hunter2", "api-\u212aey: v-4567",
            "<ns:Token>t-1</ns:Token>", "curl -u a:pw-2", "https://hooks.slack.com/services/T1/B2/x3",
            "with password pw-42x", "sshpass -p pw-1 ssh h", "mysql -pDb-7", "docker login -p d-1",
-           "Typing text 't-1' into text field 'id=pwd'."]
+           "Typing text 't-1' into text field 'id=pwd'.", "create user u identified by 'q-1'"]
 _PIECES = [*_SHAPES, "password", "token", "auth", "cookie", "x-Session-Id", "=", ": ", '"', "'",
            "${", "}", " ", "\n", "Bearer ", "://", "@", "user:pa55", "eyJ", ".fghij", "ghp_",
            "\u0130", "\u0131", "plain words", "42", "inside", "Author", "sid", "\t", "\u00a0",
            "PRIVATE KEY", "-----BEGIN RSA ", "-----", " BLOCK", "<", ">", "</", "<password>",
            "</password>", "curl ", " -u ", "--user=", "hooks.slack.com/services/", "https://",
            "password ", "passphrase is ", "x9", "sshpass ", " -p ", "-p", "docker login ", "mysql ",
-           "Typing text '", "' into text field '", "'.", "id=password"]
+           "Typing text '", "' into text field '", "'.", "id=password", "create user ",
+           " identified by ", "{", "["]
 
 
 def _every_rule(words: tuple[str, ...]) -> Redactor:
@@ -274,6 +282,9 @@ def test_long_texts_of_repeated_shapes_are_masked_in_one_pass() -> None:
     masked, count = redactor.text("mysql -pDb-7 x; " * 20000)
     assert count == 20000 and masked == "mysql -p*** x; " * 20000
     assert redactor.text(" -p x" * 50000) == (" -p x" * 50000, 0)
+    masked, count = redactor.text("create user u identified by q-1; " * 10000)
+    assert count == 10000 and masked == "create user u identified by ***; " * 10000
+    assert redactor.text("identified by x " * 20000) == ("identified by x " * 20000, 0)
     typed = "Typing text '" + "' into text field '" * 20000
     assert redactor.text(typed) == (typed, 0)
 

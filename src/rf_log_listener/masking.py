@@ -53,11 +53,13 @@ from rf_log_listener.secret_shapes import (
     masked_credentials,
     masked_credentials_after,
     masked_curl_user,
+    masked_identified_by,
     masked_key,
     masked_password_option,
     masked_prose_password,
     masked_typed_password,
     prose_passwords,
+    sql_passwords,
     typed_password,
 )
 
@@ -294,6 +296,7 @@ class Redactor:
             text = sub(shapes.url_credentials, text, masked_credentials)
             text = sub(shapes.curl_user, text, masked_curl_user)
             text = sub(shapes.password_option, text, masked_password_option)
+            text = sub(shapes.identified_by, text, masked_identified_by)
             text = sub(shapes.webhook, text, masked_credentials_after)
             text = sub(shapes.bearer, text, lambda m: f"{m[1]}{MASK}" if looks_random(m[2]) else m[0])
             text = sub(PROSE_PASSWORD(), text, masked_prose_password)
@@ -325,7 +328,7 @@ class Redactor:
             if named or ("://" in text and "@" in text) or (
                     "curl" in lowered and curl_credentials(text)):
                 return True
-        if command_passwords(text) or typed_password(text):
+        if command_passwords(text) or typed_password(text) or sql_passwords(text, lowered):
             return True
         if "</" in text and self._xml_element.search(text) is not None:
             return True
@@ -359,6 +362,7 @@ class Redactor:
         if "curl" in lowered:
             found += curl_credentials(text)
         found += command_passwords(text)
+        found += sql_passwords(text, lowered)
         typed = typed_password(text)
         if typed is not None:
             found.append(text[typed[0]:typed[1]])

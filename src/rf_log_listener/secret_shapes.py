@@ -35,7 +35,7 @@ _WEBHOOKS = (r"hooks\.slack\.com/(?:services|workflows|triggers)/",
 # What the other shapes cannot match without (lower-cased): URL credentials, a bearer
 # token, a JWT's header, a private key's armour, curl's credentials, a webhook's host.
 SHAPE_MARKS = ("://", "bearer", "eyj", "private key", "curl", "sshpass", "mysql", "mariadb",
-               "docker", "podman", "nerdctl", "typing text '",
+               "docker", "podman", "nerdctl", "typing text '", "identified",
                *(prefix.lower() for prefix, _ in VENDOR_TOKENS))
 
 
@@ -61,6 +61,11 @@ class _Shapes:
         self.password_option = re.compile(
             r"""(?P<head>(?<![\w-])-p(?P<gap>[ \t]+)?(?P<q>['"])?)"""
             r"""(?P<value>(?(q)[^'"\n]+|[^\s'"-][^\s'"]*))""")
+        # SQL's CREATE/ALTER USER ... IDENTIFIED [WITH plugin] BY password (Oracle, MySQL),
+        # masked in such a statement only (``sql_passwords``)
+        self.identified_by = re.compile(
+            r"""(?i)(?P<head>\bidentified[ \t]+(?:with[ \t]+\w+[ \t]+)?by[ \t]+(?P<q>['"])?)"""
+            r"""(?P<value>(?(q)[^'"\n]+|[^\s;'"]+))""")
         self.webhook = re.compile(rf"(?i)(?P<head>\bhttps?://(?:{'|'.join(_WEBHOOKS)}))(?P<value>[^\s'\"<>]+)")
         self.jwt = re.compile(r"\beyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]*")
         self.vendor_tokens = re.compile(
@@ -69,7 +74,8 @@ class _Shapes:
         # the separator, an auth scheme, the value.
         self.after_name = re.compile(
             r"""(?P<close>[}"'])? [ \t]*[:=][ \t]* (?:(?:Bearer|Basic|Digest|Token|Negotiate|NTLM)[ \t]+)?
-                (?P<value> "(?:[^"\\\n]|\\.)*" | '(?:[^'\\\n]|\\.)*' | [^\s,;&'"<>)\]}|]+ )""",
+                (?P<value> "(?:[^"\\\n]|\\.)*" | '(?:[^'\\\n]|\\.)*'
+                         | [^\s,;&'"<>)\]}|{\[][^\s,;&'"<>)\]}|]* )""",
             re.IGNORECASE | re.VERBOSE)
 
 
@@ -97,58 +103,83 @@ def masked_credentials(match: re.Match[str]) -> str:
     return match[0] if match[2] == MASK else f"{match[1]}{MASK}{match[3]}"
 
 
-CURL_REACH = 300  # how far before its -u option a command line's "curl" may be
+# How far before a command's option (curl's -u, a -p) its command may be on its line, or
+# before IDENTIFIED BY its CREATE/ALTER USER: the context is looked for in that part only,
+# so a long text of many options costs each of them this much at most.
+CURL_REACH = 300
+_CURL = lazy_pattern(r"(?i)\bcurl\b")
+# Commands whose -p option is a password: with the value apart or attached (docker's,
+# podman's and nerdctl's login; sshpass), or attached only (MySQL's and MariaDB's clients:
+# "-p" alone asks for it, and the next word is the database). ``docker run -p 8080:80`` and
+# ``mkdir -p`` stay.
+_SPACED_PASSWORD_COMMANDS = lazy_pattern(
+    r"(?i)\b(?:(?:docker|podman|nerdctl)\b[^;|\n]*\blogin\b|sshpass\b)")
+_ATTACHED_PASSWORD_COMMANDS = lazy_pattern(r"(?i)\b(?:mysql\w*|mariadb\w*)\b")
+_USER_STATEMENT = lazy_pattern(r"(?i)\b(?:create|alter)[ \t]+user\b")
+
+
+def _before(match: re.Match[str], cuts: str = "\n;|") -> str:
+    """What is before ``match`` in its command (or statement): on its line, after the last
+    of ``cuts``, within CURL_REACH characters."""
+    text, at = match.string, match.start()
+    part = text[max(0, at - CURL_REACH):at]
+    return part[max(part.rfind(cut) for cut in cuts) + 1:]
 
 
 def on_curl_line(match: re.Match[str]) -> bool:
-    """Whether the -u option ``match`` found is curl's: "curl" before it on its line, within
-    CURL_REACH characters, with no ; or | (another command) between."""
-    text, at = match.string, match.start()
-    start = max(0, at - CURL_REACH)
-    line = text[start:at]
-    cut = max(line.rfind("\n"), line.rfind(";"), line.rfind("|"))
-    return re.search(r"(?i)\bcurl\b", line[cut + 1:]) is not None
+    """Whether the -u option ``match`` found is curl's: "curl" before it in its command."""
+    return _CURL().search(_before(match)) is not None
+
+
+def on_password_command(match: re.Match[str]) -> bool:
+    """Whether the -p option ``match`` found is a password option of its command."""
+    command = _before(match)
+    if _SPACED_PASSWORD_COMMANDS().search(command):
+        return True
+    return match["gap"] is None and _ATTACHED_PASSWORD_COMMANDS().search(command) is not None
+
+
+def in_user_statement(match: re.Match[str]) -> bool:
+    """Whether the IDENTIFIED BY ``match`` found is in a CREATE or ALTER USER statement."""
+    return _USER_STATEMENT().search(_before(match, "\n;")) is not None
+
+
+def _found(pattern: re.Pattern[str], text: str, in_context: Callable[[re.Match[str]], bool],
+           ) -> list[str]:
+    return [m["value"] for m in pattern.finditer(text) if in_context(m)]
+
+
+def _masked(match: re.Match[str], in_context: Callable[[re.Match[str]], bool]) -> str:
+    return masked_credentials_after(match) if in_context(match) else match[0]
 
 
 def curl_credentials(text: str) -> list[str]:
     """The passwords of curl's -u/--user options in ``text``."""
-    return [m["value"] for m in compiled_shapes().curl_user.finditer(text) if on_curl_line(m)]
+    return _found(compiled_shapes().curl_user, text, on_curl_line)
 
 
 def masked_curl_user(match: re.Match[str]) -> str:
-    return masked_credentials_after(match) if on_curl_line(match) else match[0]
-
-
-# Commands whose -p option is a password, in the part of its line before the option: with
-# the value apart or attached (docker's, podman's and nerdctl's login; sshpass), or attached
-# only (MySQL's and MariaDB's clients: "-p" alone asks for it, and the next word is the
-# database). ``docker run -p 8080:80`` and ``mkdir -p`` stay.
-_SPACED_PASSWORD_COMMANDS = lazy_pattern(
-    r"(?i)\b(?:(?:docker|podman|nerdctl)\b[^;|\n]*\blogin\b|sshpass\b)")
-_ATTACHED_PASSWORD_COMMANDS = lazy_pattern(r"(?i)\b(?:mysql\w*|mariadb\w*)\b")
-
-
-def on_password_command(match: re.Match[str]) -> bool:
-    """Whether the -p option ``match`` found is a password option of its command line's
-    command, within CURL_REACH characters before it."""
-    text, at = match.string, match.start()
-    line = text[max(0, at - CURL_REACH):at]
-    line = line[max(line.rfind("\n"), line.rfind(";"), line.rfind("|")) + 1:]
-    if _SPACED_PASSWORD_COMMANDS().search(line):
-        return True
-    return match["gap"] is None and _ATTACHED_PASSWORD_COMMANDS().search(line) is not None
+    return _masked(match, on_curl_line)
 
 
 def command_passwords(text: str) -> list[str]:
     """The values of commands' password options (-p) in ``text``."""
-    if "-p" not in text:
-        return []
-    return [m["value"] for m in compiled_shapes().password_option.finditer(text)
-            if on_password_command(m)]
+    return _found(compiled_shapes().password_option, text, on_password_command) \
+        if "-p" in text else []
 
 
 def masked_password_option(match: re.Match[str]) -> str:
-    return masked_credentials_after(match) if on_password_command(match) else match[0]
+    return _masked(match, on_password_command)
+
+
+def sql_passwords(text: str, lowered: str) -> list[str]:
+    """The passwords of CREATE/ALTER USER ... IDENTIFIED BY in ``text``."""
+    return _found(compiled_shapes().identified_by, text, in_user_statement) \
+        if "identified" in lowered else []
+
+
+def masked_identified_by(match: re.Match[str]) -> str:
+    return _masked(match, in_user_statement)
 
 
 # SeleniumLibrary's Input Text logs the text it types, with the field's locator (Input

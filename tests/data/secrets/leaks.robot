@@ -1,6 +1,6 @@
 *** Settings ***
-Documentation     Secrets handled the ordinary way, each a value of its own (S01 ... S31), and
-...               values that only look like secrets (L01 ... L15), which must stay readable.
+Documentation     Secrets handled the ordinary way, each a value of its own (S01 ... S32), and
+...               values that only look like secrets (L01 ... L16), which must stay readable.
 Library           Vault.py
 Library           SSHLibrary.py
 Metadata          Contact    ops team
@@ -89,6 +89,9 @@ Shapes Next To Their Name
     Log    Typing text 'L15-user-name' into text field 'id=username'.
     SSHLibrary.Login    deploy    S31-ssh-Login-Pw
     Log    S31-ssh-Login-Pw is the build host's
+    Log    Executing : CREATE USER report IDENTIFIED BY 'S32-sql-User-Pw'; GRANT SELECT ON t TO report
+    Log    S32-sql-User-Pw expires in 90 days
+    Log    the row identified by L16-row-key-7 was updated
 
 *** Keywords ***
 Login With
