@@ -167,7 +167,8 @@ class Redactor:
         ``password=``, ``"token": ``, ``${API_KEY} =``, the header lines ``Authorization:`` and
         ``Cookie:``; every name rule reads a value after one), a private key's armour
         (``PRIVATE KEY``), ``://`` (URL credentials, webhooks), ``bearer``, a JWT's ``eyJ``, a
-        vendor token's prefix, ``curl``, a secret-named XML element (``password>``), a password
+        vendor token's prefix, ``curl``, ``sshpass``, a login command or MySQL's attached ``-p``
+        (``SHAPE_MARKS``), SQL's ``IDENTIFIED BY``, a secret-named XML element (``password>``), a password
         in prose with a value that may be one (``PROSE_MARK``). A text without any of these
         is left as it is by every one of those rules, so one scan replaces eleven (and their
         compilation). A name alone does not
@@ -269,6 +270,10 @@ class Redactor:
         if not value:
             return value, 0
         value, known = self.known.mask(value)
+        # SeleniumLibrary's typing message, by finds before the trigger: as a mark, it would
+        # run every rule on each of a browser test's many such messages
+        value, typed = masked_typed_password(value)
+        known += typed
         fast = self._ascii_trigger if value.isascii() else None
         if fast is not None:
             triggered = fast.search(value.lower()) is not None
@@ -302,8 +307,6 @@ class Redactor:
             text = sub(PROSE_PASSWORD(), text, masked_prose_password)
             text = sub(shapes.jwt, text, lambda m: MASK)
             text = sub(shapes.vendor_tokens, text, lambda m: MASK)
-            text, typed = masked_typed_password(text)
-            counter[0] += typed
         for pattern in self._extra:
             text = sub(pattern, text, _masked_group)
         return text, counter[0]
@@ -328,7 +331,9 @@ class Redactor:
             if named or ("://" in text and "@" in text) or (
                     "curl" in lowered and curl_credentials(text)):
                 return True
-        if command_passwords(text) or typed_password(text) or sql_passwords(text, lowered):
+        # each shape's own substring first: this runs on every message the writer sees
+        if ("-p" in text and command_passwords(text)) or ("identified" in lowered and sql_passwords(
+                text, lowered)) or (text.startswith("Typing text '") and typed_password(text)):
             return True
         if "</" in text and self._xml_element.search(text) is not None:
             return True

@@ -34,8 +34,11 @@ _WEBHOOKS = (r"hooks\.slack\.com/(?:services|workflows|triggers)/",
              r"(?:[\w-]+\.)?discord(?:app)?\.com/api/webhooks/", r"[\w-]+\.webhook\.office\.com/")
 # What the other shapes cannot match without (lower-cased): URL credentials, a bearer
 # token, a JWT's header, a private key's armour, curl's credentials, a webhook's host.
-SHAPE_MARKS = ("://", "bearer", "eyj", "private key", "curl", "sshpass", "mysql", "mariadb",
-               "docker", "podman", "nerdctl", "typing text '", "identified",
+# A command's -p password: sshpass, or a login command before it, or MySQL's attached -pX;
+# SQL's IDENTIFIED BY. (Patterns, bounded as the rules' own context is: CURL_REACH.)
+SHAPE_MARKS = ("://", "bearer", "eyj", "private key", "curl", "sshpass",
+               r"(?:docker|podman|nerdctl)\b[^\n;|]{0,300}?\blogin\b",
+               r"(?:mysql|mariadb)[^\n;|]{0,300}?-p[^\s-]", r"identified[ \t]+(?:by|with)\b",
                *(prefix.lower() for prefix, _ in VENDOR_TOKENS))
 
 
@@ -189,6 +192,7 @@ _TYPED_HEAD, _TYPED_INTO, _TYPED_END = "Typing text '", "' into text field '", "
 _LOCATOR_WORDS = lazy_pattern(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])")
 _PASSWORD_FIELD_WORDS = frozenset(("password", "passwd", "pass", "pwd", "passphrase", "passcode",
                                    "secret", "pin", "otp"))
+_PASSWORD_FIELD_PIECES = lazy_pattern(r"(?i)pass|pwd|secret|pin|otp")  # in every such word
 
 
 def typed_password(text: str) -> tuple[int, int] | None:
@@ -200,6 +204,8 @@ def typed_password(text: str) -> tuple[int, int] | None:
     if into < len(_TYPED_HEAD) or text[len(_TYPED_HEAD):into] == MASK:
         return None
     locator = text[into + len(_TYPED_INTO):-len(_TYPED_END)]
+    if _PASSWORD_FIELD_PIECES().search(locator) is None:  # most fields: no word split
+        return None
     words = {word.lower() for word in _LOCATOR_WORDS().findall(locator)}
     return (len(_TYPED_HEAD), into) if words & _PASSWORD_FIELD_WORDS else None
 
