@@ -392,8 +392,12 @@ def _status_candidates(conn: sqlite3.Connection, run_id: int, flt: Filter, span:
         where.append(f"({' OR '.join(wanted)})")
     piece = _sql_piece(flt.query) if flt.query else ""
     if piece:
-        where.append("(message LIKE ? ESCAPE '\\' OR message LIKE '*HTML*%')")
-        params.append(f"%{_like_escaped(piece)}%")
+        # an HTML one may hold the piece only as it shows (markup between its words, its
+        # characters as entities): it is looked for by the piece's longest word, which
+        # markup does not split nor entities spell
+        word = max(re.findall(r"[A-Za-z0-9]+", piece), key=len, default="")
+        where.append("(message LIKE ? ESCAPE '\\' OR (message LIKE '*HTML*%' AND message LIKE ?))")
+        params += [f"%{_like_escaped(piece)}%", f"%{word}%"]
     where.append(_NOT_SAID_BELOW)
     params += [run_base(run_id)] * 3
     sql = (f"SELECT {NODE_COLUMNS} FROM nodes INDEXED BY nodes_with_message WHERE"
