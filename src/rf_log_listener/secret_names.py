@@ -47,6 +47,7 @@ POSITIONAL_SECRETS = {
 }
 
 
+@functools.lru_cache(maxsize=4096)  # asked for every keyword call the writer sees
 def positional_secret(owner: str | None, keyword_name: str | None) -> int | None:
     """Which positional argument of the library keyword is a secret by its signature."""
     if not owner or not keyword_name:
