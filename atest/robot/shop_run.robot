@@ -29,15 +29,19 @@ Failure Path Goes Down To The Failing HTTP Check
     ${names} =    Evaluate    [step['name'] for step in $path['path']]
     Should Be Equal    ${names}    ${{['Bob Gets A Server Error', 'Login As', 'Status Should Be']}}
     ${last} =    Set Variable    ${path}[path][-1]
-    Should Be Equal    ${last}[messages][-1][level]    FAIL
-    Should Be Equal    ${last}[messages][-1][text]    Expected HTTP 200 but got 503
+    Should Be Equal    ${last}[messages][0][level]    FAIL
+    Should Be Equal    ${last}[messages][0][text]    Expected HTTP 200 but got 503
+    # the run logs at DEBUG: the library's traceback follows, with its own frame
+    Should Be Equal    ${last}[messages][-1][level]    DEBUG
+    Should Contain    ${last}[messages][-1][text]    HttpLike.py", line 27, in status_should_be
 
 Template Test Failure Names The Failing Row
     ${id} =    Test Id    Mango
     ${path} =    View    failure_path    selector=${id}
     Should Be Equal    ${path}[path][1][name]    Price Should Be
     Should Be Equal    ${path}[path][1][args]    ${{['mango', '1.0']}}
-    Should Be Equal    ${path}[path][-1][messages][-1][text]    Unknown item 'mango'
+    Should Be Equal    ${path}[path][-1][messages][0][text]    Unknown item 'mango'
+    Should Contain    ${path}[path][-1][messages][-1][text]    HttpLike.py", line 34, in price_of
 
 Suite Setup Failure In A Sub-Suite Is The Failure Path Of Its Tests
     ${id} =    Test Id    Pay With Card
