@@ -192,7 +192,8 @@ _TYPED_HEAD, _TYPED_INTO, _TYPED_END = "Typing text '", "' into text field '", "
 _LOCATOR_WORDS = lazy_pattern(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])")
 _PASSWORD_FIELD_WORDS = frozenset(("password", "passwd", "pass", "pwd", "passphrase", "passcode",
                                    "secret", "pin", "otp"))
-_PASSWORD_FIELD_PIECES = lazy_pattern(r"(?i)pass|pwd|secret|pin|otp")  # in every such word
+# each word as a piece of the locator: a cheap search before the word split
+_PASSWORD_FIELD_PIECES = lazy_pattern(f"(?i){'|'.join(sorted(_PASSWORD_FIELD_WORDS))}")
 
 
 def typed_password(text: str) -> tuple[int, int] | None:
