@@ -104,13 +104,24 @@ def test_live_and_import_show_the_same_attachments(shop: dict[str, Path]) -> Non
         assert without_times(_paths(live)) == without_times(_paths(imported))
 
 
-def test_markup_stays_searchable_and_hits_show_its_structure(shop: dict[str, Path]) -> None:
+def test_screenshots_are_found_by_what_they_show_and_hits_show_their_structure(
+        shop: dict[str, Path]) -> None:
+    """An HTML message is searched as answers show it: its text, its images' ``alt`` text
+    and its references (a data URI by its header), not its tags and attributes."""
     with open_store(shop["import"]) as conn:
-        found = _dump(service.search_messages(conn, "robot-seleniumlibrary-screenshot", run_id=1))
-    assert [h["id"] for h in found["hits"]] == ["s1-t2-k1-m1", "s1-t3-k2-m1"]
-    for hit in found["hits"]:
-        assert hit["html"] is True and hit["text"] == "" and "robot-selenium" not in json.dumps(hit)
-        assert [a["embedded"] for a in hit["attachments"]] == [True]
+        found = _dump(service.search_messages(conn, "data:image/png", run_id=1))
+        assert [h["id"] for h in found["hits"]] == ["s1-t2-k1-m1", "s1-t3-k2-m1"]
+        for hit in found["hits"]:
+            assert hit["html"] is True and hit["text"] == "" and "robot-selenium" not in json.dumps(hit)
+            assert [a["embedded"] for a in hit["attachments"]] == [True]
+        by_alt = _dump(service.search_messages(conn, "screenshot", run_id=1, min_level="INFO"))
+        assert {"s1-t2-k1-m1", "s1-t3-k2-m1"} <= {h["id"] for h in by_alt["hits"]}
+        by_file = _dump(service.search_messages(conn, "selenium-screenshot-1.png", run_id=1))
+        assert [h["id"] for h in by_file["hits"]] == ["s1-t1-k2-m2"]
+        assert [a["reference"] for a in by_file["hits"][0]["attachments"]] == [
+            "selenium-screenshot-1.png"]
+        for markup in ("robot-seleniumlibrary-screenshot", "colspan", "<img", "width="):
+            assert _dump(service.search_messages(conn, markup, run_id=1))["hits"] == [], markup
 
 
 @pytest.mark.anyio

@@ -109,11 +109,13 @@ def test_a_merged_run_shows_its_messages_as_text(merged: dict[str, Any]) -> None
     # searched as the text it shows: words the markup separates are found, the markup is not
     hits = ok(service.search_messages(conn, "New message: Connection refused", run_id=3))["hits"]
     assert [(h["id"], h["text"]) for h in hits] == [("s1-t3", MERGED_BROKEN)]
-    hits = ok(service.search_messages(conn, "total < 0", run_id=3))["hits"]  # "total &lt; 0"
-    assert [(h["id"], h["kind"]) for h in hits] == [("s1-t5", "status"), ("s1-t5-k1", "status")]
-    for markup in ("span", "new-message", "&lt;", "*HTML*"):  # (log messages: as stored)
-        found = ok(service.search_messages(conn, markup, run_id=3))["hits"]
-        assert [h for h in found if h.get("kind") == "status"] == [], markup
+    # "total &lt; 0": the FAIL message the keyword logged (as HTML, without RF's prefix), not
+    # again as its status; the merged test's status says it too
+    hits = ok(service.search_messages(conn, "total < 0", run_id=3))["hits"]
+    assert [(h["id"], h.get("kind")) for h in hits] == [("s1-t5-k1-m1", None), ("s1-t5", "status")]
+    assert hits[0]["text"] == "Checkout failed:\ntotal < 0 in order"  # its line break kept
+    for markup in ("span", "new-message", "&lt;", "*HTML*", "<br>"):
+        assert ok(service.search_messages(conn, markup, run_id=3))["hits"] == [], markup
     # the first run's own HTML failure: its text, line break kept, and its link
     html = ok(service.get_view(conn, "message", run_id=1, selector="s1-t5"))["message"]
     assert html["text"] == "Checkout failed:\ntotal < 0 in order"

@@ -652,14 +652,77 @@ def test_a_store_that_indexed_payloads_is_migrated_to_index_around_them(
     conn.execute("INSERT INTO messages_fts (rowid, text) SELECT key, text FROM messages WHERE html = 1")
     conn.execute("ALTER TABLE runs DROP COLUMN dry_run")  # schema 12's
     conn.execute("UPDATE meta SET value = '10' WHERE key = 'schema_version'")
-    assert search(conn, query=payload[5000:5040])["hits"]  # as schema 10 had it
+    def indexed_payload() -> int:  # the trigram index answers LIKE: what it indexed
+        return conn.execute("SELECT count(*) FROM messages_fts WHERE text LIKE ?",
+                            (f"%{payload[5000:5040]}%",)).fetchone()[0]
+
+    assert indexed_payload() == 1  # as schema 10 had it
     conn.close()
     conn = open_store(db)
     assert conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone() == (
         str(SCHEMA_VERSION),)
+    assert indexed_payload() == 0
     assert search(conn, query=payload[5000:5040])["hits"] == []
     assert [hit["id"] for hit in search(conn, query="qzx checkout page")["hits"]] == ["s1-t1-k1-m1"]
     _deleted_cleanly(conn)
+
+
+HTML_SUITE = """\
+*** Variables ***
+${LINK}    <a href="https://shop.example/o/42">shop</a>
+
+*** Test Cases ***
+Order
+    Log    <b>Order</b> <i>42</i> failed &amp; rolled back<br>by the ${LINK}    html=True
+    Log    Order 42 retried in plain text
+    Fail    *HTML* <span class="reason">Payment</span> <b>declined</b> for order 42
+"""
+
+
+@pytest.mark.parametrize("origin", ["live", "xml", "json", "postgresql"])
+def test_html_log_messages_are_searched_as_they_show(
+        tmp_path: Path, origin: str, request: pytest.FixtureRequest) -> None:
+    """An HTML log message (``html=True``, a library's ``*HTML*``) is found by the text it
+    shows (words the markup separates, characters written as entities) and by its links, never
+    by its tags and attributes; a keyword's ``*HTML*`` failure is its logged message, not
+    again its status."""
+    (tmp_path / "html.robot").write_text(HTML_SUITE)
+    live = tmp_path / "live.sqlite3"
+    done = robot("--listener", f"rf_log_listener:db={live}", "--output", "output.xml",
+                 "html.robot", cwd=tmp_path)
+    assert done.returncode == 1, done.stdout + done.stderr
+    db: Path | str = live
+    if origin != "live":
+        db = request.getfixturevalue("pg_url") if origin == "postgresql" else tmp_path / "i.sqlite3"
+        source = tmp_path / "output.xml"
+        if origin == "json":
+            from robot.api import ExecutionResult
+            ExecutionResult(source).save(source := tmp_path / "output.json")
+        import_result(open_store(db), source, stable_window=0)
+    conn = open_store(db)
+
+    def found(query: str, **arguments: Any) -> list[tuple[str, str | None]]:
+        return [(hit["id"], hit.get("kind")) for hit in search(conn, query=query, **arguments)["hits"]]
+
+    shown = "Order 42 failed & rolled back\nby the shop"
+    hits = search(conn, query="order 42 FAILED & rolled")["hits"]
+    assert [(hit["id"], hit["text"], hit["html"]) for hit in hits] == [("s1-t1-k1-m1", shown, True)]
+    assert [a["reference"] for a in hits[0]["attachments"]] == ["https://shop.example/o/42"]
+    assert found("back by the shop") == []  # a line break is not a space
+    assert found("shop.example/o/42") == [("s1-t1-k1-m1", None)]  # its link, as answers show it
+    assert found("order 42") == [("s1-t1-k1-m1", None), ("s1-t1-k2-m1", None),
+                                 ("s1-t1-k3-m1", None)]  # the test's status is k3's: said below
+    assert found("Payment declined") == [("s1-t1-k3-m1", None)]  # not k3's status again
+    assert found("payment", level="FAIL") == [("s1-t1-k3-m1", None)]
+    for markup in ("<b>", "span", "reason", "&amp;", "href", "<br>", "i>42"):
+        assert found(markup) == [], markup
+    assert found("shop", scope="node", selector="s1-t1-k1") == [("s1-t1-k1-m1", None)]
+    grouped = dumped(service.search_messages(conn, "order 42 failed", run_id=1, group_by="node"))
+    assert [(g["node_id"], g["count"], g["first"]["text"], g["first"]["html"])
+            for g in grouped["groups"]] == [("s1-t1-k1", 1, shown, True)]
+    if origin == "live":
+        out = cli("search", "1", "42 failed & rolled", "--db", str(db))
+        assert out.returncode == 0 and "s1-t1-k1-m1" in out.stdout and "<b>" not in out.stdout, out
 
 
 def test_the_command_line_shows_screenshots_and_saves_them(embedded: Path, tmp_path: Path) -> None:

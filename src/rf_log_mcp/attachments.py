@@ -6,7 +6,8 @@ Libraries log HTML messages (``html=True``, ``*HTML*``) to put files in log.html
 SeleniumLibrary's and the Browser library's screenshots (``<a href=F><img src=F ...></a>``
 relative to the output folder, or ``<img src="data:image/png;base64,...">`` embedded), RF's
 ``Log ... html=True`` with any links and images. Answers show each reference once with its
-kind, media type, size and whether it exists; the markup itself only stays searchable.
+kind, media type, size and whether it exists; search matches the text and the references
+(``searchable``), not the markup.
 
 Files are only read below the run's output folder (where robot and the libraries wrote them)
 or an allowed root (``paths.PathPolicy``); data URIs are decoded in memory; nothing is
@@ -28,6 +29,7 @@ from typing import Any
 from urllib.parse import unquote, urlsplit
 
 from rf_log_listener.errors import ATTACHMENT_NOT_FOUND, ResultError
+from rf_log_listener.schema import indexed_text
 
 UNSUPPORTED_ATTACHMENT = "UNSUPPORTED_ATTACHMENT"
 # Images larger than this are downscaled before they are sent: the long side and the pixel
@@ -54,39 +56,78 @@ class Reference:
 
 
 class _Markup(HTMLParser):
-    """The references and the visible text of one HTML message."""
+    """The references, the visible text and the labels (``alt``, ``title``: what an image
+    says in words) of one HTML message."""
 
     def __init__(self) -> None:
         super().__init__(convert_charrefs=True)
         self.found: list[Reference] = []
         self.text: list[str] = []
+        self.labels: list[str] = []
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        attributes = dict(attrs)
         attribute, kind = _ELEMENTS.get(tag, (None, None))
-        value = dict(attrs).get(attribute) if attribute else None
+        value = attributes.get(attribute) if attribute else None
         if value and kind:
             self.found.append(Reference(kind, value.strip()))
+        self.labels.extend(label for name in ("alt", "title") if (label := attributes.get(name)))
+        if tag in ("br", "hr"):
+            self.text.append(_BREAK)
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag in _BLOCKS:
+            self.text.append(_BREAK)
 
     def handle_data(self, data: str) -> None:
         self.text.append(data)
 
 
+# Where log.html starts a new line (as ``status_text`` reads a status message): kept as a line
+# break in the text, which otherwise reads as HTML does, each run of white space one space.
+_BREAK = "\x00"
+_BLOCKS = frozenset({"p", "div", "li", "tr", "h1", "h2", "h3", "h4", "h5", "h6"})
+_AROUND_BREAK = re.compile(" ?\x00 ?")
+
+
+def _text(pieces: list[str]) -> str:
+    return _AROUND_BREAK.sub("\n", _SPACES.sub(" ", "".join(pieces).replace(_BREAK, " \x00 "))
+                             ).strip()
+
+
 def parse(markup: str) -> tuple[str, list[Reference]]:
     """The visible text of an HTML message and its references, each once (an image that
     links to itself is one image)."""
+    text, found, _ = _parsed(markup)
+    return text, found
+
+
+def searchable(markup: str) -> str:
+    """What a search matches in an HTML message: its visible text, then its labels and its
+    references, each on a line of its own, a data URI as answers show it
+    (``data:image/png;base64,…``), not its payload."""
+    # without payloads first: reading a screenshot's megabyte of base64 costs 2-3x more
+    text, found, labels = _parsed(indexed_text(markup) if "base64," in markup else markup)
+    return "\n".join(part for part in (text, *labels, *(
+        reference.reference.split(",", 1)[0] + ",…" if reference.reference.startswith("data:")
+        else reference.reference for reference in found)) if part)
+
+
+def _parsed(markup: str) -> tuple[str, list[Reference], list[str]]:
     parser = _Markup()
     try:
         parser.feed(markup)
         parser.close()
     except (AssertionError, ValueError):  # markup HTMLParser gives up on: text only
-        return _SPACES.sub(" ", unescape(re.sub(r"<[^>]*>", " ", markup))).strip(), []
+        return _SPACES.sub(" ", unescape(re.sub(r"<[^>]*>", " ", markup))).strip(), [], []
     by_reference: dict[str, Reference] = {}
     for found in parser.found:
         known = by_reference.get(found.reference)
         if known is None or (known.kind == "link" and found.kind != "link"):
             by_reference[found.reference] = found
-    text = _SPACES.sub(" ", "".join(parser.text)).strip()
-    return text, list(by_reference.values())
+    text = _text(parser.text)
+    return text, list(by_reference.values()), [_SPACES.sub(" ", label).strip()
+                                               for label in parser.labels]
 
 
 def describe(found: Reference, base: str | None) -> dict[str, Any]:

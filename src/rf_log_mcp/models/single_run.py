@@ -116,7 +116,8 @@ class LogMessage(BaseModel):
     id: str = Field(description="<node id>-mN: the node's Nth message (RF's own numbering).")
     level: str
     text: str = Field(description="Masked, long ones shortened; an HTML message: its visible "
-                                  "text (the markup is searchable, not shown).")
+                                  "text (searched with its images' alt text and references; "
+                                  "its markup is neither searched nor shown).")
     html: bool | None = Field(None, description="An HTML message (its attachments follow).")
     attachments: list[Attachment] | None = None
 

@@ -18,6 +18,7 @@ searches cost O(scope), whatever the size of the run.
 
 from __future__ import annotations
 
+import heapq
 import itertools
 import json
 import re
@@ -128,7 +129,8 @@ def search(conn: sqlite3.Connection, run_id: int, flt: Filter, selector: str | N
             # The node only where the text is masked by it (RF's TRACE lines) or is a hit: a
             # page that folds thousands of repeats reads none of their nodes.
             node = context.node(node_pre) if shaper.needs_node(text) else None
-            shown, masked, offset, total = _masked_match(text, node, flt, shaper)
+            shown, masked, offset, total = _masked_match(_searched(text) if html else text,
+                                                         node, flt, shaper)
             if shown is None:
                 last_key = key
                 continue
@@ -148,7 +150,7 @@ def search(conn: sqlite3.Connection, run_id: int, flt: Filter, selector: str | N
             message_id = f"{node.node_id}-m{msg_no}"
             hit = {"id": message_id, "seq": key - run_base(run_id), "level": level, "time": time,
                    **context.of(node)}
-            if html:  # matched in its markup; shown as its text and attachments
+            if html:  # matched in what it shows: shown as its text and attachments
                 hit.update(shown_message(message_id, level, text, html, node, shaper,
                                          context.ids, _HIT_CHARS))
             else:
@@ -331,18 +333,31 @@ def _candidates(conn: sqlite3.Connection, run: dict[str, Any], flt: Filter, span
                 after: int | None) -> Iterator[Candidate]:
     lo = max(span.lo, after + 1) if after is not None else span.lo
     piece = _sql_piece(flt.query) if flt.query else ""
+    if not piece:  # levels alone, or nothing SQL can preselect: every kind of message alike
+        return _plain_candidates(conn, run, flt, span, lo, "TRUE", piece)
+    # an HTML message is matched on what it shows (_searched), which its markup may hold
+    # only apart: it comes through the index of such messages (few), by the piece's longest
+    # word; the others by the piece itself
+    return heapq.merge(_plain_candidates(conn, run, flt, span, lo, "m.html = 0", piece),
+                       _rounds(conn, "messages AS m INDEXED BY messages_html", "m.html = 1",
+                               flt, span, lo, span.hi, _html_word(piece)),
+                       key=lambda row: row[0])
+
+
+def _plain_candidates(conn: sqlite3.Connection, run: dict[str, Any], flt: Filter, span: Span,
+                      lo: int, condition: str, piece: str) -> Iterator[Candidate]:
     if flt.levels and flt.levels <= _NOTABLE:
         yield from _rounds(conn, "messages AS m INDEXED BY messages_notable",
-                           NOTABLE_MESSAGES, flt, span, lo, span.hi, piece)
+                           f"({NOTABLE_MESSAGES}) AND {condition}", flt, span, lo, span.hi, piece)
         return
     indexed_upto = min(span.hi, run["fts_upto"] or run_base(run["run_id"]))
     if len(piece) >= 3 and lo < indexed_upto:
         yield from _rounds(conn, "messages_fts AS f JOIN messages AS m ON m.key = f.rowid",
-                           "f.text LIKE :pattern", flt, span, lo, indexed_upto, None,
-                           pattern=f"%{piece}%", key="f.rowid")
+                           f"f.text LIKE :pattern AND {condition}", flt, span, lo, indexed_upto,
+                           None, pattern=f"%{piece}%", key="f.rowid")
         lo = indexed_upto
     if lo < span.hi:
-        yield from _rounds(conn, "messages AS m", "TRUE", flt, span, lo, span.hi, piece)
+        yield from _rounds(conn, "messages AS m", condition, flt, span, lo, span.hi, piece)
 
 
 def _rounds(conn: sqlite3.Connection, source: str, condition: str, flt: Filter, span: Span,
@@ -395,9 +410,9 @@ def _status_candidates(conn: sqlite3.Connection, run_id: int, flt: Filter, span:
         # an HTML one may hold the piece only as it shows (markup between its words, its
         # characters as entities): it is looked for by the piece's longest word, which
         # markup does not split nor entities spell
-        word = max(re.findall(r"[A-Za-z0-9]+", piece), key=len, default="")
-        where.append("(message LIKE ? ESCAPE '\\' OR (message LIKE '*HTML*%' AND message LIKE ?))")
-        params += [f"%{_like_escaped(piece)}%", f"%{word}%"]
+        where.append("(message LIKE ? ESCAPE '\\' OR (message LIKE '*HTML*%' AND message LIKE ?"
+                     " ESCAPE '\\'))")
+        params += [f"%{_like_escaped(piece)}%", f"%{_like_escaped(_html_word(piece))}%"]
     where.append(_NOT_SAID_BELOW)
     params += [run_base(run_id)] * 3
     sql = (f"SELECT {NODE_COLUMNS} FROM nodes INDEXED BY nodes_with_message WHERE"
@@ -414,14 +429,16 @@ def _status_candidates(conn: sqlite3.Connection, run_id: int, flt: Filter, span:
 # says the same (RF gives the keywords above a failure the failing one's message), nor by
 # one that logged it itself. Checked in the candidates' query: no round trip per candidate.
 # (``text || ''``: the node's own messages are read by key; PostgreSQL would otherwise take
-# the trigram index for the equality and scan every message with that text, run after run.)
+# the trigram index for the equality and scan every message with that text, run after run.
+# An ``*HTML*`` status message is logged as HTML without its prefix, as RF does.)
 _NOT_SAID_BELOW = (
     "NOT EXISTS (SELECT 1 FROM nodes AS below INDEXED BY nodes_with_message"
     " WHERE below.key > nodes.key AND below.key <= ? + nodes.last"
     " AND below.message = nodes.message)"
     " AND NOT EXISTS (SELECT 1 FROM messages WHERE messages.key >= ? + nodes.msg_lo"
     " AND messages.key < ? + nodes.msg_hi AND messages.node_pre = nodes.pre"
-    " AND messages.text || '' = nodes.message)")
+    " AND (messages.text || '' = nodes.message OR messages.html = 1"
+    " AND nodes.message LIKE '*HTML*%' AND ltrim(substr(nodes.message, 7)) = messages.text))")
 
 
 def _error_candidates(conn: sqlite3.Connection, run_id: int, flt: Filter,
@@ -452,11 +469,26 @@ def _sql_piece(query: str) -> str:
     return max(pieces, key=len)
 
 
+def _html_word(piece: str) -> str:
+    """The longest run of the piece that HTML writes as it shows it: not split by what
+    markup puts between words (spaces, tags, line breaks) nor spelt as an entity (``&``,
+    ``<``, ``>``, quotes). Markup could still split it (``<b>Or</b>der``): rare, accepted."""
+    return max(re.split(r"[\s<>&;\"']+", piece), key=len)
+
+
 def _like_escaped(text: str) -> str:
     return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
 
 
 # -- hits ----------------------------------------------------------------------------------
+
+def _searched(markup: str) -> str:
+    """What a search matches in an HTML message: what answers show of it (its text and its
+    attachments' references), not its tags and attributes."""
+    from ..attachments import searchable  # HTML messages are few: loaded for them
+
+    return searchable(markup)
+
 
 _HUGE = 4 * MASK_MARGIN  # texts longer than this are masked around the match only
 

@@ -14,8 +14,18 @@ from __future__ import annotations
 import sqlite3
 
 from ..shaping import Shaper
-from .common import run_row, shown_assign
-from .search import _COMPACT, Filter, _candidates, _Context, _excerpt, _masked_match, _span
+from .common import run_row, shown_assign, shown_message
+from .search import (
+    _COMPACT,
+    _HIT_CHARS,
+    Filter,
+    _candidates,
+    _Context,
+    _excerpt,
+    _masked_match,
+    _searched,
+    _span,
+)
 
 TYPE_CHECKING = False  # typing's own constant: loading typing is 4-5 ms (issue #19)
 if TYPE_CHECKING:
@@ -42,9 +52,10 @@ def grouped_search(conn: sqlite3.Connection, run_id: int, flt: Filter, selector:
     by_owner: dict[int, dict[str, Any]] = {}
     last_key, more, counted = after, False, 0
     rows = context.read_ahead(_candidates(conn, run, flt, span, after), READ_AHEAD, lambda row: row[1])
-    for key, node_pre, msg_no, level, _time, text, _html in rows:
+    for key, node_pre, msg_no, level, _time, text, html in rows:
         node = context.node(node_pre)
-        shown, masked, offset, total = _masked_match(text, node, flt, shaper)
+        shown, masked, offset, total = _masked_match(_searched(text) if html else text, node,
+                                                     flt, shaper)
         if shown is None:
             last_key = key
             continue
@@ -55,8 +66,13 @@ def grouped_search(conn: sqlite3.Connection, run_id: int, flt: Filter, selector:
                 more = True
                 break
             shaper.masked += masked
-            hit = {"id": f"{node.node_id}-m{msg_no}", "level": level,
-                   "text": _excerpt(shown, flt, shaper, offset, total), **context.of(node)}
+            message_id = f"{node.node_id}-m{msg_no}"
+            if html:  # as the plain search shows it: its text and attachments
+                hit = {**shown_message(message_id, level, text, html, node, shaper, context.ids,
+                                       _HIT_CHARS), **context.of(node)}
+            else:
+                hit = {"id": message_id, "level": level,
+                       "text": _excerpt(shown, flt, shaper, offset, total), **context.of(node)}
             group = by_owner[owner.pre] = _group(owner, context, hit)
             groups.append(group)
             starts.append(key)
