@@ -777,3 +777,35 @@ def test_a_library_keyword_s_positional_secret_is_masked_by_its_signature() -> N
     assert redactor.trace_message("Arguments: [ 'deploy' | 'Hunt3r-x' ]", "Login",
                                   ["deploy", "${SSH_CRED}"], None, "SSHLibrary") == (
         "Arguments: [ 'deploy' | *** ]", 1)
+
+
+@pytest.mark.parametrize(("name", "secret"), [
+    ("Input Password", True), ("SeleniumLibrary.Input Password", True), ("Set Api Key", True),
+    ("Get Auth Token For User", True), ("input_password", True), ("Set Tokens", True),
+    ("Enter Password And Submit", True), ("Get Session Id", True), ("Add Cookie", True),
+    ("Open Sidebar", False), ("Click Inside Frame", False), ("Should Be Authentic", False),
+    ("Tokenize Text", False), ("Consider Order", False), ("Test Should Pass", False),
+    ("Passwordless Login", False), ("Check Sessions", False),
+])
+def test_a_keyword_names_a_secret_by_a_word_not_a_piece_of_one(name: str, secret: bool) -> None:
+    """A keyword whose name's word ends with a secret's name (or its plural) takes secret
+    values after its first argument, and returns one; a word that only holds one ("sid" in
+    Sidebar and Inside, "auth" in Authentic) does not make the keyword's arguments secret."""
+    redactor = Redactor()
+    masked = ["id:x", "***"] if secret else ["id:x", "Main-Menu-7"]
+    assert redactor.args(name, ["id:x", "Main-Menu-7"]) == (masked, int(secret))
+    assert redactor.trace_message("Return: 'Main-Menu-7'", name)[0] == (
+        "Return: ***" if secret else "Return: 'Main-Menu-7'")
+
+
+@pytest.mark.parametrize(("text", "shown"), [
+    ("db_pass=Qw7-x user=app", "db_pass=*** user=app"), ("${DB_PASS} = Qw7-x", "${DB_PASS} = ***"),
+    ('{"admin-pass": "Qw7-x"}', '{"admin-pass": "***"}'), ("api_pw: Qw7-x", "api_pw: ***"),
+    ("PW=Qw7-x", "PW=***"),
+    ("Tests: pass=10, fail=2", None), ("bypass=localhost", None), ("compass=north", None),
+    ("first pass: ok", None), ("passed=12", None),
+])
+def test_short_password_names_are_secret_names(text: str, shown: str | None) -> None:
+    """``PASS`` after a separator and ``PW`` name passwords; "pass" alone is the status word
+    and the end of other words."""
+    assert Redactor().text(text)[0] == (shown or text)

@@ -85,6 +85,7 @@ _RETURN = lazy_pattern(r"^(Return: )(.+)$", re.DOTALL)
 # not decode the keyword's arguments for it).
 TRACE_LINE_STARTS = ("Arguments: [ ", "Return: ")
 _NAMED_ARG = lazy_pattern(r"^([$@&%]?\{?[\w .-]+\}?=)(.*)$", re.DOTALL)
+_WORD = lazy_pattern(r"[^\W_]+")  # a word of a keyword's name (snake_case: words too)
 
 
 # Values never registered as secrets: too short or too common to be one, and masking them
@@ -141,6 +142,7 @@ class Redactor:
 
     def __init__(self, extra_words: Iterable[str] = (), extra_patterns: Iterable[str] = ()) -> None:
         extra = [re.escape(w.strip().lower()) for w in extra_words if w.strip()]
+        self._secret_keywords: dict[str, bool] = {}
         self._words = alternation([*SECRET_WORDS, *extra])
         # On lower-cased text, longest first (``authorization`` before ``auth``): several
         # times faster than a case-insensitive search, which the writer runs on every message.
@@ -383,6 +385,21 @@ class Redactor:
         # [\W_]*$ of an ASCII text: the characters that are not letters or digits
         return text.rstrip(_ASCII_NOT_ALNUM)[-longest:].lower().endswith(endings)
 
+    def keyword_names_secret(self, name: str) -> bool:
+        """A word of a keyword's name ends with a secret's name, or its plural (``Input
+        Password``, ``Set Api Key``, ``Get Auth Token For User``, ``Set Tokens``): its values
+        are secrets. Not a word that only
+        holds one (``Open Sidebar``, ``Click Inside``, ``Should Be Authentic``). Asked for
+        every keyword an answer shows: once per name."""
+        known = self._secret_keywords.get(name)
+        if known is None:
+            if len(self._secret_keywords) >= 4096:
+                self._secret_keywords.clear()
+            known = self._secret_keywords[name] = any(
+                self.names_secret(name[:end]) or (name[end - 1] in "sS" and self.names_secret(
+                    name[:end - 1])) for end in (word.end() for word in _WORD().finditer(name)))
+        return known
+
     # -- structured parts of nodes -----------------------------------------------------
 
     def args(self, keyword_name: str | None, args: list[str],
@@ -392,7 +409,7 @@ class Redactor:
         masked, and a library keyword's positional secret (``secret_names.POSITIONAL_SECRETS``:
         ``SSHLibrary.Login  user  x``); variable references stay (they are names, not values)."""
         out, count = [], 0
-        secret_follows = bool(keyword_name and self.mentions_secret(keyword_name))
+        secret_follows = bool(keyword_name and self.keyword_names_secret(keyword_name))
         secret_at = positional_secret(owner, keyword_name)
         named_arg = _NAMED_ARG().match
         for index, arg in enumerate(args):
@@ -432,7 +449,7 @@ class Redactor:
             return f"{match[1]}{' | '.join(items)}{match[3]}", count
         match = _RETURN().match(text)
         if match and not _is_reference(match[2].strip("'\"")) and (
-                (keyword_name and self.mentions_secret(keyword_name))
+                (keyword_name and self.keyword_names_secret(keyword_name))
                 or any(self.names_secret(str(name)) for name in _names_of(assign))):
             return f"{match[1]}{MASK}", 1
         return self.text(text)

@@ -13,8 +13,11 @@ from collections.abc import Iterable
 
 # Words that make a field name secret when the name ends with them (``db_password``,
 # ``X-Auth-Token``, ``accessToken``). ``token_count`` and ``tokens`` do not end with one.
+# "pass" only after a separator (``DB_PASS``, ``admin-pass``): ``bypass``, ``compass`` and
+# the status word (``pass: 10``, ``Should Pass``) are not secrets.
 SECRET_WORDS = (
-    r"password", r"passwd", r"passphrase", r"pwd", r"secret", r"token", r"api[-_ ]?key",
+    r"password", r"passwd", r"passphrase", r"pwd", r"pw", r"[-_]pass", r"secret", r"token",
+    r"api[-_ ]?key",
     r"access[-_ ]?key", r"secret[-_ ]?key", r"private[-_ ]?key", r"ssh[-_ ]?key",
     r"signing[-_ ]?key", r"encryption[-_ ]?key", r"auth", r"authorization", r"credentials?",
     r"cookie", r"session[-_ ]?id", r"sessid", r"sid",
@@ -32,7 +35,8 @@ SECRET_WORD_SPELLINGS = (
     "secret_key", "secret key", "secretkey", "session-id", "session_id", "session id",
     "sessionid", "authorization", "api-key", "api_key", "api key", "apikey", "ssh-key",
     "ssh_key", "ssh key", "sshkey", "credentials", "credential", "passphrase", "password",
-    "passwd", "secret", "cookie", "sessid", "token", "auth", "pwd", "sid",
+    "passwd", "secret", "cookie", "sessid", "token", "auth", "pwd", "sid", "-pass", "_pass",
+    "pw",
 )
 
 

@@ -1,6 +1,6 @@
 *** Settings ***
-Documentation     Secrets handled the ordinary way, each a value of its own (S01 ... S32), and
-...               values that only look like secrets (L01 ... L16), which must stay readable.
+Documentation     Secrets handled the ordinary way, each a value of its own (S01 ... S34), and
+...               values that only look like secrets (L01 ... L18), which must stay readable.
 Library           Vault.py
 Library           SSHLibrary.py
 Metadata          Contact    ops team
@@ -24,6 +24,8 @@ ${session_token}       None
 ${api_key}             1234
 ${sessions}            L11-sessions-open-3
 ${authors}             L12-jane-and-john
+${DB_PASS}             S33-db-pass-Qw7
+${API_PW}              S34-api-pw-Rt2
 
 *** Test Cases ***
 Prose Interpolation
@@ -92,6 +94,10 @@ Shapes Next To Their Name
     Log    Executing : CREATE USER report IDENTIFIED BY 'S32-sql-User-Pw'; GRANT SELECT ON t TO report
     Log    S32-sql-User-Pw expires in 90 days
     Log    the row identified by L16-row-key-7 was updated
+    Log    connecting with ${DB_PASS} and ${API_PW}
+    Open Sidebar    main    L17-sidebar-entry
+    ${state} =    Get Sidebar State
+    Log    sidebar is ${state}
 
 *** Keywords ***
 Login With
@@ -118,3 +124,10 @@ Inner Failure
 Input Password
     [Arguments]    ${locator}    ${text}
     Log    typing into ${locator}
+
+Open Sidebar
+    [Arguments]    ${menu}    ${entry}
+    Log    opening ${entry} of ${menu}
+
+Get Sidebar State
+    RETURN    L18-sidebar-open
