@@ -17,9 +17,14 @@ which keeps each value the run's own text proves secret:
   values after the first of keywords whose name ends like a secret's (``Input Password
   id  hunter2``), and the values a loop assigns to a secret-named loop variable.
 
-Not registered: a value that merely follows a secret's name among a keyword's arguments
-(``Should Be Equal  ${TOKEN}  expected``: "expected" is not secret); where such a value is
-one (``Set Test Variable  ${API_KEY}  x``), RF's assignment line names it.
+* the value after a secret's name in the arguments of a library keyword that takes names
+  and values as pairs (``secret_names.PAIR_KEYWORDS``: ``Set Environment Variable
+  DB_PASSWORD  x``, ``Set To Dictionary  ${d}  password  x``, ``Add Cookie  session_id  x``).
+
+Not registered: a value that merely follows a secret's name among another keyword's
+arguments (``Should Be Equal  ${TOKEN}  expected``: "expected" is not secret; ``Get Element
+Attribute  password  type``: a locator, then an attribute); where such a value is one
+(``Set Test Variable  ${API_KEY}  x``), RF's assignment line names it.
 
 Live capture and import run this same code on the same events, so they register the same
 values; the listener adds what only a live run sees, the values of secret-named variables in
@@ -36,7 +41,7 @@ import sqlite3
 from . import events as ev
 from .events import Node
 from .masking import KnownValues, Redactor, lazy_pattern, registrable
-from .secret_names import positional_secret
+from .secret_names import positional_secret, takes_pairs
 
 TYPE_CHECKING = False  # typing's own constant: loading typing is 4-5 ms (issue #19)
 if TYPE_CHECKING:
@@ -52,6 +57,9 @@ _TRACE_ITEM = lazy_pattern(r"""
     (?: \ \|\ | $ )""", re.VERBOSE | re.DOTALL)
 _REFERENCE = lazy_pattern(r"[$@&%]\{[^{}]*\}(?:\[[^\]]*\])*")
 _NAMED = lazy_pattern(r"^([\w -]+)=(.*)$", re.DOTALL)
+# OperatingSystem's Set Environment Variable, RF 4-7: ``self._info(f"Environment variable
+# '{name}' set to value '{value}'.")``
+_ENVIRONMENT_SET = lazy_pattern(r"Environment variable '(.*?)' set to value '(.*)'\.", re.DOTALL)
 # BuiltIn keywords whose status message or own message RF builds from their arguments:
 # name -> templates of that text, as positions of the arguments ({0}, {1}, ...).
 _BUILT_FROM_ARGUMENTS: dict[str, tuple[str, ...]] = {
@@ -94,6 +102,8 @@ class SecretRegistry:
             return _SECRET_KEYWORD
         if positional_secret(owner, name) is not None:
             return _POSITIONAL_SECRET
+        if takes_pairs(owner, name):
+            return _MENTIONS  # Set Environment Variable  DB_PASSWORD  x: read pair by pair
         joined = "\x00".join(map(str, args))
         # neither a variable nor a named argument: nothing of a secret can be in there
         if ("{" not in joined and "=" not in joined) or not self.redactor.mentions_secret(joined):
@@ -140,21 +150,43 @@ class SecretRegistry:
         traced = opening[0] if opening and opening[0].startswith("Arguments: [") else None
         logged = opening[-1] if opening and (traced is None or len(opening) > 1) else None
         args = [str(a) for a in args]
+        pairs = takes_pairs(node.owner, node.name)
+        pair_name = False  # the argument before is a secret's name (pairs only)
+        pair_values = []  # such values given as references: registered as resolved below
         for index, arg in enumerate(args):
             named = _NAMED().match(arg)
             if named and self.names_secret(named[1]):  # Login  password=hunter2
                 for value in self.redactor.secret_values(arg):
                     self.add(value)
-            elif secret_keyword and index > 0 and not _REFERENCE().search(arg):
-                self.add(arg)
-            elif index == secret_at and not named and not _REFERENCE().search(arg):
-                self.add(arg)  # SSHLibrary.Login  user  hunter2
+            elif ((secret_keyword and index > 0) or (index == secret_at and not named) or (
+                    pair_name and not named)):
+                if not _REFERENCE().search(arg):
+                    self.add(arg)  # Input Password  id  x; SSHLibrary.Login  user  x
+                elif pair_name:
+                    pair_values.append(arg)
+            pair_name = pairs and not named and not pair_name and self.redactor.names_secret(arg)
+        if pairs:
+            self._pair_values(pair_values, args, traced, logged)
         for arg, template, resolved in self._pairs(node, args, traced, logged):
             named = _NAMED().match(arg)
             if named and named[2] == template and self.names_secret(named[1]):
                 self.add(resolved)  # password=${PW}: what was passed as the password
             else:
                 self._align(template, resolved)
+
+    def _pair_values(self, references: list[str], args: list[str], traced: str | None,
+                     logged: str | None) -> None:
+        """What a pair keyword's secret values given as references stand for: RF's TRACE
+        line has them resolved, and OperatingSystem's ``Set Environment Variable`` logs the
+        name and value it set (at INFO: what most runs keep)."""
+        if references and traced is not None:
+            resolved = {arg: value for arg, _, value in _traced(args, traced)}
+            for reference in references:
+                if reference in resolved:
+                    self.add(resolved[reference])
+        set_variable = _ENVIRONMENT_SET().fullmatch(logged or "")
+        if set_variable and self.redactor.names_secret(set_variable[1]):
+            self.add(set_variable[2])
 
     # -- alignment -------------------------------------------------------------------------
 

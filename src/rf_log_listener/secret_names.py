@@ -51,12 +51,31 @@ POSITIONAL_SECRETS = {
 }
 
 
+# Library keywords that take names and their values as positional pairs: the value after a
+# secret's name is a secret (``Set Environment Variable  DB_PASSWORD  x``). Only these: after
+# any other keyword a secret-like word is often a locator and the next argument no value
+# (``Get Element Attribute  password  type``).
+PAIR_KEYWORDS = frozenset({
+    ("operatingsystem", "setenvironmentvariable"),  # name, value
+    ("collections", "settodictionary"),  # dictionary, key, value, key, value...
+    ("builtin", "createdictionary"),  # key, value, ... (and key=value)
+    ("seleniumlibrary", "addcookie"), ("browser", "addcookie"),  # name, value
+})
+
+
 @functools.lru_cache(maxsize=4096)  # asked for every keyword call the writer sees
 def positional_secret(owner: str | None, keyword_name: str | None) -> int | None:
     """Which positional argument of the library keyword is a secret by its signature."""
     if not owner or not keyword_name:
         return None
     return POSITIONAL_SECRETS.get((_normalized(owner), _normalized(keyword_name)))
+
+
+@functools.lru_cache(maxsize=4096)  # asked for every keyword call the writer sees
+def takes_pairs(owner: str | None, keyword_name: str | None) -> bool:
+    """The library keyword takes names and their values as positional pairs (PAIR_KEYWORDS)."""
+    return bool(owner and keyword_name) and (
+        _normalized(owner), _normalized(keyword_name)) in PAIR_KEYWORDS  # type: ignore[arg-type]
 
 
 def _normalized(name: str) -> str:

@@ -1,8 +1,10 @@
 *** Settings ***
-Documentation     Secrets handled the ordinary way, each a value of its own (S01 ... S34), and
-...               values that only look like secrets (L01 ... L18), which must stay readable.
+Documentation     Secrets handled the ordinary way, each a value of its own (S01 ... S37), and
+...               values that only look like secrets (L01 ... L20), which must stay readable.
 Library           Vault.py
 Library           SSHLibrary.py
+Library           OperatingSystem
+Library           Collections
 Metadata          Contact    ops team
 
 *** Variables ***
@@ -26,6 +28,7 @@ ${sessions}            L11-sessions-open-3
 ${authors}             L12-jane-and-john
 ${DB_PASS}             S33-db-pass-Qw7
 ${API_PW}              S34-api-pw-Rt2
+${service_value}       S36-env-ref-Tk
 
 *** Test Cases ***
 Prose Interpolation
@@ -98,6 +101,14 @@ Shapes Next To Their Name
     Open Sidebar    main    L17-sidebar-entry
     ${state} =    Get Sidebar State
     Log    sidebar is ${state}
+    Set Environment Variable    DB_PASSWORD    S35-env-Pw-8
+    Set Environment Variable    SERVICE_TOKEN    ${service_value}
+    Set Environment Variable    BUILD_LABEL    L19-build-label
+    ${from_env} =    Get Environment Variable    DB_PASSWORD
+    Log    the job runs with ${from_env}, ${service_value} and %{BUILD_LABEL}
+    Set To Dictionary    ${CREDS}    api_token    S37-dict-set-Tk
+    ${copied} =    Get From Dictionary    ${CREDS}    api_token
+    Log Many    password    L20-after-the-word
 
 *** Keywords ***
 Login With
