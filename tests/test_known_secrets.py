@@ -22,10 +22,12 @@ SQL's ``CREATE USER ... IDENTIFIED BY 'x'`` and again alone, (33) ``${DB_PASS}``
 (34) ``${API_PW}``, the short names, interpolated into prose, (35) ``Set Environment
 Variable  DB_PASSWORD  x``, then read into a variable of no secret's name, (36) the same
 with the value given by such a variable (RF logs the value it set), (37) ``Set To Dictionary
-${d}  api_token  x``, then read into such a variable. Twenty values only look like
-secrets (look-alike names, values too short or too common, a keyword's name holding a
-secret's, ``Open Sidebar``'s "sid", a word after "password" among another keyword's
-arguments) and must stay readable.
+${d}  api_token  x``, then read into such a variable, (38) the Browser library's ``Fill
+Text`` into a password field (its message does not name the field) and (39) ``Type Text``
+into an OTP field, the text given by a variable of no secret's name. Twenty-one values only
+look like secrets (look-alike names, values too short or too common, a keyword's name holding
+a secret's, ``Open Sidebar``'s "sid", a word after "password" among another keyword's
+arguments, text filled into a user-name field) and must stay readable.
 
 Live capture and the imports of output.xml and output.json register the same values, and
 every tool, view, projection, resource and CLI command answers without any of them.
@@ -57,7 +59,8 @@ SECRETS = ("S01-Hunter2-pass", "S03-deep-Pw-9", "S05-set-var-Sec", "S07-var-pk-1
            "vault-tok-6Hq2Lw9Zr", "S25-xml-Pw-61", "S26-curl-Pw-8", "S28-prose-Pw9",
            "S29-ssh-Pw-3", "S30-typed-Pw4", "S31-ssh-Login-Pw",
            "S32-sql-User-Pw", "S33-db-pass-Qw7", "S34-api-pw-Rt2",
-           "S35-env-Pw-8", "S36-env-ref-Tk", "S37-dict-set-Tk")
+           "S35-env-Pw-8", "S36-env-ref-Tk", "S37-dict-set-Tk", "S38-filled-Pw-5",
+           "S39-typed-ref-Pw")
 # Masked by its shape wherever it occurs, so never registered as a run's value.
 BY_SHAPE = ("S27webhooksecret99",)
 LOOKALIKES = ("L01-54321-count", "L02-all-tests-passed", "L03-bypass-enabled",
@@ -65,7 +68,7 @@ LOOKALIKES = ("L01-54321-count", "L02-all-tests-passed", "L03-bypass-enabled",
               "True", "None", "1234", "L11-sessions-open-3", "L12-jane-and-john",
               "L13-pw-policy-v2", "L14-appdb-name", "L15-user-name",
               "L16-row-key-7", "L17-sidebar-entry", "L18-sidebar-open",
-              "L19-build-label", "L20-after-the-word")
+              "L19-build-label", "L20-after-the-word", "L21-filled-user")
 # What differs between the stores by nature: ids of the run, where it came from, times.
 _BY_NATURE = {"run_id", "source_path", "origin", "generator", "start_time", "elapsed",
               "elapsed_ms", "estimated_tokens", "next_cursor", "prev_cursor", "time", "seconds",

@@ -777,6 +777,13 @@ def test_a_library_keyword_s_positional_secret_is_masked_by_its_signature() -> N
     assert redactor.trace_message("Arguments: [ 'deploy' | 'Hunt3r-x' ]", "Login",
                                   ["deploy", "${SSH_CRED}"], None, "SSHLibrary") == (
         "Arguments: [ 'deploy' | *** ]", 1)
+    # the text typed into a password field (a word of the locator names one)
+    assert redactor.args("Fill Text", ["id=pin", "9911"], "Browser") == (["id=pin", "***"], 1)
+    assert redactor.args("Input Text", ["css:#loginOtp", "9911"], "SeleniumLibrary") == (
+        ["css:#loginOtp", "***"], 1)
+    assert redactor.args("Type Text", ["id=username", "bob-1"], "Browser") == (
+        ["id=username", "bob-1"], 0)
+    assert redactor.args("Fill Text", ["id=pin", "9911"], "Shop") == (["id=pin", "9911"], 0)
 
 
 @pytest.mark.parametrize(("name", "secret"), [

@@ -30,12 +30,14 @@ from functools import cache
 
 from rf_log_listener.errors import ResultError
 from rf_log_listener.secret_names import (
+    PAIRS,
+    POSITION,
     SECRET_WORD_SPELLINGS,
     SECRET_WORDS,
     alternation,
     key_value,
-    positional_secret,
     reversed_name,
+    signature_secret,
     spellings,
     whole_line,
     xml_element,
@@ -58,6 +60,7 @@ from rf_log_listener.secret_shapes import (
     masked_password_option,
     masked_prose_password,
     masked_typed_password,
+    password_field,
     prose_passwords,
     sql_passwords,
     typed_password,
@@ -406,11 +409,11 @@ class Redactor:
              owner: str | None = None) -> tuple[list[str], int]:
         """A keyword's arguments. Values after a secret-sounding keyword name (``Input
         Password``) or after an argument naming a secret (``${TOKEN}``, ``id:password``) are
-        masked, and a library keyword's positional secret (``secret_names.POSITIONAL_SECRETS``:
+        masked, and a library keyword's positional secret (``secret_names.SIGNATURE_SECRETS``:
         ``SSHLibrary.Login  user  x``); variable references stay (they are names, not values)."""
         out, count = [], 0
         secret_follows = bool(keyword_name and self.keyword_names_secret(keyword_name))
-        secret_at = positional_secret(owner, keyword_name)
+        secret_at = _signature_position(owner, keyword_name, args)
         named_arg = _NAMED_ARG().match
         for index, arg in enumerate(args):
             masked, n = self.text(arg)
@@ -465,7 +468,7 @@ class Redactor:
             named = _NAMED_ARG().match(arg)
             if shown != arg or (named and self.names_secret(named[1][:-1])) or (
                     _VARIABLE().match(arg.strip()) and self.names_secret(arg)) or (
-                    not named and index == positional_secret(owner, keyword_name)):
+                    not named and index == _signature_position(owner, keyword_name, args)):
                 positions.add(index)
         return positions
 
@@ -501,6 +504,17 @@ class Redactor:
         """A VAR's values: all masked when the variable's name is a secret's (a loop over
         one variable, as far as masking goes)."""
         return self.for_values(name, None, values)
+
+
+def _signature_position(owner: str | None, keyword_name: str | None,
+                        args: list[str]) -> int | None:
+    """The position of the argument the library keyword's signature says is a password: its
+    password argument, or the text it types into a password field (``secret_names``)."""
+    signature = signature_secret(owner, keyword_name)
+    if signature is None or signature[0] == PAIRS:
+        return None
+    kind, position = signature
+    return position if kind == POSITION or (args and password_field(args[0])) else None
 
 
 def _names_of(assign: Any) -> list[Any]:

@@ -17,9 +17,11 @@ which keeps each value the run's own text proves secret:
   values after the first of keywords whose name ends like a secret's (``Input Password
   id  hunter2``), and the values a loop assigns to a secret-named loop variable.
 
-* the value after a secret's name in the arguments of a library keyword that takes names
-  and values as pairs (``secret_names.PAIR_KEYWORDS``: ``Set Environment Variable
-  DB_PASSWORD  x``, ``Set To Dictionary  ${d}  password  x``, ``Add Cookie  session_id  x``).
+* what a library keyword's signature says is secret (``secret_names.SIGNATURE_SECRETS``): a
+  positional password (``SSHLibrary.Login  user  x``), the value after a secret's name among
+  name-value pairs (``Set Environment Variable  DB_PASSWORD  x``, ``Set To Dictionary  ${d}
+  password  x``), the text typed into a password field (``Fill Text  id=password  x``);
+  given as a variable, its value as RF's TRACE line or the keyword's own message shows it.
 
 Not registered: a value that merely follows a secret's name among another keyword's
 arguments (``Should Be Equal  ${TOKEN}  expected``: "expected" is not secret; ``Get Element
@@ -41,7 +43,8 @@ import sqlite3
 from . import events as ev
 from .events import Node
 from .masking import KnownValues, Redactor, lazy_pattern, registrable
-from .secret_names import positional_secret, takes_pairs
+from .secret_names import FIELD, PAIRS, signature_secret
+from .secret_shapes import password_field
 
 TYPE_CHECKING = False  # typing's own constant: loading typing is 4-5 ms (issue #19)
 if TYPE_CHECKING:
@@ -60,6 +63,9 @@ _NAMED = lazy_pattern(r"^([\w -]+)=(.*)$", re.DOTALL)
 # OperatingSystem's Set Environment Variable, RF 4-7: ``self._info(f"Environment variable
 # '{name}' set to value '{value}'.")``
 _ENVIRONMENT_SET = lazy_pattern(r"Environment variable '(.*?)' set to value '(.*)'\.", re.DOTALL)
+# The Browser library's Fill Text and Type Text (``logger.info(f"Fills the text '{txt}' in
+# the given field.")``)
+_TEXT_FILLED = lazy_pattern(r"(?:Fills|Types) the text '(.*)' in the given field\.", re.DOTALL)
 # BuiltIn keywords whose status message or own message RF builds from their arguments:
 # name -> templates of that text, as positions of the arguments ({0}, {1}, ...).
 _BUILT_FROM_ARGUMENTS: dict[str, tuple[str, ...]] = {
@@ -72,7 +78,7 @@ _BUILT_FROM_ARGUMENTS: dict[str, tuple[str, ...]] = {
 }
 _LOGGED = ("Log",)  # their first message is their first argument, resolved
 _TRACE_LINES = ("Arguments: [", "Return: ")
-_NOTHING, _MENTIONS, _SECRET_KEYWORD, _POSITIONAL_SECRET = 0, 1, 2, 3
+_NOTHING, _MENTIONS, _SECRET_KEYWORD, _SIGNATURE = 0, 1, 2, 3
 
 
 class SecretRegistry:
@@ -96,14 +102,13 @@ class SecretRegistry:
 
     def _call_kind(self, name: str | None, args: tuple[Any, ...], owner: str | None) -> int:
         """What a call can show of a secret: a keyword named like one (Input Password: its
-        values after the first), a library keyword with a positional secret
-        (SSHLibrary.Login), arguments that mention one, or nothing."""
+        values after the first), a library keyword whose signature says where one is
+        (SSHLibrary.Login, Set Environment Variable, Fill Text), arguments that mention one,
+        or nothing."""
         if self.names_secret(name or ""):
             return _SECRET_KEYWORD
-        if positional_secret(owner, name) is not None:
-            return _POSITIONAL_SECRET
-        if takes_pairs(owner, name):
-            return _MENTIONS  # Set Environment Variable  DB_PASSWORD  x: read pair by pair
+        if signature_secret(owner, name) is not None:
+            return _SIGNATURE
         joined = "\x00".join(map(str, args))
         # neither a variable nor a named argument: nothing of a secret can be in there
         if ("{" not in joined and "=" not in joined) or not self.redactor.mentions_secret(joined):
@@ -146,13 +151,15 @@ class SecretRegistry:
         if kind == _NOTHING:
             return
         secret_keyword = kind == _SECRET_KEYWORD
-        secret_at = positional_secret(node.owner, node.name) if kind == _POSITIONAL_SECRET else None
+        signature = signature_secret(node.owner, node.name) if kind == _SIGNATURE else None
         traced = opening[0] if opening and opening[0].startswith("Arguments: [") else None
         logged = opening[-1] if opening and (traced is None or len(opening) > 1) else None
         args = [str(a) for a in args]
-        pairs = takes_pairs(node.owner, node.name)
+        secret_at = None if signature is None or signature[0] == PAIRS or (
+            signature[0] == FIELD and not password_field(args[0])) else signature[1]
+        pairs = signature is not None and signature[0] == PAIRS
         pair_name = False  # the argument before is a secret's name (pairs only)
-        pair_values = []  # such values given as references: registered as resolved below
+        given = []  # secret values given as references: registered as resolved below
         for index, arg in enumerate(args):
             named = _NAMED().match(arg)
             if named and self.names_secret(named[1]):  # Login  password=hunter2
@@ -162,11 +169,11 @@ class SecretRegistry:
                     pair_name and not named)):
                 if not _REFERENCE().search(arg):
                     self.add(arg)  # Input Password  id  x; SSHLibrary.Login  user  x
-                elif pair_name:
-                    pair_values.append(arg)
+                else:
+                    given.append(arg)
             pair_name = pairs and not named and not pair_name and self.redactor.names_secret(arg)
-        if pairs:
-            self._pair_values(pair_values, args, traced, logged)
+        if given or signature is not None:
+            self._given_values(signature[0] if signature else None, given, args, traced, logged)
         for arg, template, resolved in self._pairs(node, args, traced, logged):
             named = _NAMED().match(arg)
             if named and named[2] == template and self.names_secret(named[1]):
@@ -174,19 +181,27 @@ class SecretRegistry:
             else:
                 self._align(template, resolved)
 
-    def _pair_values(self, references: list[str], args: list[str], traced: str | None,
-                     logged: str | None) -> None:
-        """What a pair keyword's secret values given as references stand for: RF's TRACE
-        line has them resolved, and OperatingSystem's ``Set Environment Variable`` logs the
-        name and value it set (at INFO: what most runs keep)."""
+    def _given_values(self, kind: str | None, references: list[str], args: list[str],
+                      traced: str | None, logged: str | None) -> None:
+        """What secret values given as references stand for: RF's TRACE line has them
+        resolved; at INFO (what most runs keep), the message a keyword logs with the value:
+        OperatingSystem's ``Set Environment Variable`` (the name and the value it set), the
+        Browser library's ``Fill Text`` and ``Type Text`` (the text, without the field)."""
         if references and traced is not None:
             resolved = {arg: value for arg, _, value in _traced(args, traced)}
             for reference in references:
                 if reference in resolved:
                     self.add(resolved[reference])
-        set_variable = _ENVIRONMENT_SET().fullmatch(logged or "")
-        if set_variable and self.redactor.names_secret(set_variable[1]):
-            self.add(set_variable[2])
+        if logged is None:
+            return
+        if kind == PAIRS:
+            found = _ENVIRONMENT_SET().fullmatch(logged)
+            if found and self.redactor.names_secret(found[1]):
+                self.add(found[2])
+        elif kind == FIELD and references:  # only when the field is a password's: see step
+            found = _TEXT_FILLED().fullmatch(logged)
+            if found:
+                self.add(found[1])
 
     # -- alignment -------------------------------------------------------------------------
 

@@ -40,42 +40,37 @@ SECRET_WORD_SPELLINGS = (
 )
 
 
-# Library keywords one of whose positional arguments is a secret though neither the keyword's
-# name nor the argument says so (``SSHLibrary.Login  deploy  hunter2``): the library as robot
-# names it and the keyword, normalized (lower case, no spaces or underscores), to the
-# argument's position, from each library's own signature.
-POSITIONAL_SECRETS = {
-    ("sshlibrary", "login"): 1,  # username, password
-    ("sshlibrary", "loginwithpublickey"): 2,  # username, keyfile, password (the key's)
-    ("databaselibrary", "connecttodatabase"): 3,  # module, database, user, password, host
+# What a library keyword's signature says is secret among its positional arguments, where
+# neither the keyword's name nor the argument says so: the library as robot names it and the
+# keyword, normalized (lower case, no spaces or underscores), to (kind, position), from each
+# library's own signature and messages.
+POSITION = "position"  # the argument at the position is a password (SSHLibrary.Login  user  x)
+PAIRS = "pairs"  # names and their values as pairs: the value after a secret's name is secret
+FIELD = "field"  # the text typed into the field the first argument locates, when the locator
+#                  names a password field (secret_shapes.password_field)
+SIGNATURE_SECRETS = {
+    ("sshlibrary", "login"): (POSITION, 1),  # username, password
+    ("sshlibrary", "loginwithpublickey"): (POSITION, 2),  # username, keyfile, password (the key's)
+    ("databaselibrary", "connecttodatabase"): (POSITION, 3),  # module, database, user, password
+    # Only these take pairs: after another keyword a secret-like word is often a locator and
+    # the next argument no value (``Get Element Attribute  password  type``).
+    ("operatingsystem", "setenvironmentvariable"): (PAIRS, 0),  # name, value
+    ("collections", "settodictionary"): (PAIRS, 0),  # dictionary, key, value, key, value...
+    ("builtin", "createdictionary"): (PAIRS, 0),  # key, value, ... (and key=value)
+    ("seleniumlibrary", "addcookie"): (PAIRS, 0), ("browser", "addcookie"): (PAIRS, 0),
+    # the Browser library logs the text without the field ("Fills the text 'x' in the given
+    # field."); SeleniumLibrary with it (secret_shapes.typed_password)
+    ("browser", "filltext"): (FIELD, 1), ("browser", "typetext"): (FIELD, 1),
+    ("seleniumlibrary", "inputtext"): (FIELD, 1),
 }
 
 
-# Library keywords that take names and their values as positional pairs: the value after a
-# secret's name is a secret (``Set Environment Variable  DB_PASSWORD  x``). Only these: after
-# any other keyword a secret-like word is often a locator and the next argument no value
-# (``Get Element Attribute  password  type``).
-PAIR_KEYWORDS = frozenset({
-    ("operatingsystem", "setenvironmentvariable"),  # name, value
-    ("collections", "settodictionary"),  # dictionary, key, value, key, value...
-    ("builtin", "createdictionary"),  # key, value, ... (and key=value)
-    ("seleniumlibrary", "addcookie"), ("browser", "addcookie"),  # name, value
-})
-
-
 @functools.lru_cache(maxsize=4096)  # asked for every keyword call the writer sees
-def positional_secret(owner: str | None, keyword_name: str | None) -> int | None:
-    """Which positional argument of the library keyword is a secret by its signature."""
+def signature_secret(owner: str | None, keyword_name: str | None) -> tuple[str, int] | None:
+    """What the library keyword's signature says is secret (SIGNATURE_SECRETS), if anything."""
     if not owner or not keyword_name:
         return None
-    return POSITIONAL_SECRETS.get((_normalized(owner), _normalized(keyword_name)))
-
-
-@functools.lru_cache(maxsize=4096)  # asked for every keyword call the writer sees
-def takes_pairs(owner: str | None, keyword_name: str | None) -> bool:
-    """The library keyword takes names and their values as positional pairs (PAIR_KEYWORDS)."""
-    return bool(owner and keyword_name) and (
-        _normalized(owner), _normalized(keyword_name)) in PAIR_KEYWORDS  # type: ignore[arg-type]
+    return SIGNATURE_SECRETS.get((_normalized(owner), _normalized(keyword_name)))
 
 
 def _normalized(name: str) -> str:

@@ -205,10 +205,16 @@ def typed_password(text: str) -> tuple[int, int] | None:
     if into < len(_TYPED_HEAD) or text[len(_TYPED_HEAD):into] == MASK:
         return None
     locator = text[into + len(_TYPED_INTO):-len(_TYPED_END)]
+    return (len(_TYPED_HEAD), into) if password_field(locator) else None
+
+
+def password_field(locator: str) -> bool:
+    """A locator of a password field: a word of it is one of _PASSWORD_FIELD_WORDS
+    (``id=password``, ``css:#loginPwd``, ``//input[@name='otp']``)."""
     if _PASSWORD_FIELD_PIECES().search(locator) is None:  # most fields: no word split
-        return None
-    words = {word.lower() for word in _LOCATOR_WORDS().findall(locator)}
-    return (len(_TYPED_HEAD), into) if words & _PASSWORD_FIELD_WORDS else None
+        return False
+    return not _PASSWORD_FIELD_WORDS.isdisjoint(
+        word.lower() for word in _LOCATOR_WORDS().findall(locator))
 
 
 def masked_typed_password(text: str) -> tuple[str, int]:

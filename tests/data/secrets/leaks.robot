@@ -1,8 +1,9 @@
 *** Settings ***
-Documentation     Secrets handled the ordinary way, each a value of its own (S01 ... S37), and
-...               values that only look like secrets (L01 ... L20), which must stay readable.
+Documentation     Secrets handled the ordinary way, each a value of its own (S01 ... S39), and
+...               values that only look like secrets (L01 ... L21), which must stay readable.
 Library           Vault.py
 Library           SSHLibrary.py
+Library           Browser.py
 Library           OperatingSystem
 Library           Collections
 Metadata          Contact    ops team
@@ -29,6 +30,7 @@ ${authors}             L12-jane-and-john
 ${DB_PASS}             S33-db-pass-Qw7
 ${API_PW}              S34-api-pw-Rt2
 ${service_value}       S36-env-ref-Tk
+${typed_value}         S39-typed-ref-Pw
 
 *** Test Cases ***
 Prose Interpolation
@@ -109,6 +111,10 @@ Shapes Next To Their Name
     Set To Dictionary    ${CREDS}    api_token    S37-dict-set-Tk
     ${copied} =    Get From Dictionary    ${CREDS}    api_token
     Log Many    password    L20-after-the-word
+    Fill Text    css=input#login-password    S38-filled-Pw-5
+    Type Text    id=otp    ${typed_value}
+    Fill Text    id=username    L21-filled-user
+    Log    signed in after S38-filled-Pw-5 and ${typed_value} were typed
 
 *** Keywords ***
 Login With
