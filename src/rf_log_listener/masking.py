@@ -391,9 +391,8 @@ class Redactor:
     def keyword_names_secret(self, name: str) -> bool:
         """A word of a keyword's name ends with a secret's name, or its plural (``Input
         Password``, ``Set Api Key``, ``Get Auth Token For User``, ``Set Tokens``): its values
-        are secrets. Not a word that only
-        holds one (``Open Sidebar``, ``Click Inside``, ``Should Be Authentic``). Asked for
-        every keyword an answer shows: once per name."""
+        are secrets. Not a word that only holds one (``Open Sidebar``, ``Click Inside``,
+        ``Should Be Authentic``). Asked for every keyword an answer shows: once per name."""
         known = self._secret_keywords.get(name)
         if known is None:
             if len(self._secret_keywords) >= 4096:
