@@ -77,7 +77,7 @@ VIEWS_OF = {
     ("runs",): set(),
     ("summary", "1"): {"summary", "failing", "across"},
     ("tree", "1"): {"tree"},
-    ("search", "1", "setup"): {"search", "tree"},
+    ("search", "1", "setup"): {"search", "search_candidates", "tree"},
     ("window", "1", "s1-s1-t1"): {"step_window"},
     ("diff", "1", "1"): {"compare", "across"},
     ("history", "Fixture.Missing"): {"history", "across"},

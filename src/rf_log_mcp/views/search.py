@@ -4,13 +4,16 @@ ran in and a short call path.
 
 Text matching is a case-insensitive literal substring: ``%``, ``_`` and ``\\`` mean
 themselves. SQL only preselects candidates; Python confirms every hit on the *masked* text,
-so a query can never find (and so confirm) a secret value. Preselection, cheapest first:
+so a query can never find (and so confirm) a secret value; an HTML message on what answers
+show of it (``attachments.searchable``), never its markup. Preselection
+(``search_candidates.py``), cheapest first:
 
 * a level filter of WARN or worse alone: the ``messages_notable`` partial index;
 * a query with a piece of 3+ characters SQLite folds like Python (ASCII, or characters
   without case such as CJK): the trigram index, for the part of the run it covers
   (``runs.fts_upto``; a live run's newest messages are scanned);
-* otherwise a scan of the scope's key range, which a selector keeps small.
+* otherwise a scan of the scope's key range, which a selector keeps small;
+* HTML messages through their own index, by the query's longest word.
 
 A scope is a message key range (``[msg_lo, msg_hi)`` of a node, see store.py), so scoped
 searches cost O(scope), whatever the size of the run.
@@ -18,23 +21,19 @@ searches cost O(scope), whatever the size of the run.
 
 from __future__ import annotations
 
-import heapq
 import itertools
 import json
-import re
 import sqlite3
 from collections import namedtuple
 from collections.abc import Callable, Iterator
 
 from rf_log_listener.errors import ResultError
 from rf_log_listener.events import LEVELS
-from rf_log_listener.masking import MASK
 from rf_log_listener.signatures import repeat_key
-from rf_log_listener.store import NOTABLE_MESSAGES, run_base
+from rf_log_listener.store import run_base
 
 from ..shaping import CUT_MARK, MASK_MARGIN, Cut, Shaper, visible_status
 from .common import (
-    NODE_COLUMNS,
     SELECTOR_REQUIRED,
     NodeContext,
     NodeRow,
@@ -46,6 +45,7 @@ from .common import (
     shown_assign,
     shown_message,
 )
+from .search_candidates import STATUS_LEVEL, candidates, error_candidates, status_candidates
 from .tree import group_span
 
 TYPE_CHECKING = False  # typing's own constant: loading typing is 4-5 ms (issue #19)
@@ -64,14 +64,10 @@ _COMPACT = ("id", "kind", "level", "text", "html", "attachments", "call_path", "
 FOLD_SCAN = 2_000  # repeats folded into one page at most: reading a page stays bounded
 FOLD_CHARS = 2_000  # longer messages never fold (two page sources may differ anywhere)
 SEVERITY = ("TRACE", "DEBUG", "INFO", "WARN", "ERROR", "FAIL")  # SKIP ranks with WARN
-_FETCH = 500  # candidates read per round while a page fills up
 _HIT_CHARS = 400
 _PATH_NAMES = 6  # call paths longer than this keep their first two and last three names
 _BRANCHES = frozenset({"IF", "ELSE IF", "ELSE", "TRY", "EXCEPT", "FINALLY"})
 _UNLABELLED = frozenset({"FOR", "WHILE", "IF/ELSE ROOT", "TRY/EXCEPT ROOT"})
-_NOTABLE = frozenset(level for level, rank in LEVELS.items() if rank >= LEVELS["WARN"])
-# Characters SQLite's LIKE folds as Python does: ASCII, and anything without case.
-_SQL_FOLDABLE = re.compile(r"[^%_\\]")
 
 
 # What to look for: a casefolded needle, the query as given, the wanted levels (a frozenset);
@@ -125,7 +121,7 @@ def search(conn: sqlite3.Connection, run_id: int, flt: Filter, selector: str | N
     if phase == 0:
         folds = _Folds(unfold_upto)
         for key, node_pre, msg_no, level, time, text, html in context.read_ahead(
-                _candidates(conn, run, flt, span, after), page_size, lambda row: row[1]):
+                candidates(conn, run, flt, span, after), page_size, lambda row: row[1]):
             # The node only where the text is masked by it (RF's TRACE lines) or is a hit: a
             # page that folds thousands of repeats reads none of their nodes.
             node = context.node(node_pre) if shaper.needs_node(text) else None
@@ -170,7 +166,7 @@ def search(conn: sqlite3.Connection, run_id: int, flt: Filter, selector: str | N
         if not more:
             phase, last_key = 1, None
     if phase == 1 and not more:
-        for node in context.read_ahead(_status_candidates(conn, run_id, flt, span, last_key,
+        for node in context.read_ahead(status_candidates(conn, run_id, flt, span, last_key,
                                                           page_size + 1),
                                        page_size, lambda node: node.pre):
             # an HTML one (rebot --merge, Set Test Message) is searched as the text it shows
@@ -184,7 +180,7 @@ def search(conn: sqlite3.Connection, run_id: int, flt: Filter, selector: str | N
                 break
             shaper.masked += masked
             light = context.node(node.pre)
-            hits.append({"id": node.node_id, "kind": "status", "level": _STATUS_LEVEL.get(
+            hits.append({"id": node.node_id, "kind": "status", "level": STATUS_LEVEL.get(
                 node.status, "INFO"), "text": _excerpt(shown, flt, shaper, offset, total),
                 **context.of(light)})
             owners.append(context.owner(light, node) if detail == "full" else [])
@@ -193,7 +189,7 @@ def search(conn: sqlite3.Connection, run_id: int, flt: Filter, selector: str | N
         if not more:
             phase, last_key = (2, 0) if span.with_errors else (3, None)
     if phase == 2 and not more:
-        for seq, level, time, text in _error_candidates(conn, run_id, flt, last_key or 0):
+        for seq, level, time, text in error_candidates(conn, run_id, flt, last_key or 0):
             shown, masked, offset, total = _masked_match(text, None, flt, shaper)
             if shown is None:
                 continue
@@ -320,164 +316,6 @@ def _msg_end(run_id: int, node: NodeRow) -> int:
     if node.status in ("RUNNING", "NOT FINISHED"):
         return run_base(run_id + 1)
     return run_base(run_id) + node.msg_hi
-
-
-# -- candidates ----------------------------------------------------------------------------
-
-# key, node_pre, msg_no, level, time, text, html
-Candidate = tuple[int, int, int, str, str | None, str, int]
-_COLUMNS = "m.key, m.node_pre, m.msg_no, m.level, m.time, m.text, m.html"
-
-
-def _candidates(conn: sqlite3.Connection, run: dict[str, Any], flt: Filter, span: Span,
-                after: int | None) -> Iterator[Candidate]:
-    lo = max(span.lo, after + 1) if after is not None else span.lo
-    piece = _sql_piece(flt.query) if flt.query else ""
-    if not piece:  # levels alone, or nothing SQL can preselect: every kind of message alike
-        return _plain_candidates(conn, run, flt, span, lo, "TRUE", piece)
-    # an HTML message is matched on what it shows (_searched), which its markup may hold
-    # only apart: it comes through the index of such messages (few), by the piece's longest
-    # word; the others by the piece itself
-    return heapq.merge(_plain_candidates(conn, run, flt, span, lo, "m.html = 0", piece),
-                       _rounds(conn, "messages AS m INDEXED BY messages_html", "m.html = 1",
-                               flt, span, lo, span.hi, _html_word(piece)),
-                       key=lambda row: row[0])
-
-
-def _plain_candidates(conn: sqlite3.Connection, run: dict[str, Any], flt: Filter, span: Span,
-                      lo: int, condition: str, piece: str) -> Iterator[Candidate]:
-    if flt.levels and flt.levels <= _NOTABLE:
-        yield from _rounds(conn, "messages AS m INDEXED BY messages_notable",
-                           f"({NOTABLE_MESSAGES}) AND {condition}", flt, span, lo, span.hi, piece)
-        return
-    indexed_upto = min(span.hi, run["fts_upto"] or run_base(run["run_id"]))
-    if len(piece) >= 3 and lo < indexed_upto:
-        yield from _rounds(conn, "messages_fts AS f JOIN messages AS m ON m.key = f.rowid",
-                           f"f.text LIKE :pattern AND {condition}", flt, span, lo, indexed_upto,
-                           None, pattern=f"%{piece}%", key="f.rowid")
-        lo = indexed_upto
-    if lo < span.hi:
-        yield from _rounds(conn, "messages AS m", condition, flt, span, lo, span.hi, piece)
-
-
-def _rounds(conn: sqlite3.Connection, source: str, condition: str, flt: Filter, span: Span,
-            lo: int, hi: int, piece: str | None, pattern: str | None = None,
-            key: str = "m.key") -> Iterator[Candidate]:
-    """Candidates in key order, ``_FETCH`` per query so a page stops reading early."""
-    where = [condition, f"{key} >= :lo", f"{key} < :hi"]
-    params: dict[str, Any] = {"pattern": pattern, "fetch": _FETCH, "node_pre": span.node_pre}
-    if span.node_pre is not None:
-        where.append("m.node_pre = :node_pre")
-    if flt.levels:
-        names = sorted(flt.levels)
-        where.append(f"m.level IN ({', '.join(f':lv{i}' for i in range(len(names)))})")
-        params.update({f"lv{i}": name for i, name in enumerate(names)})
-    if piece:
-        where.append("m.text LIKE :like ESCAPE '\\'")
-        params["like"] = f"%{_like_escaped(piece)}%"
-    sql = f"SELECT {_COLUMNS} FROM {source} WHERE {' AND '.join(where)} ORDER BY {key} LIMIT :fetch"
-    while lo < hi:
-        rows = conn.execute(sql, {**params, "lo": lo, "hi": hi}).fetchall()
-        yield from rows
-        if len(rows) < _FETCH:
-            return
-        lo = rows[-1][0] + 1
-
-
-_STATUS_LEVEL = {"FAIL": "FAIL", "SKIP": "SKIP"}  # a status message's level, for level filters
-
-
-def _status_candidates(conn: sqlite3.Connection, run_id: int, flt: Filter, span: Span,
-                       after: int | None, fetch: int) -> Iterator[NodeRow]:
-    """Nodes with a status message in the span that no node below says, in order, through
-    the index of such nodes (failures and skips: few), prefiltered by level and by text
-    (LIKE, confirmed masked; an ``*HTML*`` one is confirmed on the text it shows, markup
-    and entities between its words); ``fetch`` per query (a page's worth: each is checked
-    below)."""
-    where = ["key >= ?", "key <= ?", "message IS NOT NULL"]
-    params: list[Any] = [max(span.nodes_lo, after + 1) if after is not None else span.nodes_lo,
-                         span.nodes_hi]
-    if flt.levels is not None:
-        wanted = [f"status = '{status}'" for status, level in _STATUS_LEVEL.items()
-                  if level in flt.levels]
-        if "INFO" in flt.levels:  # any other status with a message shows as INFO
-            wanted.append("status NOT IN ('FAIL', 'SKIP')")
-        if not wanted:
-            return
-        where.append(f"({' OR '.join(wanted)})")
-    piece = _sql_piece(flt.query) if flt.query else ""
-    if piece:
-        # an HTML one may hold the piece only as it shows (markup between its words, its
-        # characters as entities): it is looked for by the piece's longest word, which
-        # markup does not split nor entities spell
-        where.append("(message LIKE ? ESCAPE '\\' OR (message LIKE '*HTML*%' AND message LIKE ?"
-                     " ESCAPE '\\'))")
-        params += [f"%{_like_escaped(piece)}%", f"%{_like_escaped(_html_word(piece))}%"]
-    where.append(_NOT_SAID_BELOW)
-    params += [run_base(run_id)] * 3
-    sql = (f"SELECT {NODE_COLUMNS} FROM nodes INDEXED BY nodes_with_message WHERE"
-           f" {' AND '.join(where)} ORDER BY key LIMIT {fetch}")
-    while params[0] <= params[1]:
-        rows = conn.execute(sql, params).fetchall()
-        yield from (NodeRow(*row) for row in rows)
-        if len(rows) < fetch:
-            return
-        params[0] = rows[-1][0] + 1
-
-
-# A status message is said by the deepest node that says it: not by one whose descendant
-# says the same (RF gives the keywords above a failure the failing one's message), nor by
-# one that logged it itself. Checked in the candidates' query: no round trip per candidate.
-# (``text || ''``: the node's own messages are read by key; PostgreSQL would otherwise take
-# the trigram index for the equality and scan every message with that text, run after run.
-# An ``*HTML*`` status message is logged as HTML without its prefix, as RF does.)
-_NOT_SAID_BELOW = (
-    "NOT EXISTS (SELECT 1 FROM nodes AS below INDEXED BY nodes_with_message"
-    " WHERE below.key > nodes.key AND below.key <= ? + nodes.last"
-    " AND below.message = nodes.message)"
-    " AND NOT EXISTS (SELECT 1 FROM messages WHERE messages.key >= ? + nodes.msg_lo"
-    " AND messages.key < ? + nodes.msg_hi AND messages.node_pre = nodes.pre"
-    " AND (messages.text || '' = nodes.message OR messages.html = 1"
-    " AND nodes.message LIKE '*HTML*%' AND ltrim(substr(nodes.message, 7)) = messages.text))")
-
-
-def _error_candidates(conn: sqlite3.Connection, run_id: int, flt: Filter,
-                      after: int) -> Iterator[tuple[int, str, str | None, str]]:
-    """The run's errors after ``after``, prefiltered by text (LIKE, confirmed masked)."""
-    piece = _sql_piece(flt.query) if flt.query else ""
-    like = " AND text LIKE ? ESCAPE '\\'" if piece else ""
-    rows = conn.execute(f"SELECT seq, level, time, text FROM errors WHERE run_id = ? AND seq > ?"
-                        f"{like} ORDER BY seq",
-                        (run_id, after, *([f"%{_like_escaped(piece)}%"] if piece else [])))
-    for row in rows:
-        if flt.levels is None or row[1] in flt.levels:
-            yield row
-
-
-def _sql_piece(query: str) -> str:
-    """The longest piece of the query that SQL's LIKE (and the trigram index) match exactly
-    as Python's casefold does: no wildcard characters, no non-ASCII letters with case, and
-    no ``***`` (the store holds the value a mask stands for)."""
-    pieces, current = [], []
-    for char in query.replace(MASK, "%"):
-        if char in "%_\\" or (not char.isascii() and char.lower() != char.upper()):
-            pieces.append("".join(current))
-            current = []
-        else:
-            current.append(char)
-    pieces.append("".join(current))
-    return max(pieces, key=len)
-
-
-def _html_word(piece: str) -> str:
-    """The longest run of the piece that HTML writes as it shows it: not split by what
-    markup puts between words (spaces, tags, line breaks) nor spelt as an entity (``&``,
-    ``<``, ``>``, quotes). Markup could still split it (``<b>Or</b>der``): rare, accepted."""
-    return max(re.split(r"[\s<>&;\"']+", piece), key=len)
-
-
-def _like_escaped(text: str) -> str:
-    return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
 
 
 # -- hits ----------------------------------------------------------------------------------

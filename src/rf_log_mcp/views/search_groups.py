@@ -15,17 +15,8 @@ import sqlite3
 
 from ..shaping import Shaper
 from .common import run_row, shown_assign, shown_message
-from .search import (
-    _COMPACT,
-    _HIT_CHARS,
-    Filter,
-    _candidates,
-    _Context,
-    _excerpt,
-    _masked_match,
-    _searched,
-    _span,
-)
+from .search import _COMPACT, _HIT_CHARS, Filter, _Context, _excerpt, _masked_match, _searched, _span
+from .search_candidates import candidates
 
 TYPE_CHECKING = False  # typing's own constant: loading typing is 4-5 ms (issue #19)
 if TYPE_CHECKING:
@@ -51,7 +42,7 @@ def grouped_search(conn: sqlite3.Connection, run_id: int, flt: Filter, selector:
     starts: list[int] = []  # each group's first message key
     by_owner: dict[int, dict[str, Any]] = {}
     last_key, more, counted = after, False, 0
-    rows = context.read_ahead(_candidates(conn, run, flt, span, after), READ_AHEAD, lambda row: row[1])
+    rows = context.read_ahead(candidates(conn, run, flt, span, after), READ_AHEAD, lambda row: row[1])
     for key, node_pre, msg_no, level, _time, text, html in rows:
         node = context.node(node_pre)
         shown, masked, offset, total = _masked_match(_searched(text) if html else text, node,
