@@ -676,6 +676,9 @@ Order
     Log    <b>Order</b> <i>42</i> failed &amp; rolled back<br>by the ${LINK}    html=True
     Log    Order 42 retried in plain text
     Fail    *HTML* <span class="reason">Payment</span> <b>declined</b> for order 42
+
+Login
+    Log    <b>Login</b> with password=Qx-77-html    html=True
 """
 
 
@@ -720,6 +723,12 @@ def test_html_log_messages_are_searched_as_they_show(
     grouped = dumped(service.search_messages(conn, "order 42 failed", run_id=1, group_by="node"))
     assert [(g["node_id"], g["count"], g["first"]["text"], g["first"]["html"])
             for g in grouped["groups"]] == [("s1-t1-k1", 1, shown, True)]
+    # a masked value is counted once, in a grouped search as in the plain one
+    plain = dumped(service.search_messages(conn, "login with", run_id=1))  # compact, as grouped
+    assert [(h["id"], h["text"]) for h in plain["hits"]] == [("s1-t2-k1-m1", "Login with password=***")]
+    grouped = dumped(service.search_messages(conn, "login with", run_id=1, group_by="node"))
+    assert grouped["groups"][0]["first"]["text"] == "Login with password=***"
+    assert plain["masked_values"] == grouped["masked_values"] == 1
     if origin == "live":
         out = cli("search", "1", "42 failed & rolled", "--db", str(db))
         assert out.returncode == 0 and "s1-t1-k1-m1" in out.stdout and "<b>" not in out.stdout, out

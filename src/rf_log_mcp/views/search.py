@@ -125,8 +125,8 @@ def search(conn: sqlite3.Connection, run_id: int, flt: Filter, selector: str | N
             # The node only where the text is masked by it (RF's TRACE lines) or is a hit: a
             # page that folds thousands of repeats reads none of their nodes.
             node = context.node(node_pre) if shaper.needs_node(text) else None
-            shown, masked, offset, total = _masked_match(_searched(text) if html else text,
-                                                         node, flt, shaper)
+            match = _message_match(text, html, node, flt, shaper)
+            shown, masked, offset, total = match
             if shown is None:
                 last_key = key
                 continue
@@ -146,12 +146,8 @@ def search(conn: sqlite3.Connection, run_id: int, flt: Filter, selector: str | N
             message_id = f"{node.node_id}-m{msg_no}"
             hit = {"id": message_id, "seq": key - run_base(run_id), "level": level, "time": time,
                    **context.of(node)}
-            if html:  # matched in what it shows: shown as its text and attachments
-                hit.update(shown_message(message_id, level, text, html, node, shaper,
-                                         context.ids, _HIT_CHARS))
-            else:
-                shaper.masked += masked
-                hit["text"] = _excerpt(shown, flt, shaper, offset, total)
+            hit.update(_message_hit(message_id, level, text, html, node, match, flt, shaper,
+                                    context))
             folds.started(hit, key, node_pre)
             hits.append(hit)
             owners.append(context.owner(node) if detail == "full" else [])
@@ -320,12 +316,29 @@ def _msg_end(run_id: int, node: NodeRow) -> int:
 
 # -- hits ----------------------------------------------------------------------------------
 
-def _searched(markup: str) -> str:
-    """What a search matches in an HTML message: what answers show of it (its text and its
-    attachments' references), not its tags and attributes."""
-    from ..attachments import searchable  # HTML messages are few: loaded for them
+def _message_match(text: str, html: int, node: Any, flt: Filter,
+                   shaper: Shaper) -> tuple[str | None, int, int, int]:
+    """``_masked_match`` of a logged message; an HTML one is matched on what answers show of
+    it (its text, its images' labels, its references: ``attachments.searchable``), never on
+    its tags and attributes."""
+    if html:
+        from ..attachments import searchable  # HTML messages are few: loaded for them
 
-    return searchable(markup)
+        text = searchable(text)
+    return _masked_match(text, node, flt, shaper)
+
+
+def _message_hit(message_id: str, level: str, text: str, html: int, node: Any,
+                 match: tuple[str | None, int, int, int], flt: Filter, shaper: Shaper,
+                 context: _Context) -> dict[str, Any]:
+    """A logged message's hit (id, level, text; an HTML one's attachments) from its
+    ``_message_match``, its masked values counted once: an HTML one as answers show it (which
+    counts them), any other as the excerpt around the match."""
+    if html:
+        return shown_message(message_id, level, text, html, node, shaper, context.ids, _HIT_CHARS)
+    shown, masked, offset, total = match
+    shaper.masked += masked
+    return {"id": message_id, "level": level, "text": _excerpt(shown, flt, shaper, offset, total)}
 
 
 _HUGE = 4 * MASK_MARGIN  # texts longer than this are masked around the match only

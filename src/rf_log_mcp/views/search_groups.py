@@ -14,8 +14,8 @@ from __future__ import annotations
 import sqlite3
 
 from ..shaping import Shaper
-from .common import run_row, shown_assign, shown_message
-from .search import _COMPACT, _HIT_CHARS, Filter, _Context, _excerpt, _masked_match, _searched, _span
+from .common import run_row, shown_assign
+from .search import _COMPACT, Filter, _Context, _message_hit, _message_match, _span
 from .search_candidates import candidates
 
 TYPE_CHECKING = False  # typing's own constant: loading typing is 4-5 ms (issue #19)
@@ -45,9 +45,8 @@ def grouped_search(conn: sqlite3.Connection, run_id: int, flt: Filter, selector:
     rows = context.read_ahead(candidates(conn, run, flt, span, after), READ_AHEAD, lambda row: row[1])
     for key, node_pre, msg_no, level, _time, text, html in rows:
         node = context.node(node_pre)
-        shown, masked, offset, total = _masked_match(_searched(text) if html else text, node,
-                                                     flt, shaper)
-        if shown is None:
+        match = _message_match(text, html, node, flt, shaper)
+        if match[0] is None:
             last_key = key
             continue
         owner = _owner(context, node) if group_by == "iteration" else node
@@ -56,14 +55,8 @@ def grouped_search(conn: sqlite3.Connection, run_id: int, flt: Filter, selector:
             if len(groups) == page_size:
                 more = True
                 break
-            shaper.masked += masked
-            message_id = f"{node.node_id}-m{msg_no}"
-            if html:  # as the plain search shows it: its text and attachments
-                hit = {**shown_message(message_id, level, text, html, node, shaper, context.ids,
-                                       _HIT_CHARS), **context.of(node)}
-            else:
-                hit = {"id": message_id, "level": level,
-                       "text": _excerpt(shown, flt, shaper, offset, total), **context.of(node)}
+            hit = {**_message_hit(f"{node.node_id}-m{msg_no}", level, text, html, node, match,
+                                  flt, shaper, context), **context.of(node)}
             group = by_owner[owner.pre] = _group(owner, context, hit)
             groups.append(group)
             starts.append(key)
