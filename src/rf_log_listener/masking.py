@@ -412,7 +412,7 @@ class Redactor:
         ``SSHLibrary.Login  user  x``); variable references stay (they are names, not values)."""
         out, count = [], 0
         secret_follows = bool(keyword_name and self.keyword_names_secret(keyword_name))
-        secret_at = _signature_position(owner, keyword_name, args)
+        secret_at = signature_position(owner, keyword_name, args)
         named_arg = _NAMED_ARG().match
         for index, arg in enumerate(args):
             masked, n = self.text(arg)
@@ -467,7 +467,7 @@ class Redactor:
             named = _NAMED_ARG().match(arg)
             if shown != arg or (named and self.names_secret(named[1][:-1])) or (
                     _VARIABLE().match(arg.strip()) and self.names_secret(arg)) or (
-                    not named and index == _signature_position(owner, keyword_name, args)):
+                    not named and index == signature_position(owner, keyword_name, args)):
                 positions.add(index)
         return positions
 
@@ -505,8 +505,8 @@ class Redactor:
         return self.for_values(name, None, values)
 
 
-def _signature_position(owner: str | None, keyword_name: str | None,
-                        args: list[str]) -> int | None:
+def signature_position(owner: str | None, keyword_name: str | None,
+                       args: list[str]) -> int | None:
     """The position of the argument the library keyword's signature says is a password: its
     password argument, or the text it types into a password field (``secret_names``)."""
     signature = signature_secret(owner, keyword_name)

@@ -42,9 +42,8 @@ import sqlite3
 
 from . import events as ev
 from .events import Node
-from .masking import KnownValues, Redactor, lazy_pattern, registrable
+from .masking import KnownValues, Redactor, lazy_pattern, registrable, signature_position
 from .secret_names import FIELD, PAIRS, signature_secret
-from .secret_shapes import password_field
 
 TYPE_CHECKING = False  # typing's own constant: loading typing is 4-5 ms (issue #19)
 if TYPE_CHECKING:
@@ -155,8 +154,7 @@ class SecretRegistry:
         traced = opening[0] if opening and opening[0].startswith("Arguments: [") else None
         logged = opening[-1] if opening and (traced is None or len(opening) > 1) else None
         args = [str(a) for a in args]
-        secret_at = None if signature is None or signature[0] == PAIRS or (
-            signature[0] == FIELD and not password_field(args[0])) else signature[1]
+        secret_at = None if signature is None else signature_position(node.owner, node.name, args)
         pairs = signature is not None and signature[0] == PAIRS
         pair_name = False  # the argument before is a secret's name (pairs only)
         given = []  # secret values given as references: registered as resolved below
