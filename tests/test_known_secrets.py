@@ -24,10 +24,15 @@ Variable  DB_PASSWORD  x``, then read into a variable of no secret's name, (36) 
 with the value given by such a variable (RF logs the value it set), (37) ``Set To Dictionary
 ${d}  api_token  x``, then read into such a variable, (38) the Browser library's ``Fill
 Text`` into a password field (its message does not name the field) and (39) ``Type Text``
-into an OTP field, the text given by a variable of no secret's name. Twenty-one values only
-look like secrets (look-alike names, values too short or too common, a keyword's name holding
-a secret's, ``Open Sidebar``'s "sid", a word after "password" among another keyword's
-arguments, text filled into a user-name field) and must stay readable.
+into an OTP field, the text given by a variable of no secret's name, and what keywords named
+like a secret by a word of their name pass or return, whatever the variable's name: (40)
+``${session} = Get Auth Token For User`` (its TRACE ``Return:`` and ``${session} = x``), (41)
+``Enter Password And Submit  id=pw  x``, (42) the token of a ``Bearer x`` header value,
+(43) ``${key} = Fetch Api Key`` and (44) ``@{keys} = Fetch Api Keys``, each again alone.
+Twenty-two values only look like secrets (look-alike names, values too short or too common,
+a keyword's name holding a secret's, ``Open Sidebar``'s "sid", a word after "password" among
+another keyword's arguments, text filled into a user-name field, ``Count Tokenizer Rules``'
+return) and must stay readable.
 
 Live capture and the imports of output.xml and output.json register the same values, and
 every tool, view, projection, resource and CLI command answers without any of them.
@@ -60,7 +65,8 @@ SECRETS = ("S01-Hunter2-pass", "S03-deep-Pw-9", "S05-set-var-Sec", "S07-var-pk-1
            "S29-ssh-Pw-3", "S30-typed-Pw4", "S31-ssh-Login-Pw",
            "S32-sql-User-Pw", "S33-db-pass-Qw7", "S34-api-pw-Rt2",
            "S35-env-Pw-8", "S36-env-ref-Tk", "S37-dict-set-Tk", "S38-filled-Pw-5",
-           "S39-typed-ref-Pw")
+           "S39-typed-ref-Pw", "S40-auth-tok-Zq", "S41-enter-pw-Kx", "S42-bearer-dict-Tk",
+           "S43-fetched-key-Vx", "S44-key-one-Aa", "S44-key-two-Bb")
 # Masked by its shape wherever it occurs, so never registered as a run's value.
 BY_SHAPE = ("S27webhooksecret99",)
 LOOKALIKES = ("L01-54321-count", "L02-all-tests-passed", "L03-bypass-enabled",
@@ -68,7 +74,8 @@ LOOKALIKES = ("L01-54321-count", "L02-all-tests-passed", "L03-bypass-enabled",
               "True", "None", "1234", "L11-sessions-open-3", "L12-jane-and-john",
               "L13-pw-policy-v2", "L14-appdb-name", "L15-user-name",
               "L16-row-key-7", "L17-sidebar-entry", "L18-sidebar-open",
-              "L19-build-label", "L20-after-the-word", "L21-filled-user")
+              "L19-build-label", "L20-after-the-word", "L21-filled-user",
+              "L22-tokenizer-rules")
 # What differs between the stores by nature: ids of the run, where it came from, times.
 _BY_NATURE = {"run_id", "source_path", "origin", "generator", "start_time", "elapsed",
               "elapsed_ms", "estimated_tokens", "next_cursor", "prev_cursor", "time", "seconds",
@@ -219,6 +226,35 @@ def test_known_values_are_deleted_with_their_run(stores: dict[str, Path]) -> Non
                            str(copy)], capture_output=True, text=True, check=False)
     assert done.returncode == 0, done.stderr
     assert open_store(copy).execute("SELECT count(*) FROM secrets").fetchone() == (0,)
+
+
+def test_what_keywords_named_like_secrets_return_is_known_at_info(tmp_path: Path) -> None:
+    """At INFO, what most runs keep, RF's ``${session} = x`` line is all a run shows of what
+    a keyword returned: live capture and both imports register it from there, whatever the
+    variable's name, when a word of the keyword's name names a secret."""
+    returned = ("S40-auth-tok-Zq", "S41-enter-pw-Kx", "S42-bearer-dict-Tk", "S43-fetched-key-Vx",
+                "S44-key-one-Aa", "S44-key-two-Bb")
+    stores = {}
+    for output in ("output.xml", "output.json"):
+        live = tmp_path / f"live-{output}.sqlite3"
+        done = robot("--listener", f"rf_log_listener:db={live}", "--output",
+                     str(tmp_path / output), "--test", "Returned By Keywords Named Like Secrets",
+                     str(SUITE), cwd=tmp_path)
+        assert done.returncode == 0, done.stdout + done.stderr
+        stores[f"live ({output})"] = open_store(live)
+        stores[output] = open_store(tmp_path / f"{output}.sqlite3")
+        import_result(stores[output], tmp_path / output, stable_window=0)
+    for origin, conn in stores.items():
+        registered = {v for (v,) in conn.execute("SELECT value FROM secrets")}
+        # live capture also knows the suite's secret-named variables (the test below)
+        assert registered - set(returned) == (set() if "live" not in origin else {
+            v for v in SECRETS if v[:3] in ("S01", "S03", "S11", "S12", "S20", "S22", "S33",
+                                             "S34")}), origin
+        assert set(returned) <= registered, origin
+        shown = [hit.text for hit in service.search_messages(conn, "in use", run_id=1).hits]
+        assert shown == ["keys in use: ***, *** and ***"], origin
+        shown = [hit.text for hit in service.search_messages(conn, "tokenizer", run_id=1).hits]
+        assert shown == ["${rules} = L22-tokenizer-rules", "L22-tokenizer-rules"], origin
 
 
 def test_live_capture_also_knows_the_secret_variables_in_rfs_scopes(tmp_path: Path) -> None:

@@ -14,8 +14,13 @@ which keeps each value the run's own text proves secret:
   ``Arguments: [ ... ]`` line, and the status message of ``Fail`` / ``Should Be Equal`` or
   the message of ``Log``, which RF builds from their arguments;
 * named arguments with a secret's name and a literal value (``password=hunter2``), the
-  values after the first of keywords whose name ends like a secret's (``Input Password
-  id  hunter2``), and the values a loop assigns to a secret-named loop variable.
+  values after the first of keywords a word of whose name ends like a secret's (``Input
+  Password  id  hunter2``, ``Enter Password And Submit``; the read side's
+  ``Redactor.keyword_names_secret``, so what it masks in them is masked everywhere), what
+  such a keyword returns, whatever the variable's name (RF's ``${session} = x`` line, its
+  TRACE ``Return:``), and the values a loop assigns to a secret-named loop variable;
+* of an Authorization header's value (``Bearer x``), the credential alone (``x``), which
+  runs also show without the scheme.
 
 * what a library keyword's signature says is secret (``secret_names.SIGNATURE_SECRETS``): a
   positional password (``SSHLibrary.Login  user  x``), the value after a secret's name among
@@ -77,6 +82,9 @@ _BUILT_FROM_ARGUMENTS: dict[str, tuple[str, ...]] = {
 }
 _LOGGED = ("Log",)  # their first message is their first argument, resolved
 _TRACE_LINES = ("Arguments: [", "Return: ")
+# A value an Authorization header carries: its scheme, then the credential
+_AUTH_SCHEME = lazy_pattern(r"(?:Bearer|Basic|Token|Digest|Negotiate|ApiKey|Bot)\s+(\S+)",
+                            re.IGNORECASE)
 _NOTHING, _MENTIONS, _SECRET_KEYWORD, _SIGNATURE = 0, 1, 2, 3
 
 
@@ -91,6 +99,8 @@ class SecretRegistry:
 
     def add(self, value: Any) -> None:
         text = str(value).strip()
+        if " " in text and (scheme := _AUTH_SCHEME().fullmatch(text)) and registrable(scheme[1]):
+            text = scheme[1]  # "Bearer x" of an Authorization header: x is the secret, anywhere
         if text not in self.known and registrable(text):
             self.known.add(text)
             self.pending.append(text)
@@ -104,7 +114,7 @@ class SecretRegistry:
         values after the first), a library keyword whose signature says where one is
         (SSHLibrary.Login, Set Environment Variable, Fill Text), arguments that mention one,
         or nothing."""
-        if self.names_secret(name or ""):
+        if self.redactor.keyword_names_secret(name or ""):
             return _SECRET_KEYWORD
         if signature_secret(owner, name) is not None:
             return _SIGNATURE
@@ -134,15 +144,19 @@ class SecretRegistry:
             for value in self.redactor.secret_values(text, lowered):
                 self.add(value)
 
-    def step(self, node: Node, opening: list[str] | None) -> None:
+    def step(self, node: Node, opening: list[str] | None,
+             assigned: list[str] | None = None) -> None:
         """A closed keyword or iteration: the values its arguments and texts prove secret.
-        ``opening``: its first two messages (a TRACE ``Arguments:`` line, what it logged)."""
+        ``opening``: its first two messages (a TRACE ``Arguments:`` line, what it logged);
+        ``assigned``: its later lines of what it returned (``Return: …``, ``${x} = …``)."""
         if node.type == ev.ITERATION:
             if isinstance(node.assign, dict):
                 for name, value in node.assign.items():
                     if self.names_secret(str(name)):
                         self.add(value)
             return
+        if node.assign and self.redactor.keyword_names_secret(node.name or ""):
+            self._returned(node.assign, (*(opening or ()), *(assigned or ())))
         args = node.args
         if not args:
             return
@@ -200,6 +214,27 @@ class SecretRegistry:
             found = _TEXT_FILLED().fullmatch(logged)
             if found:
                 self.add(found[1])
+
+    def _returned(self, assign: Any, lines: tuple[str, ...]) -> None:
+        """What a keyword named like a secret returned (``${session} = Get Auth Token For
+        User  alice``), whatever the variable's name: RF's assignment lines, ``${x} = value``
+        (values cut at 200 characters keep their head), ``@{x} = [ a | b ]``, ``&{x} = { k=v
+        }``, and the TRACE ``Return: 'value'`` of a single variable."""
+        names = [str(name).rstrip("= ") for name in (
+            assign if isinstance(assign, (list, tuple)) else [assign])]
+        for line in lines:
+            if line.startswith("Return: "):
+                if len(names) == 1 and names[0].startswith("${"):
+                    self.add(_literal(line[8:]))
+                continue
+            name, equals, value = line.partition(" = ")
+            if not equals or name not in names:
+                continue
+            if name[0] == "$":
+                self.add(value[:-3] if len(value) == 203 and value.endswith("...") else value)
+            elif value.startswith(("[ ", "{ ")) and value.endswith((" ]", " }")):
+                for item in value[2:-2].split(" | "):
+                    self.add(item.partition("=")[2] if name[0] == "&" else item)
 
     # -- alignment -------------------------------------------------------------------------
 

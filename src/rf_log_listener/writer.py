@@ -22,6 +22,7 @@ from .store import run_base
 
 BATCH_ROWS = 20_000
 _STEPS = frozenset({*ev.KEYWORD_TYPES, ev.ITERATION})  # what the secret registry looks at
+_ASSIGNMENT_LINE = ("${", "@{", "&{", "Return: ")  # RF's lines of a value assigned
 
 # A value JSON has no type for (an object another listener put in a result) is stored as its
 # str(), as RF writes it to output.xml, instead of failing the batch it came in.
@@ -79,7 +80,7 @@ class _Frame:
         "node", "pre", "parent_pre", "seq", "depth", "node_id", "id_base", "kcount",
         "counter_owner", "children", "failed", "max_level", "messages", "msg_lo", "owner_test",
         "suites", "tests", "passed_tests", "failed_tests", "skipped_tests", "teardown",
-        "opening", "roots_at",
+        "opening", "assigned", "roots_at",
     )
 
     def __init__(self, node: Node, pre: int, parent: _Frame | None, msg_lo: int) -> None:
@@ -92,6 +93,7 @@ class _Frame:
         self.messages = 0
         self.kcount = 0
         self.opening: list[str] | None = None  # its first two messages, for the secret registry
+        self.assigned: list[str] | None = None  # its later "${x} = value" lines, for the same
         self.counter_owner: _Frame | None = None  # None: this frame numbers its own -kN
         ntype = node.type
         if ntype == ev.SUITE:
@@ -258,7 +260,7 @@ class RunWriter:
         else:
             self._root = (node, frame)
         if ntype in _STEPS:
-            self.secrets.step(node, frame.opening)
+            self.secrets.step(node, frame.opening, frame.assigned)
         self._node_rows.append(self._row(frame, status))
         if len(self._node_rows) + len(self._message_rows) >= self.batch_rows:
             self._flush()
@@ -284,6 +286,15 @@ class RunWriter:
                 frame.opening = [text]
             else:
                 frame.opening.append(text)
+        elif text.startswith(_ASSIGNMENT_LINE):
+            # RF logs what a keyword returned last, after its own messages and its body's (an
+            # import knows the keyword's variables only at its end: not asked here)
+            if frame.assigned is None:
+                frame.assigned = [text]
+            else:
+                frame.assigned.append(text)
+                if len(frame.assigned) > 16:  # a keyword logging many such lines: the last
+                    del frame.assigned[0]
         # an embedded screenshot's payload names no secret (and random base64 spells "pwd"
         # by chance about once in 260,000 characters): the registry reads the text around it
         self.secrets.message(indexed_text(text) if html and "base64," in text else text)

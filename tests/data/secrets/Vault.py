@@ -14,3 +14,11 @@ def login(user, password):
 
 def echo(value):
     logger.info(f"echo: {value}")
+
+
+def fetch_api_key():
+    return "S43-fetched-key-Vx"
+
+
+def fetch_api_keys():
+    return ["S44-key-one-Aa", "S44-key-two-Bb"]

@@ -1,6 +1,6 @@
 *** Settings ***
-Documentation     Secrets handled the ordinary way, each a value of its own (S01 ... S39), and
-...               values that only look like secrets (L01 ... L21), which must stay readable.
+Documentation     Secrets handled the ordinary way, each a value of its own (S01 ... S44), and
+...               values that only look like secrets (L01 ... L22), which must stay readable.
 Library           Vault.py
 Library           SSHLibrary.py
 Library           Browser.py
@@ -116,6 +116,19 @@ Shapes Next To Their Name
     Fill Text    id=username    L21-filled-user
     Log    signed in after S38-filled-Pw-5 and ${typed_value} were typed
 
+Returned By Keywords Named Like Secrets
+    ${session} =    Get Auth Token For User    alice
+    Log    calling the API with ${session}
+    Enter Password And Submit    id=pw    S41-enter-pw-Kx
+    Log    typed S41-enter-pw-Kx and submitted
+    &{headers} =    Create Dictionary    Authorization=Bearer S42-bearer-dict-Tk
+    Log    the gateway refused S42-bearer-dict-Tk
+    ${key} =    Fetch Api Key
+    @{keys} =    Fetch Api Keys
+    Log    keys in use: ${key}, ${keys}[0] and ${keys}[1]
+    ${rules} =    Count Tokenizer Rules
+    Log    ${rules}
+
 *** Keywords ***
 Login With
     [Arguments]    ${user}    ${pass}
@@ -148,3 +161,14 @@ Open Sidebar
 
 Get Sidebar State
     RETURN    L18-sidebar-open
+
+Get Auth Token For User
+    [Arguments]    ${user}
+    RETURN    S40-auth-tok-Zq
+
+Enter Password And Submit
+    [Arguments]    ${locator}    ${text}
+    Log    submitting the form at ${locator}
+
+Count Tokenizer Rules
+    RETURN    L22-tokenizer-rules
