@@ -28,7 +28,9 @@ into an OTP field, the text given by a variable of no secret's name, and what ke
 like a secret by a word of their name pass or return, whatever the variable's name: (40)
 ``${session} = Get Auth Token For User`` (its TRACE ``Return:`` and ``${session} = x``), (41)
 ``Enter Password And Submit  id=pw  x``, (42) the token of a ``Bearer x`` header value,
-(43) ``${key} = Fetch Api Key`` and (44) ``@{keys} = Fetch Api Keys``, each again alone.
+(43) ``${key} = Fetch Api Key`` and (44) ``@{keys} = Fetch Api Keys``, each again alone;
+(45) SQL's ``PASSWORD 'x'`` (a word, quoted), (46) ``echo x | sudo -S`` and (47) OpenSSL's
+``-passout pass:x`` on a logged command line, each again alone.
 Twenty-two values only look like secrets (look-alike names, values too short or too common,
 a keyword's name holding a secret's, ``Open Sidebar``'s "sid", a word after "password" among
 another keyword's arguments, text filled into a user-name field, ``Count Tokenizer Rules``'
@@ -66,7 +68,8 @@ SECRETS = ("S01-Hunter2-pass", "S03-deep-Pw-9", "S05-set-var-Sec", "S07-var-pk-1
            "S32-sql-User-Pw", "S33-db-pass-Qw7", "S34-api-pw-Rt2",
            "S35-env-Pw-8", "S36-env-ref-Tk", "S37-dict-set-Tk", "S38-filled-Pw-5",
            "S39-typed-ref-Pw", "S40-auth-tok-Zq", "S41-enter-pw-Kx", "S42-bearer-dict-Tk",
-           "S43-fetched-key-Vx", "S44-key-one-Aa", "S44-key-two-Bb")
+           "S43-fetched-key-Vx", "S44-key-one-Aa", "S44-key-two-Bb", "SfortyfiveQuoted",
+           "S46-sudo-Pw", "S47-p12-Pw")
 # Masked by its shape wherever it occurs, so never registered as a run's value.
 BY_SHAPE = ("S27webhooksecret99",)
 LOOKALIKES = ("L01-54321-count", "L02-all-tests-passed", "L03-bypass-enabled",

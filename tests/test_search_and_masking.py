@@ -198,6 +198,15 @@ def test_a_search_cannot_find_a_masked_value(store: sqlite3.Connection) -> None:
     ("see https://hooks.slack.com/services/T01/B02/xYz9 now", "see https://hooks.slack.com/services/*** now"),
     ("https://discord.com/api/webhooks/123/AbC-d", "https://discord.com/api/webhooks/***"),
     ("login failed for bob with password Hunter2x.", "login failed for bob with password ***."),
+    ("ALTER USER bob PASSWORD 'hunter';", "ALTER USER bob PASSWORD '***';"),
+    ('the password "letmein" expired', 'the password "***" expired'),
+    ("the password 'abc' is short; password 'Reset.'", "the password 'abc' is short; password 'Reset.'"),
+    ("echo hunter2 | sudo -S apt update", "echo *** | sudo -S apt update"),
+    ("echo -n 'two words' | sudo -kS ls", "echo -n '***' | sudo -kS ls"),
+    ("echo hello | sudo -s ls; echo x | grep sudo -S", "echo hello | sudo -s ls; echo x | grep sudo -S"),
+    ("openssl pkcs12 -passout pass:p12-Pw -out a.p12", "openssl pkcs12 -passout pass:*** -out a.p12"),
+    ('openssl enc -pass "pass:two words" -in f', 'openssl enc -pass "pass:***" -in f'),
+    ("openssl enc -passin env:KEY -in f; pass: 3", "openssl enc -passin env:KEY -in f; pass: 3"),
     ("the passphrase is 'correct-horse' here", "the passphrase is '***' here"),
     ("Typing password into text field 'id:pw'.", "Typing password into text field 'id:pw'."),
     ("password is incorrect; password policy v2 ok", "password is incorrect; password policy v2 ok"),
@@ -223,7 +232,8 @@ _SHAPES = ["ftp://user:pa55@host/f", "Bearer Zm9vYmFyYmF6cXV4", "eyJhbGciOi.eyJz
            '"api-key": "k-123"', "pin: 1234", "otp=123456", "pa\u017fsword=hunter2", "api-\u212aey: v-4567",
            "<ns:Token>t-1</ns:Token>", "curl -u a:pw-2", "https://hooks.slack.com/services/T1/B2/x3",
            "with password pw-42x", "sshpass -p pw-1 ssh h", "mysql -pDb-7", "docker login -p d-1",
-           "Typing text 't-1' into text field 'id=pwd'.", "create user u identified by 'q-1'"]
+           "Typing text 't-1' into text field 'id=pwd'.", "create user u identified by 'q-1'",
+           "password 'hunter'", "echo pw | sudo -S x", "-passin pass:pw-1"]
 _PIECES = [*_SHAPES, "password", "token", "auth", "cookie", "x-Session-Id", "=", ": ", '"', "'",
            "${", "}", " ", "\n", "Bearer ", "://", "@", "user:pa55", "eyJ", ".fghij", "ghp_",
            "\u0130", "\u0131", "plain words", "42", "inside", "Author", "sid", "\t", "\u00a0",
@@ -231,7 +241,8 @@ _PIECES = [*_SHAPES, "password", "token", "auth", "cookie", "x-Session-Id", "=",
            "</password>", "curl ", " -u ", "--user=", "hooks.slack.com/services/", "https://",
            "password ", "passphrase is ", "x9", "sshpass ", " -p ", "-p", "docker login ", "mysql ",
            "Typing text '", "' into text field '", "'.", "id=password", "create user ",
-           " identified by ", "{", "["]
+           " identified by ", "{", "[", "password '", "hunter", " | sudo -S", "echo ", "pass:",
+           "-passin ", " -pass "]
 
 
 def _every_rule(words: tuple[str, ...]) -> Redactor:
@@ -285,6 +296,13 @@ def test_long_texts_of_repeated_shapes_are_masked_in_one_pass() -> None:
     masked, count = redactor.text("create user u identified by q-1; " * 10000)
     assert count == 10000 and masked == "create user u identified by ***; " * 10000
     assert redactor.text("identified by x " * 20000) == ("identified by x " * 20000, 0)
+    masked, count = redactor.text("echo pw-1 | sudo -S x; " * 20000)
+    assert count == 20000 and masked == "echo *** | sudo -S x; " * 20000
+    assert redactor.text("echo x | sudo " * 20000) == ("echo x | sudo " * 20000, 0)
+    masked, count = redactor.text("-passin pass:pw-1 " * 20000)
+    assert count == 20000 and masked == "-passin pass:*** " * 20000
+    masked, count = redactor.text("the password 'pw' " * 20000)
+    assert count == 0
     typed = "Typing text '" + "' into text field '" * 20000
     assert redactor.text(typed) == (typed, 0)
 

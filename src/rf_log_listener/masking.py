@@ -61,6 +61,7 @@ from rf_log_listener.secret_shapes import (
     masked_prose_password,
     masked_typed_password,
     password_field,
+    piped_passwords,
     prose_passwords,
     sql_passwords,
     typed_password,
@@ -307,6 +308,8 @@ class Redactor:
             text = sub(shapes.curl_user, text, masked_curl_user)
             text = sub(shapes.password_option, text, masked_password_option)
             text = sub(shapes.identified_by, text, masked_identified_by)
+            text = sub(shapes.sudo_stdin, text, masked_credentials_after)
+            text = sub(shapes.openssl_pass, text, masked_credentials_after)
             text = sub(shapes.webhook, text, masked_credentials_after)
             text = sub(shapes.bearer, text, lambda m: f"{m[1]}{MASK}" if looks_random(m[2]) else m[0])
             text = sub(PROSE_PASSWORD(), text, masked_prose_password)
@@ -338,7 +341,8 @@ class Redactor:
                 return True
         # each shape's own substring first: this runs on every message the writer sees
         if ("-p" in text and command_passwords(text)) or ("identified" in lowered and sql_passwords(
-                text, lowered)) or (text.startswith("Typing text '") and typed_password(text)):
+                text, lowered)) or (text.startswith("Typing text '") and typed_password(text)) or (
+                "sudo" in text and piped_passwords(text)):
             return True
         if "</" in text and self._xml_element.search(text) is not None:
             return True
@@ -373,6 +377,7 @@ class Redactor:
             found += curl_credentials(text)
         found += command_passwords(text)
         found += sql_passwords(text, lowered)
+        found += piped_passwords(text)
         typed = typed_password(text)
         if typed is not None:
             found.append(text[typed[0]:typed[1]])

@@ -36,9 +36,11 @@ _WEBHOOKS = (r"hooks\.slack\.com/(?:services|workflows|triggers)/",
 # token, a JWT's header, a private key's armour, curl's credentials, a webhook's host.
 # A command's -p password: sshpass, or a login command before it, or MySQL's attached -pX;
 # SQL's IDENTIFIED BY. (Patterns, bounded as the rules' own context is: CURL_REACH.)
+# A password piped to ``sudo -S``; OpenSSL's ``-passin pass:x``.
 SHAPE_MARKS = ("://", "bearer", "eyj", "private key", "curl", "sshpass",
                r"(?:docker|podman|nerdctl)\b[^\n;|]{0,300}?\blogin\b",
                r"(?:mysql|mariadb)[^\n;|]{0,300}?-p[^\s-]", r"identified[ \t]+(?:by|with)\b",
+               r"\|[ \t]*sudo\b", r"-pass(?:in|out)?[ \t]+['\"]?pass:",
                *(prefix.lower() for prefix, _ in VENDOR_TOKENS))
 
 
@@ -69,6 +71,15 @@ class _Shapes:
         self.identified_by = re.compile(
             r"""(?i)(?P<head>\bidentified[ \t]+(?:with[ \t]+\w+[ \t]+)?by[ \t]+(?P<q>['"])?)"""
             r"""(?P<value>(?(q)[^'"\n]+|[^\s;'"]+))""")
+        # echo password | sudo -S ... (-S: sudo reads the password from its standard input)
+        self.sudo_stdin = re.compile(
+            r"""(?P<head>\becho[ \t]+(?:-[neE]{1,3}[ \t]+)*(?P<q>['"])?)"""
+            r"""(?P<value>(?(q)[^'"\n]+|[^\s'"|;&]+))"""
+            r"""(?=(?(q)['"])[ \t]*\|[ \t]*sudo\b[^\n;|&]{0,300}?(?<![\w-])-[A-Za-z]*S\b)""")
+        # OpenSSL's pass phrase given on its command line: -passin pass:x, -passout, -pass
+        self.openssl_pass = re.compile(
+            r"""(?P<head>(?<![\w-])-pass(?:in|out)?[ \t]+(?P<q>['"])?pass:)"""
+            r"""(?P<value>(?(q)[^'"\n]+|[^\s'"]+))""")
         self.webhook = re.compile(rf"(?i)(?P<head>\bhttps?://(?:{'|'.join(_WEBHOOKS)}))(?P<value>[^\s'\"<>]+)")
         self.jwt = re.compile(r"\beyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]*")
         self.vendor_tokens = re.compile(
@@ -85,15 +96,18 @@ class _Shapes:
 compiled_shapes = functools.cache(_Shapes)
 # A password in prose, without a separator: "login failed for bob with password Hunter2x".
 # The value is masked only when it cannot be an English word (``looks_random``: a digit or
-# one of ._-+/=), so "password field", "password is incorrect" and "password reset" stay.
+# one of ._-+/=) or is quoted, so "password field", "password is incorrect" and "password
+# reset" stay.
 # Compiled on its own: robot's writer asks it of every message that holds "pass".
-_PROSE_LEAD = r"""pass(?:word|wd|phrase)[ \t]+(?:(?:is|was|of)[ \t]+)?['"]?"""
+_PROSE_WORDS = r"pass(?:word|wd|phrase)[ \t]+(?:(?:is|was|of)[ \t]+)?"
+_PROSE_LEAD = _PROSE_WORDS + r"""['"]?"""
 _PROSE_CHAR = r"""[^\s'",;:=()\[\]{}<>]"""
 PROSE_PASSWORD = lazy_pattern(
     rf"(?i)\b({_PROSE_LEAD})({_PROSE_CHAR}{{3,}}[^\s'\",;:=()\[\]{{}}<>.!?])")
 # What the trigger scan looks for of it: the lead and a value with a digit or one of
 # _-+/ (or a dot inside it), so "Password Reset" in a test's name compiles no rule.
-PROSE_MARK = rf"{_PROSE_LEAD}{_PROSE_CHAR}*?(?:[0-9_+/-]|\.{_PROSE_CHAR})"
+PROSE_MARK = (rf"{_PROSE_LEAD}{_PROSE_CHAR}*?(?:[0-9_+/-]|\.{_PROSE_CHAR})"
+              rf"""|{_PROSE_WORDS}(?:'{_PROSE_CHAR}{{4,}}'|"{_PROSE_CHAR}{{4,}}")""")
 
 
 def masked_key(match: re.Match[str]) -> str:
@@ -166,9 +180,13 @@ def masked_curl_user(match: re.Match[str]) -> str:
 
 
 def command_passwords(text: str) -> list[str]:
-    """The values of commands' password options (-p) in ``text``."""
-    return _found(compiled_shapes().password_option, text, on_password_command) \
-        if "-p" in text else []
+    """The values of commands' password options (-p, OpenSSL's -passin pass:x) in ``text``."""
+    if "-p" not in text:
+        return []
+    found = _found(compiled_shapes().password_option, text, on_password_command)
+    if "pass:" in text:
+        found += [m["value"] for m in compiled_shapes().openssl_pass.finditer(text)]
+    return found
 
 
 def masked_password_option(match: re.Match[str]) -> str:
@@ -183,6 +201,13 @@ def sql_passwords(text: str, lowered: str) -> list[str]:
 
 def masked_identified_by(match: re.Match[str]) -> str:
     return _masked(match, in_user_statement)
+
+
+def piped_passwords(text: str) -> list[str]:
+    """Passwords piped to a command that reads them from its standard input: ``echo x |
+    sudo -S``."""
+    return [m["value"] for m in compiled_shapes().sudo_stdin.finditer(text)] \
+        if "sudo" in text else []
 
 
 # SeleniumLibrary's Input Text logs the text it types, with the field's locator (Input
@@ -233,11 +258,20 @@ def prose_passwords(text: str, lowered: str) -> list[str]:
     """The passwords ``PROSE_PASSWORD`` finds in ``text`` (lower-cased as ``lowered``)."""
     if "pass" not in lowered:  # most messages: no regex at all
         return []
-    return [m[2] for m in PROSE_PASSWORD().finditer(text) if looks_random(m[2])]
+    return [m[2] for m in PROSE_PASSWORD().finditer(text) if _prose_value(m)]
 
 
 def masked_prose_password(match: re.Match[str]) -> str:
-    return f"{match[1]}{MASK}" if looks_random(match[2]) and match[2] != MASK else match[0]
+    return f"{match[1]}{MASK}" if _prose_value(match) else match[0]
+
+
+def _prose_value(match: re.Match[str]) -> bool:
+    """A password's value after "password": one that cannot be an English word, or any word
+    quoted (``PASSWORD 'hunter'`` of SQL's CREATE ROLE, "the password 'hunter' expired")."""
+    value, quote = match[2], match[1][-1]
+    if value == MASK:
+        return False
+    return looks_random(value) or (quote in "'\"" and match.string.startswith(quote, match.end()))
 
 
 def looks_random(token: str) -> bool:

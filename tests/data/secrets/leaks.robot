@@ -1,5 +1,5 @@
 *** Settings ***
-Documentation     Secrets handled the ordinary way, each a value of its own (S01 ... S44), and
+Documentation     Secrets handled the ordinary way, each a value of its own (S01 ... S47), and
 ...               values that only look like secrets (L01 ... L22), which must stay readable.
 Library           Vault.py
 Library           SSHLibrary.py
@@ -115,6 +115,12 @@ Shapes Next To Their Name
     Type Text    id=otp    ${typed_value}
     Fill Text    id=username    L21-filled-user
     Log    signed in after S38-filled-Pw-5 and ${typed_value} were typed
+    Log    executing ALTER USER report PASSWORD 'SfortyfiveQuoted'
+    Log    SfortyfiveQuoted was rotated
+    Log    Executing command 'echo S46-sudo-Pw | sudo -S systemctl restart app'.
+    Log    sudo accepted S46-sudo-Pw
+    Log    running openssl pkcs12 -export -passout pass:S47-p12-Pw -out cert.p12
+    Log    S47-p12-Pw protects cert.p12
 
 Returned By Keywords Named Like Secrets
     ${session} =    Get Auth Token For User    alice
