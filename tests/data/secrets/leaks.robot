@@ -1,6 +1,6 @@
 *** Settings ***
-Documentation     Secrets handled the ordinary way, each a value of its own (S01 ... S47), and
-...               values that only look like secrets (L01 ... L22), which must stay readable.
+Documentation     Secrets handled the ordinary way, each a value of its own (S01 ... S48), and
+...               values that only look like secrets (L01 ... L23), which must stay readable.
 Library           Vault.py
 Library           SSHLibrary.py
 Library           Browser.py
@@ -121,6 +121,8 @@ Shapes Next To Their Name
     Log    sudo accepted S46-sudo-Pw
     Log    running openssl pkcs12 -export -passout pass:S47-p12-Pw -out cert.p12
     Log    S47-p12-Pw protects cert.p12
+    Log    cloning https://x-access-token:S48-clone-Tk@github.com/acme/L23-clone-repo failed
+    Log    S48-clone-Tk expired
 
 Returned By Keywords Named Like Secrets
     ${session} =    Get Auth Token For User    alice
