@@ -136,3 +136,50 @@ def test_ctrl_c_twice_during_an_import_leaves_no_run_and_gives_the_space_back(tm
     assert db.stat().st_size < source.stat().st_size / 2
     assert cli("prune", "--keep", "0", "--vacuum", db=db).returncode == 0
     assert db.stat().st_size < 1_000_000
+
+
+_CONTROLS = """*** Test Cases ***
+Controls
+    VAR    ${name}    alice
+    TRY
+        Fail    boom 42
+    EXCEPT    boom*    type=glob    AS    ${err}
+        Log    ${err}
+    END
+    ${n} =    Set Variable    ${2}
+    WHILE    ${n} > 0    limit=10
+        ${n} =    Evaluate    ${n} - 1
+    END
+    FOR    ${i}    IN RANGE    5
+        IF    ${i} == 3    Fail    item ${i} is corrupt
+    END
+"""
+
+
+def test_control_structures_read_as_log_html_shows_them(tmp_path: Path) -> None:
+    """A FOR's variables, flavor and values, an iteration's values, an IF's and WHILE's
+    condition, an EXCEPT's patterns: what tells a control structure apart in log.html, on its
+    line of tree, window and failures (the failure path showed "ITERATION ...-k4  [FAIL]"
+    and "IF ...  [FAIL]" and nothing of which iteration or condition)."""
+    from test_listener import robot
+
+    (tmp_path / "controls.robot").write_text(_CONTROLS)
+    db = tmp_path / "store.sqlite3"
+    done = robot("--listener", f"rf_log_listener:db={db}", "--output", "NONE", "--report",
+                 "NONE", "--log", "NONE", str(tmp_path / "controls.robot"), cwd=tmp_path)
+    assert done.returncode == 1, done.stdout + done.stderr
+    failures = cli("failures", db=db)
+    assert failures.returncode == 0, failures.stderr
+    lines = [line.strip() for line in failures.stdout.splitlines()]
+    assert "FOR s1-t1-k6    [FAIL]  ${i}  IN RANGE  5" in lines
+    assert "ITERATION s1-t1-k6-k4    [FAIL]  ${i}=3" in lines
+    assert "IF s1-t1-k6-k4-k1    [FAIL]  ${i} == 3" in lines
+    assert "args: item ${i} is corrupt" in lines and "FAIL: item 3 is corrupt" in lines
+    tree = cli("tree", "latest", "s1-t1", db=db).stdout
+    assert "s1-t1-k5    [PASS]  ${n} > 0  limit=10" in tree
+    assert "VAR       s1-t1-k1  ${name}  [PASS]  alice" in tree
+    excepts = cli("tree", "latest", "s1-t1-r2", db=db).stdout
+    assert "EXCEPT    s1-t1-k3    [PASS]  boom*  type=glob  AS ${err}" in excepts
+    window = cli("window", "latest", "s1-t1-k6-k4-k1-k1", db=db).stdout
+    assert "ITERATION s1-t1-k6-k4    [FAIL]  ${i}=3" in window
+    assert "IF s1-t1-k6-k4-k1    [FAIL]  ${i} == 3" in window

@@ -245,8 +245,10 @@ def failures(paths: list[dict[str, Any]], style: Style, run_id: int, of_group: b
                 folded = f"… {step['count']} levels of " + " > ".join(step["names"])
                 print(f"{indent}{style(folded, 'dim')}  {style(step['first_node_id'], 'dim')}")
                 continue
+            detail = "" if step.get("args") else node_detail(step)  # args: a line of their own
             print(f"{indent}{step['type']} {step['node_id']}  {step['name']}"
-                  f"  [{style(step['status'], step['status'])}]")
+                  f"  [{style(step['status'], step['status'])}]"
+                  + (f"  {style(first_lines(detail, 1, 100)[0], 'dim')}" if detail else ""))
             if step.get("args"):
                 print(f"{indent}  {style('args: ' + '  '.join(step['args']), 'dim')}")
             for message in step.get("messages", []):
@@ -304,6 +306,34 @@ def tree(response: Answer, style: Style) -> None:
     _masked(response, style)
 
 
+def node_detail(node: Any) -> str:
+    """What log.html shows of a node after its name: a keyword's arguments, a FOR's variables,
+    flavor and values (``${i}  IN RANGE  100``), an iteration's values (``${i}=57``), an IF's,
+    ELSE IF's or WHILE's condition (and limit), an EXCEPT's patterns and AS variable, a VAR's
+    or RETURN's values. ``node``: a view's node, as a dict or a model."""
+    def get(key: str) -> Any:
+        return node.get(key) if isinstance(node, dict) else getattr(node, key, None)
+
+    node_type = get("type")
+    parts: list[Any] = []
+    if node_type == "FOR":
+        parts = [*(get("assign") or []), get("flavor") or "IN", *(get("values") or [])]
+    elif node_type == "EXCEPT":
+        parts = [*(get("patterns") or []), *([f"type={get('pattern_type')}"] if get("pattern_type")
+                                            else []), *([f"AS {get('assign')}"] if get("assign") else [])]
+    elif get("condition"):
+        parts = [get("condition"), *([f"limit={get('limit')}"] if get("limit") else [])]
+    elif get("args"):
+        parts = get("args")
+    elif isinstance(get("assign"), dict):
+        return ", ".join(f"{k}={v}" for k, v in get("assign").items())
+    elif node_type in ("VAR", "RETURN"):
+        parts = get("value") or get("values") or []
+    elif get("assign"):
+        parts = get("assign") if isinstance(get("assign"), list) else [get("assign")]
+    return "  ".join(str(part) for part in parts)
+
+
 def _tree_item(item: dict[str, Any], style: Style) -> str:
     kind = item.get("kind")
     if kind == "ITERATION_GROUP":
@@ -312,11 +342,7 @@ def _tree_item(item: dict[str, Any], style: Style) -> str:
     if kind == "RUN_ERRORS":
         return f"RUN_ERRORS {item['count']}: " + "; ".join(
             first_lines(m["text"], 1, 80)[0] for m in item["messages"][:3])
-    detail = item.get("args") or item.get("assign") or item.get("condition") or ""
-    if isinstance(detail, list):
-        detail = "  ".join(str(d) for d in detail)
-    elif isinstance(detail, dict):
-        detail = ", ".join(f"{k}={v}" for k, v in detail.items())
+    detail = node_detail(item)
     failed = item.get("failed_descendant_count")
     text = (f"{item['type']:<9} {item['node_id']}  {item.get('name', '')}"
             f"  [{style(item['status'], item['status'])}]")
@@ -336,10 +362,10 @@ def window(response: Answer, style: Style) -> None:
           f" ({view.position + 1}-{view.position + len(view.steps)} of {view.steps_total}):")
     for step in view.steps:
         mark = style("▶", "bold") if step.center else " "
-        args = "  ".join(step.args or [])
+        detail = node_detail(step)
         print(f"{mark} {'  ' * step.depth}{step.type} {step.node_id}  {step.name}"
               f"  [{style(step.status, step.status)}]"
-              + (f"  {style(first_lines(args, 1, 100)[0], 'dim')}" if args else ""))
+              + (f"  {style(first_lines(detail, 1, 100)[0], 'dim')}" if detail else ""))
         if step.message and step.status != "PASS":
             print(f"  {'  ' * step.depth}    {first_lines(step.message, 1)[0]}")
     if view.prev_cursor:
