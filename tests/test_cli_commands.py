@@ -183,3 +183,62 @@ def test_control_structures_read_as_log_html_shows_them(tmp_path: Path) -> None:
     window = cli("window", "latest", "s1-t1-k6-k4-k1-k1", db=db).stdout
     assert "ITERATION s1-t1-k6-k4    [FAIL]  ${i}=3" in window
     assert "IF s1-t1-k6-k4-k1    [FAIL]  ${i} == 3" in window
+
+
+_SKIPS = """*** Test Cases ***
+Flag One
+    Skip    feature flag off
+Slow One
+    [Tags]    slow
+    No Operation
+Flag Two
+    Skip    feature flag off
+Known Bug
+    [Tags]    robot:skip-on-failure
+    Fail    known bug 123: token=Sk-9x-secret rejected
+Flag Three
+    Skip    feature flag off
+Passes
+    No Operation
+"""
+
+
+def test_the_summary_says_why_tests_were_skipped(tmp_path: Path) -> None:
+    """Skipped tests grouped by their skip message, most tests first (the totals said "4
+    skipped" and nothing of why; a skip-on-failure test's message holds a real failure),
+    masked, the same live and imported, and on the command line."""
+    from test_listener import robot
+
+    from rf_log_listener.importers import import_result
+    from rf_log_listener.store import open_store
+    from rf_log_mcp import service
+
+    (tmp_path / "skips.robot").write_text(_SKIPS)
+    db = tmp_path / "store.sqlite3"
+    done = robot("--listener", f"rf_log_listener:db={db}", "--skip", "slow", "--output",
+                 str(tmp_path / "output.xml"), str(tmp_path / "skips.robot"), cwd=tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr
+    imported = open_store(tmp_path / "imported.sqlite3")
+    import_result(imported, tmp_path / "output.xml", stable_window=0)
+    for conn in (open_store(db), imported):
+        view = service.get_view(conn, "summary", run_id=1).summary
+        assert view.totals.skipped == 5
+        assert [(r.message, r.count, r.test_ids) for r in view.skip_reasons] == [
+            ("feature flag off", 3, ["s1-t1", "s1-t3", "s1-t5"]),
+            ("Test skipped using 'slow' tag.", 1, ["s1-t2"]),
+            ("Failed test skipped using 'robot:skip-on-failure' tag.\n\nOriginal failure:\n"
+             "known bug 123: token=*** rejected", 1, ["s1-t4"])]
+        # a later page of failed tests does not repeat them
+        again = service.get_view(conn, "summary", run_id=1, selector="failed").summary
+        assert again.skip_reasons is None
+    shown = cli("summary", db=db)
+    assert shown.returncode == 0, shown.stderr
+    assert "\n".join(line.rstrip() for line in shown.stdout.splitlines()[3:10]) == (
+        "Skipped tests, by reason:\n"
+        "  3 tests: feature flag off\n"
+        "    s1-t1, s1-t3, s1-t5\n"
+        "  1 test: Test skipped using 'slow' tag.\n"
+        "    s1-t2\n"
+        "  1 test: Failed test skipped using 'robot:skip-on-failure' tag. Original failure: "
+        "known bug 123: token=*** rejected\n"
+        "    s1-t4")

@@ -146,6 +146,17 @@ def summary(response: Answer, style: Style) -> None:
         print(f"    tests {', '.join(tests)}{more}; {_seen(group.seen_before)}")
         if group.cause:
             _cause(group.cause, "    ", style)
+    if data.skip_reasons:
+        print("Skipped tests, by reason:")
+    for reason in data.skip_reasons or []:
+        more = "" if reason.count <= len(reason.test_ids) else \
+            f", … ({reason.count - len(reason.test_ids)} more)"
+        tests = f"{reason.count} test{'s' if reason.count > 1 else ''}"
+        # on one line: a skip-on-failure message's original failure is on its fourth
+        print(f"  {style(tests, 'SKIP')}: {first_lines(' '.join(reason.message.split()), 1)[0]}")
+        print(f"    {', '.join(reason.test_ids)}{more}")
+    if data.skip_reasons and sum(r.count for r in data.skip_reasons) < totals.skipped:
+        print(style(f"  … more reasons: rf-log-mcp search {response.run_id} --level SKIP", "dim"))
     if data.errors:
         print("Run errors:")
         for error in data.errors:

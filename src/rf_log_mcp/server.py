@@ -61,7 +61,7 @@ Robot Framework results, small and exact. Typical flow:
 1. parse_result(path) imports an output.xml/output.json (or finds it): run_id. list_runs
    shows the store's runs, live ones too.
 2. get_view(run_id, view="summary"): status, totals, failed tests grouped by failure
-   signature (each saying how often it was seen before), run errors.
+   signature (each saying how often it was seen before), run errors, skip reasons.
 3. get_view(view="failure_path", selector=<test id>): a test's failing branch down to its
    decisive messages (no selector: the first failure; next_cursor: the next).
 4. get_view(view="tree", selector=<node id>, projection="failures"): a node's children;
@@ -73,9 +73,9 @@ get_attachment(run_id, message_id, index) opens a screenshot or file listed in a
 Across runs: compare_runs(head) says what changed since the previous run of the suite;
    test_history(test) one test run by run (streak, flip rate); flaky_tests ranks flaky tests.
 Secrets always come back as ***.
-Responses carry ok, estimated_tokens, masked_values and truncated (any of message_truncated,
-budget_truncated, page_truncated); next_cursor continues. Errors: ok=false with error.code,
-error.message, error.hint. Every field is explained in the resource rf://docs/fields.
+Responses carry ok, estimated_tokens, masked_values, truncated (message_truncated,
+budget_truncated or page_truncated); next_cursor continues. Errors: ok=false, error.code,
+.message, .hint. Every field is explained in the resource rf://docs/fields.
 """
 
 

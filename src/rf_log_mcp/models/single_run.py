@@ -54,6 +54,15 @@ class NodeRef(BaseModel):
     name: str
 
 
+class SkipReason(BaseModel):
+    """Why tests were skipped: Skip's message, --skip's, a skip-on-failure tag's (with the
+    failure it hid)."""
+
+    message: str
+    count: int
+    test_ids: list[str] = Field(description="The first tests (up to 5).")
+
+
 class SummaryView(BaseModel):
     name: str | None = None
     status: str = Field(description="Run status: complete, running, interrupted.")
@@ -85,6 +94,9 @@ class SummaryView(BaseModel):
     errors: list[RunErrorItem] | None = Field(
         None, description="First page only: the run's errors and warnings, identical ones "
                           "once with their count (first 20 distinct).")
+    skip_reasons: list[SkipReason] | None = Field(
+        None, description="First page only: skipped tests grouped by skip message, most first "
+                          "(first 10; their counts sum to totals.skipped when all are shown).")
     error_count: int = Field(0, description="Run errors and warnings in all.")
     error_kinds: int | None = Field(None, description="Distinct ones (first page); the rest: "
                                                       "search_messages with min_level=WARN.")

@@ -1,4 +1,5 @@
-"""summary view: run status and totals, one page of failed tests with their messages, run errors."""
+"""summary view: run status and totals, one page of failed tests with their messages, run errors,
+why tests were skipped."""
 
 from __future__ import annotations
 
@@ -22,6 +23,7 @@ if TYPE_CHECKING:
 ERRORS_SHOWN = 20
 GROUPS_SHOWN = 10  # failure signatures shared by several tests, largest group first
 GROUP_TESTS_SHOWN = 5
+SKIP_REASONS_SHOWN = 10
 
 
 def summary(conn: sqlite3.Connection, run_id: int, shaper: Shaper,
@@ -58,6 +60,8 @@ def summary(conn: sqlite3.Connection, run_id: int, shaper: Shaper,
     if after_key is None and selector is None:  # the first page only
         view["errors"], view["error_kinds"] = run_errors(conn, run_id, shaper, ERRORS_SHOWN)
         _add_groups(conn, view, wanted, shaper)
+        if run["skipped"]:
+            view["skip_reasons"] = _skip_reasons(conn, run_id, shaper)
     elif follow:
         errors, kinds = run_errors(conn, run_id, shaper, ERRORS_SHOWN, errors_after)
         if errors:
@@ -209,6 +213,24 @@ def _wanted_tests(conn: sqlite3.Connection, runs: list[int], selector: str | Non
         raise ResultError(NODE_NOT_FOUND, f"Run {runs[0]} has no failure group {only}.",
                           "Take tests_selector from this run's failure_groups.")
     return _Wanted(runs, signatures, groups, only, False, texts, before)
+
+
+def _skip_reasons(conn: sqlite3.Connection, run_id: int,
+                  shaper: Shaper) -> list[dict[str, Any]]:
+    """Skipped tests grouped by their message, most tests first: why tests did not run, or
+    failed in a way the run skips (a ``robot:skip-on-failure`` tag: its message holds the
+    original failure), which the totals alone do not say. RF gives every skip a message, so
+    the index of nodes with one finds them without reading the run's other nodes."""
+    rows = conn.execute(
+        "SELECT node_id, message FROM nodes INDEXED BY nodes_with_message"
+        " WHERE key >= ? AND key < ? AND message IS NOT NULL AND type = 'TEST'"
+        " AND status = 'SKIP' ORDER BY key", (run_base(run_id), run_base(run_id + 1)))
+    tests: dict[str, list[str]] = {}
+    for node_id, message in rows:
+        tests.setdefault(message, []).append(node_id)
+    largest = sorted(tests.items(), key=lambda item: -len(item[1]))[:SKIP_REASONS_SHOWN]
+    return [{"message": shaper.status(message, 300), "count": len(ids),
+             "test_ids": ids[:GROUP_TESTS_SHOWN]} for message, ids in largest]
 
 
 def _unfinished(conn: sqlite3.Connection, run_id: int) -> list[dict[str, Any]]:
