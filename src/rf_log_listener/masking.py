@@ -29,6 +29,7 @@ from collections.abc import Callable, Iterable
 from functools import cache
 
 from rf_log_listener.errors import ResultError
+from rf_log_listener.known_values import KnownValues, registrable
 from rf_log_listener.secret_names import (
     PAIRS,
     POSITION,
@@ -90,50 +91,6 @@ _RETURN = lazy_pattern(r"^(Return: )(.+)$", re.DOTALL)
 TRACE_LINE_STARTS = ("Arguments: [ ", "Return: ")
 _NAMED_ARG = lazy_pattern(r"^([$@&%]?\{?[\w .-]+\}?=)(.*)$", re.DOTALL)
 _WORD = lazy_pattern(r"[^\W_]+")  # a word of a keyword's name (snake_case: words too)
-
-
-# Values never registered as secrets: too short or too common to be one, and masking them
-# everywhere would eat ordinary text (a password "1" would turn every "1" into "***").
-MIN_SECRET_CHARS = 4
-_TOO_COMMON = frozenset({
-    "true", "false", "none", "null", "nil", "yes", "no", "on", "off", "empty", "undefined",
-    "password", "secret", "token", "changeme", "[]", "{}", "()",
-})
-
-
-def registrable(value: str) -> bool:
-    """Whether ``value`` may be registered as a run's secret: at least MIN_SECRET_CHARS
-    characters once stripped, not a word everybody writes, not a variable reference or a
-    mask, not only digits and punctuation shorter than 6 (a port, a year, a count)."""
-    text = value.strip()
-    if len(text) < MIN_SECRET_CHARS or text.casefold() in _TOO_COMMON or MASK in text:
-        return False
-    if _VARIABLE().match(text) or text.startswith(("${", "@{", "&{", "%{")):
-        return False
-    return not (len(text) < 6 and not any(c.isalpha() for c in text))
-
-
-class KnownValues:
-    """A run's registered secret values, masked wherever they occur (the longest first, so a
-    value inside a longer one goes with it). A substring test per value: C speed, and with a
-    few hundred values cheaper than one regex of alternatives."""
-
-    def __init__(self, values: Iterable[str]) -> None:
-        self.values = tuple(sorted({v for v in values if registrable(v)}, key=len, reverse=True))
-        self.shortest = min((len(v) for v in self.values), default=0)
-
-    def __bool__(self) -> bool:
-        return bool(self.values)
-
-    def mask(self, text: str) -> tuple[str, int]:
-        if len(text) < self.shortest:
-            return text, 0
-        count = 0
-        for value in self.values:
-            if value in text:
-                count += text.count(value)
-                text = text.replace(value, MASK)
-        return text, count
 
 
 _NO_VALUES = KnownValues(())

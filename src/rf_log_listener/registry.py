@@ -36,8 +36,8 @@ Attribute  password  type``: a locator, then an attribute); where such a value i
 Live capture and import run this same code on the same events, so they register the same
 values; the listener adds what only a live run sees, the values of secret-named variables in
 RF's scopes (``record``). The read side masks every registered value wherever it occurs
-(``masking.KnownValues``). Values too short or too common (``masking.registrable``) are
-never registered.
+(``known_values.KnownValues``). Values too short or too common
+(``known_values.registrable``) are never registered.
 """
 
 from __future__ import annotations
@@ -47,7 +47,8 @@ import sqlite3
 
 from . import events as ev
 from .events import Node
-from .masking import KnownValues, Redactor, lazy_pattern, registrable, signature_position
+from .known_values import KnownValues, registrable
+from .masking import Redactor, lazy_pattern, signature_position
 from .secret_names import FIELD, PAIRS, signature_secret
 
 TYPE_CHECKING = False  # typing's own constant: loading typing is 4-5 ms (issue #19)
