@@ -106,8 +106,8 @@ PROSE_PASSWORD = lazy_pattern(
     rf"(?i)\b({_PROSE_LEAD})({_PROSE_CHAR}{{3,}}[^\s'\",;:=()\[\]{{}}<>.!?])")
 # What the trigger scan looks for of it: the lead and a value with a digit or one of
 # _-+/ (or a dot inside it), so "Password Reset" in a test's name compiles no rule.
-PROSE_MARK = (rf"{_PROSE_LEAD}{_PROSE_CHAR}*?(?:[0-9_+/-]|\.{_PROSE_CHAR})"
-              rf"""|{_PROSE_WORDS}(?:'{_PROSE_CHAR}{{4,}}'|"{_PROSE_CHAR}{{4,}}")""")
+PROSE_MARK = (rf"""{_PROSE_WORDS}(?:['"]?{_PROSE_CHAR}*?(?:[0-9_+/-]|\.{_PROSE_CHAR})"""
+              rf"""|'{_PROSE_CHAR}{{4,}}'|"{_PROSE_CHAR}{{4,}}")""")
 
 
 def masked_key(match: re.Match[str]) -> str:
