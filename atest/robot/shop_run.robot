@@ -96,7 +96,7 @@ Secrets Are Masked In Every Answer
     Should Be True    ${found}[masked_values] >= 2
     ${headers} =    Search    query=Authorization    level=DEBUG
     ${text} =    Response Text    ${headers}
-    Should Contain    ${text}    'Authorization': '***'
+    Should Contain    ${text}    'Authorization': 'Bearer ***'
     Should Not Contain    ${text}    92f1c0
     ${setup} =    Search    query=pay.example
     ${text} =    Response Text    ${setup}
