@@ -325,7 +325,7 @@ class Redactor:
                     value = text[after.start("value"):].split("\n", 1)[0]
                 elif len(value) > 1 and value[0] in "'\"" and value[-1] == value[0]:
                     value = value[1:-1]
-                elif "@" in value and in_url_user(text, mention.start("name")):
+                elif "@" in value and _in_url_user(text, mention.start("name")):
                     value = value[:value.index("@")]
                 found.append(value.strip())
         if "://" in text and "@" in text:
@@ -501,12 +501,12 @@ def _masked_value(match: re.Match[str]) -> str:
     if _is_reference(inner) or inner.strip().endswith(MASK):
         return match[0]
     head = match[0][: match.start("value") - match.start(0)]
-    if not quote and "@" in inner and in_url_user(match.string, match.start(0)):
+    if not quote and "@" in inner and _in_url_user(match.string, match.start(0)):
         return f"{head}{MASK}{inner[inner.index('@'):]}"  # the URL's host and path stay
     return f"{head}{quote}{MASK}{quote}"
 
 
-def in_url_user(text: str, at: int) -> bool:
+def _in_url_user(text: str, at: int) -> bool:
     """Whether ``at`` is in a URL's user name (``https://x-access-token:x@github.com/o/r``):
     the value after it ends at ``@``, as URL credentials do."""
     start = text.rfind("://", max(0, at - 200), at + 1)
