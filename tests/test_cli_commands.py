@@ -158,8 +158,8 @@ Controls
 
 def test_control_structures_read_as_log_html_shows_them(tmp_path: Path) -> None:
     """A FOR's variables, flavor and values, an iteration's values, an IF's and WHILE's
-    condition, an EXCEPT's patterns: what tells a control structure apart in log.html, on its
-    line of tree, window and failures (the failure path showed "ITERATION ...-k4  [FAIL]"
+    condition, an EXCEPT's patterns, the variables a keyword call assigns: what tells a step
+    apart in log.html, on its line of tree, window and failures (the failure path showed "ITERATION ...-k4  [FAIL]"
     and "IF ...  [FAIL]" and nothing of which iteration or condition)."""
     from test_listener import robot
 
@@ -178,6 +178,7 @@ def test_control_structures_read_as_log_html_shows_them(tmp_path: Path) -> None:
     tree = cli("tree", "latest", "s1-t1", db=db).stdout
     assert "s1-t1-k5    [PASS]  ${n} > 0  limit=10" in tree
     assert "VAR       s1-t1-k1  ${name}  [PASS]  alice" in tree
+    assert "KEYWORD   s1-t1-k4  ${n} = Set Variable  [PASS]  ${2}" in tree  # as log.html
     excepts = cli("tree", "latest", "s1-t1-r2", db=db).stdout
     assert "EXCEPT    s1-t1-k3    [PASS]  boom*  type=glob  AS ${err}" in excepts
     window = cli("window", "latest", "s1-t1-k6-k4-k1-k1", db=db).stdout

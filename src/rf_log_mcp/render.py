@@ -257,7 +257,7 @@ def failures(paths: list[dict[str, Any]], style: Style, run_id: int, of_group: b
                 print(f"{indent}{style(folded, 'dim')}  {style(step['first_node_id'], 'dim')}")
                 continue
             detail = "" if step.get("args") else node_detail(step)  # args: a line of their own
-            print(f"{indent}{step['type']} {step['node_id']}  {step['name']}"
+            print(f"{indent}{step['type']} {step['node_id']}  {node_label(step)}"
                   f"  [{style(step['status'], step['status'])}]"
                   + (f"  {style(first_lines(detail, 1, 100)[0], 'dim')}" if detail else ""))
             if step.get("args"):
@@ -305,7 +305,7 @@ def tree(response: Answer, style: Style) -> None:
     if node.get("kind") == "RUN":
         print(f"Run {node['run_id']}: {node.get('name')} ({node['status']})")
     else:
-        print(f"{node['type']} {style(node['node_id'], 'bold')}  {node.get('name', '')}"
+        print(f"{node['type']} {style(node['node_id'], 'bold')}  {node_label(node)}"
               f"  [{style(node['status'], node['status'])}]  {node.get('child_count', 0)} children")
         for message in (node.get("messages") or {}).get("important") or []:
             print(f"    {style(message['level'], message['level'])}: "
@@ -317,13 +317,30 @@ def tree(response: Answer, style: Style) -> None:
     _masked(response, style)
 
 
+_CALLS = ("KEYWORD", "SETUP", "TEARDOWN")
+
+
+def _field(node: Any, key: str) -> Any:
+    return node.get(key) if isinstance(node, dict) else getattr(node, key, None)
+
+
+def node_label(node: Any) -> str:
+    """A node's name as log.html shows it: a keyword call with the variables it assigns
+    (``${status}  ${msg} = Run Keyword And Ignore Error``)."""
+    name = _field(node, "name") or ""
+    assign = _field(node, "assign")
+    if assign and isinstance(assign, list) and _field(node, "type") in _CALLS:
+        return f"{'  '.join(str(variable).rstrip('= ') for variable in assign)} = {name}"
+    return name
+
+
 def node_detail(node: Any) -> str:
     """What log.html shows of a node after its name: a keyword's arguments, a FOR's variables,
     flavor and values (``${i}  IN RANGE  100``), an iteration's values (``${i}=57``), an IF's,
     ELSE IF's or WHILE's condition (and limit), an EXCEPT's patterns and AS variable, a VAR's
     or RETURN's values. ``node``: a view's node, as a dict or a model."""
     def get(key: str) -> Any:
-        return node.get(key) if isinstance(node, dict) else getattr(node, key, None)
+        return _field(node, key)
 
     node_type = get("type")
     parts: list[Any] = []
@@ -340,8 +357,6 @@ def node_detail(node: Any) -> str:
         return ", ".join(f"{k}={v}" for k, v in get("assign").items())
     elif node_type in ("VAR", "RETURN"):
         parts = get("value") or get("values") or []
-    elif get("assign"):
-        parts = get("assign") if isinstance(get("assign"), list) else [get("assign")]
     return "  ".join(str(part) for part in parts)
 
 
@@ -355,7 +370,7 @@ def _tree_item(item: dict[str, Any], style: Style) -> str:
             first_lines(m["text"], 1, 80)[0] for m in item["messages"][:3])
     detail = node_detail(item)
     failed = item.get("failed_descendant_count")
-    text = (f"{item['type']:<9} {item['node_id']}  {item.get('name', '')}"
+    text = (f"{item['type']:<9} {item['node_id']}  {node_label(item)}"
             f"  [{style(item['status'], item['status'])}]")
     if detail:
         text += f"  {style(first_lines(str(detail), 1, 100)[0], 'dim')}"
@@ -374,7 +389,7 @@ def window(response: Answer, style: Style) -> None:
     for step in view.steps:
         mark = style("▶", "bold") if step.center else " "
         detail = node_detail(step)
-        print(f"{mark} {'  ' * step.depth}{step.type} {step.node_id}  {step.name}"
+        print(f"{mark} {'  ' * step.depth}{step.type} {step.node_id}  {node_label(step)}"
               f"  [{style(step.status, step.status)}]"
               + (f"  {style(first_lines(detail, 1, 100)[0], 'dim')}" if detail else ""))
         if step.message and step.status != "PASS":
