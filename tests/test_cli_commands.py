@@ -159,8 +159,9 @@ Controls
 def test_control_structures_read_as_log_html_shows_them(tmp_path: Path) -> None:
     """A FOR's variables, flavor and values, an iteration's values, an IF's and WHILE's
     condition, an EXCEPT's patterns, the variables a keyword call assigns: what tells a step
-    apart in log.html, on its line of tree, window and failures (the failure path showed "ITERATION ...-k4  [FAIL]"
-    and "IF ...  [FAIL]" and nothing of which iteration or condition)."""
+    apart in log.html, on its line of tree, window and failures (the failure path showed
+    "ITERATION ...-k4  [FAIL]" and "IF ...  [FAIL]" and nothing of which iteration or
+    condition)."""
     from test_listener import robot
 
     (tmp_path / "controls.robot").write_text(_CONTROLS)
