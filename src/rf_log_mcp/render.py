@@ -259,7 +259,7 @@ def failures(paths: list[dict[str, Any]], style: Style, run_id: int, of_group: b
             detail = "" if step.get("args") else node_detail(step)  # args: a line of their own
             print(f"{indent}{step['type']} {step['node_id']}  {node_label(step)}"
                   f"  [{style(step['status'], step['status'])}]"
-                  + (f"  {style(first_lines(detail, 1, 100)[0], 'dim')}" if detail else ""))
+                  + _shown_detail(detail, style))
             if step.get("args"):
                 print(f"{indent}  {style('args: ' + '  '.join(step['args']), 'dim')}")
             for message in step.get("messages", []):
@@ -360,6 +360,11 @@ def node_detail(node: Any) -> str:
     return "  ".join(str(part) for part in parts)
 
 
+def _shown_detail(detail: str, style: Style) -> str:
+    """A node's detail as its line ends with it: its first line, dim (nothing without one)."""
+    return f"  {style(first_lines(detail, 1, 100)[0], 'dim')}" if detail else ""
+
+
 def _tree_item(item: dict[str, Any], style: Style) -> str:
     kind = item.get("kind")
     if kind == "ITERATION_GROUP":
@@ -372,8 +377,7 @@ def _tree_item(item: dict[str, Any], style: Style) -> str:
     failed = item.get("failed_descendant_count")
     text = (f"{item['type']:<9} {item['node_id']}  {node_label(item)}"
             f"  [{style(item['status'], item['status'])}]")
-    if detail:
-        text += f"  {style(first_lines(str(detail), 1, 100)[0], 'dim')}"
+    text += _shown_detail(detail, style)
     if failed:
         text += style(f"  ({failed} failed nodes below)", "FAIL")
     if item.get("message") and item["status"] != "PASS":
@@ -391,7 +395,7 @@ def window(response: Answer, style: Style) -> None:
         detail = node_detail(step)
         print(f"{mark} {'  ' * step.depth}{step.type} {step.node_id}  {node_label(step)}"
               f"  [{style(step.status, step.status)}]"
-              + (f"  {style(first_lines(detail, 1, 100)[0], 'dim')}" if detail else ""))
+              + _shown_detail(detail, style))
         if step.message and step.status != "PASS":
             print(f"  {'  ' * step.depth}    {first_lines(step.message, 1)[0]}")
     if view.prev_cursor:
