@@ -61,6 +61,7 @@ from rf_log_listener.secret_shapes import (
     masked_password_option,
     masked_prose_password,
     masked_typed_password,
+    may_hold_password_option,
     password_field,
     piped_passwords,
     prose_passwords,
@@ -130,11 +131,11 @@ class Redactor:
         ``password=``, ``"token": ``, ``${API_KEY} =``, the header lines ``Authorization:`` and
         ``Cookie:``; every name rule reads a value after one), a private key's armour
         (``PRIVATE KEY``), ``://`` (URL credentials, webhooks), ``bearer``, a JWT's ``eyJ``, a
-        vendor token's prefix, ``curl``, ``sshpass``, a login command or MySQL's attached ``-p``
-        (``SHAPE_MARKS``), SQL's ``IDENTIFIED BY``, a secret-named XML element (``password>``), a password
-        in prose with a value that may be one (``PROSE_MARK``). A text without any of these
-        is left as it is by every one of those rules, so one scan replaces eleven (and their
-        compilation). A name alone does not
+        vendor token's prefix, ``curl``, SQL's ``IDENTIFIED BY`` (``SHAPE_MARKS``), a
+        secret-named XML element (``password>``), a password in prose with a value that may
+        be one (``PROSE_MARK``); a command's password option is looked for apart
+        (``may_hold_password_option``). A text without any of these is left as it is by
+        every one of those rules, so one scan replaces eleven (and their compilation). A name alone does not
         trigger: prose holds the short ones in its words (``inside``, ``author``), and a
         reading command would compile every rule for them."""
         return re.compile(f"(?i){self._trigger_parts}")
@@ -238,10 +239,14 @@ class Redactor:
         value, typed = masked_typed_password(value)
         known += typed
         fast = self._ascii_trigger if value.isascii() else None
+        lowered = None
         if fast is not None:
-            triggered = fast.search(value.lower()) is not None
+            lowered = value.lower()
+            triggered = fast.search(lowered) is not None
         else:
             triggered = self._trigger.search(value) is not None
+        if not triggered and "-" in value:
+            triggered = may_hold_password_option(value, lowered)
         if not triggered and not self._extra:
             return value, known
         counter = [known]
@@ -297,9 +302,10 @@ class Redactor:
                     "curl" in lowered and curl_credentials(text)):
                 return True
         # each shape's own substring first: this runs on every message the writer sees
-        if ("-p" in text and command_passwords(text)) or ("identified" in lowered and sql_passwords(
-                text, lowered)) or (text.startswith("Typing text '") and typed_password(text)) or (
-                "sudo" in text and piped_passwords(text)):
+        if ((" -" in text or "pass:" in text) and command_passwords(text, lowered)) or (
+                "identified" in lowered and sql_passwords(text, lowered)) or (
+                text.startswith("Typing text '") and typed_password(text)) or (
+                ("sudo" in text or "password-stdin" in text) and piped_passwords(text)):
             return True
         if "</" in text and self._xml_element.search(text) is not None:
             return True
@@ -334,7 +340,7 @@ class Redactor:
             found += [m["value"] for m in self._xml_element.finditer(text)]
         if "curl" in lowered:
             found += curl_credentials(text)
-        found += command_passwords(text)
+        found += command_passwords(text, lowered)
         found += sql_passwords(text, lowered)
         found += piped_passwords(text)
         typed = typed_password(text)

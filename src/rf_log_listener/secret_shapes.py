@@ -32,15 +32,39 @@ VENDOR_TOKENS = (
 # URL's start, kept; the rest of it is masked.
 _WEBHOOKS = (r"hooks\.slack\.com/(?:services|workflows|triggers)/",
              r"(?:[\w-]+\.)?discord(?:app)?\.com/api/webhooks/", r"[\w-]+\.webhook\.office\.com/")
-# What the other shapes cannot match without (lower-cased): URL credentials, a bearer
-# token, a JWT's header, a private key's armour, curl's credentials, a webhook's host.
-# A command's -p password: sshpass, or a login command before it, or MySQL's attached -pX;
-# SQL's IDENTIFIED BY. (Patterns, bounded as the rules' own context is: CURL_REACH.)
-# A password piped to ``sudo -S``; OpenSSL's ``-passin pass:x``.
-SHAPE_MARKS = ("://", "bearer", "eyj", "private key", "curl", "sshpass",
-               r"(?:docker|podman|nerdctl)\b[^\n;|]{0,300}?\blogin\b",
-               r"(?:mysql|mariadb)[^\n;|]{0,300}?-p[^\s-]", r"identified[ \t]+(?:by|with)\b",
-               r"\|[ \t]*sudo\b", r"-pass(?:in|out)?[ \t]+['\"]?pass:",
+# Commands whose options take a password on their command line (a test logs the command it
+# runs: Process, SSHLibrary, OperatingSystem): the command, a pattern as it is written before
+# the option on its line; its password options, whose case matters (MySQL's -P is its port,
+# sqlcmd's -p its statistics, ssh-keygen's -n its principals); how the value follows them:
+# apart or attached (EITHER), attached only (MySQL's, MariaDB's and 7-Zip's -p: "-p" alone
+# asks for it, the next word is the database or the archive), apart only (APART).
+# ``docker run -p 8080:80``, ``mkdir -p``, ``ssh -p 2222`` and ``zip -r`` stay.
+EITHER, ATTACHED, APART = "either", "attached", "apart"
+PASSWORD_OPTIONS = (
+    (r"(?:docker|podman|nerdctl)\b[^;|\n]{0,300}?\blogin", ("-p",), EITHER),
+    (r"sshpass", ("-p",), EITHER),
+    (r"(?:mysql|mariadb)\w*", ("-p",), ATTACHED),
+    (r"7z[ar]?", ("-p",), ATTACHED),
+    (r"redis-cli", ("-a", "--pass"), APART),
+    (r"sqlcmd|bcp", ("-P",), EITHER),
+    (r"mongo(?:sh|dump|restore|import|export|stat|top|files)?", ("-p",), APART),
+    (r"ldap(?:search|add|modify|delete|modrdn|compare|whoami|passwd|exop)", ("-w",), APART),
+    (r"ldappasswd", ("-a", "-s"), APART),  # the old and the new password
+    (r"keytool", ("-storepass", "-keypass", "-srcstorepass", "-deststorepass", "-srckeypass",
+                  "-destkeypass", "-new"), APART),
+    (r"ssh-keygen", ("-N", "-P"), APART),  # the new and the old passphrase
+    (r"zip|unzip|zipcloak", ("-P",), APART),
+    (r"az\b[^;|\n]{0,300}?\blogin", ("-p",), APART),
+)
+# What the other shapes cannot match without (lower-cased): URL credentials and webhooks, a bearer
+# token, a JWT's header, a private key's armour, curl's credentials, SQL's IDENTIFIED BY, a
+# password piped to ``sudo -S`` or ``--password-stdin``, OpenSSL's ``-passin pass:x``, a
+# vendor token. (Patterns, bounded as the rules' own context is: CURL_REACH.) A command's
+# password option is looked for apart (``may_hold_password_option``): as a mark, its fifteen
+# commands made the scan of every text a third slower and its compiling 1 ms longer.
+SHAPE_MARKS = ("://", "bearer", "eyj", "private key", "curl",
+               r"identified[ \t]+(?:by|with)\b", r"\|[ \t]*sudo\b", "password-stdin",
+               r"-pass(?:in|out)?[ \t]+['\"]?pass:",
                *(prefix.lower() for prefix, _ in VENDOR_TOKENS))
 
 
@@ -62,20 +86,24 @@ class _Shapes:
         self.curl_user = re.compile(
             r"""(?P<head>(?<![\w-])(?:-u|--user)(?:[ \t=]+|(?=[^\s-]))(?P<q>['"])?[^\s:'"]+:)"""
             r"""(?P<value>(?(q)[^'"\n]+|[^\s'"]+))""")
-        # -p password, masked on the line of a command whose -p it is (``command_passwords``)
+        # a password option, masked on the line of a command whose option it is
+        # (``command_passwords``)
+        options = sorted({o for _, opts, _ in PASSWORD_OPTIONS for o in opts}, key=len, reverse=True)
         self.password_option = re.compile(
-            r"""(?P<head>(?<![\w-])-p(?P<gap>[ \t]+)?(?P<q>['"])?)"""
+            rf"""(?P<head>(?<![\w-])(?P<option>{'|'.join(options)})(?P<gap>[ \t]+)?(?P<q>['"])?)"""
             r"""(?P<value>(?(q)[^'"\n]+|[^\s'"-][^\s'"]*))""")
         # SQL's CREATE/ALTER USER ... IDENTIFIED [WITH plugin] BY password (Oracle, MySQL),
         # masked in such a statement only (``sql_passwords``)
         self.identified_by = re.compile(
             r"""(?i)(?P<head>\bidentified[ \t]+(?:with[ \t]+\w+[ \t]+)?by[ \t]+(?P<q>['"])?)"""
             r"""(?P<value>(?(q)[^'"\n]+|[^\s;'"]+))""")
-        # echo password | sudo -S ... (-S: sudo reads the password from its standard input)
+        # echo password | sudo -S ... (-S: sudo reads the password from its standard input),
+        # echo password | docker login --password-stdin (and podman's, helm's)
         self.sudo_stdin = re.compile(
             r"""(?P<head>\becho[ \t]+(?:-[neE]{1,3}[ \t]+)*(?P<q>['"])?)"""
             r"""(?P<value>(?(q)[^'"\n]+|[^\s'"|;&]+))"""
-            r"""(?=(?(q)['"])[ \t]*\|[ \t]*sudo\b[^\n;|&]{0,300}?(?<![\w-])-[A-Za-z]*S\b)""")
+            r"""(?=(?(q)['"])[ \t]*\|[ \t]*(?:sudo\b[^\n;|&]{0,300}?(?<![\w-])-[A-Za-z]*S\b"""
+            r"""|[\w-]+\b[^\n;|&]{0,300}?(?<![\w-])--password-stdin(?![\w-])))""")
         # OpenSSL's pass phrase given on its command line: -passin pass:x, -passout, -pass
         self.openssl_pass = re.compile(
             r"""(?P<head>(?<![\w-])-pass(?:in|out)?[ \t]+(?P<q>['"])?pass:)"""
@@ -125,13 +153,40 @@ def masked_credentials(match: re.Match[str]) -> str:
 # so a long text of many options costs each of them this much at most.
 CURL_REACH = 300
 _CURL = lazy_pattern(r"(?i)\bcurl\b")
-# Commands whose -p option is a password: with the value apart or attached (docker's,
-# podman's and nerdctl's login; sshpass), or attached only (MySQL's and MariaDB's clients:
-# "-p" alone asks for it, and the next word is the database). ``docker run -p 8080:80`` and
-# ``mkdir -p`` stay.
-_SPACED_PASSWORD_COMMANDS = lazy_pattern(
-    r"(?i)\b(?:(?:docker|podman|nerdctl)\b[^;|\n]*\blogin\b|sshpass\b)")
-_ATTACHED_PASSWORD_COMMANDS = lazy_pattern(r"(?i)\b(?:mysql\w*|mariadb\w*)\b")
+
+
+@functools.cache
+def _commands_of(option: str) -> tuple[re.Pattern[str] | None, re.Pattern[str] | None]:
+    """The commands (PASSWORD_OPTIONS) whose ``option`` takes its value apart, and those
+    whose option takes it attached: each a pattern of what is before the option, or None."""
+    def commands(*ways: str) -> re.Pattern[str] | None:
+        found = [command for command, options, way in PASSWORD_OPTIONS
+                 if option in options and way in ways]
+        return re.compile(rf"(?i)\b(?:{'|'.join(found)})\b") if found else None
+    return commands(EITHER, APART), commands(EITHER, ATTACHED)
+
+
+# What a text must hold for the password options' rule to match: one of the options (a
+# pattern that starts with "-" is scanned nearly as fast as a find), then one of the
+# commands (a scan for them costs ~3 µs a message: looked for only where an option is; in
+# the lower-cased text, as a case-insensitive alternation is three times slower).
+_PASSWORD_OPTION = lazy_pattern("-(?:{})".format("|".join(sorted(
+    {option[1:] for _, options, _ in PASSWORD_OPTIONS for option in options}, key=len, reverse=True))))
+_COMMANDS = "|".join(command for command, _, _ in PASSWORD_OPTIONS)
+_PASSWORD_COMMANDS = lazy_pattern(rf"(?:{_COMMANDS})\b")
+_PASSWORD_COMMANDS_ANY_CASE = lazy_pattern(rf"(?i)(?:{_COMMANDS})\b")
+
+
+def may_hold_password_option(text: str, lowered: str | None) -> bool:
+    """Whether the password options' rule may match in ``text`` (``lowered``: the text
+    lower-cased, if it is ASCII; else None): an option and, anywhere, one of the commands."""
+    if _PASSWORD_OPTION().search(text) is None:
+        return False
+    if lowered is None:
+        return _PASSWORD_COMMANDS_ANY_CASE().search(text) is not None
+    return _PASSWORD_COMMANDS().search(lowered) is not None
+
+
 _USER_STATEMENT = lazy_pattern(r"(?i)\b(?:create|alter)[ \t]+user\b")
 
 
@@ -149,11 +204,11 @@ def on_curl_line(match: re.Match[str]) -> bool:
 
 
 def on_password_command(match: re.Match[str]) -> bool:
-    """Whether the -p option ``match`` found is a password option of its command."""
-    command = _before(match)
-    if _SPACED_PASSWORD_COMMANDS().search(command):
-        return True
-    return match["gap"] is None and _ATTACHED_PASSWORD_COMMANDS().search(command) is not None
+    """Whether the option ``match`` found is a password option of its command, its value
+    apart or attached as that command takes it."""
+    apart, attached = _commands_of(match["option"])
+    commands = apart if match["gap"] is not None else attached
+    return commands is not None and commands.search(_before(match)) is not None
 
 
 def in_user_statement(match: re.Match[str]) -> bool:
@@ -179,11 +234,12 @@ def masked_curl_user(match: re.Match[str]) -> str:
     return _masked(match, on_curl_line)
 
 
-def command_passwords(text: str) -> list[str]:
-    """The values of commands' password options (-p, OpenSSL's -passin pass:x) in ``text``."""
-    if "-p" not in text:
-        return []
-    found = _found(compiled_shapes().password_option, text, on_password_command)
+def command_passwords(text: str, lowered: str | None = None) -> list[str]:
+    """The values of commands' password options (PASSWORD_OPTIONS, OpenSSL's -passin
+    pass:x) in ``text`` (lower-cased as ``lowered``)."""
+    found = []
+    if " -" in text and may_hold_password_option(text, text.lower() if lowered is None else lowered):
+        found = _found(compiled_shapes().password_option, text, on_password_command)
     if "pass:" in text:
         found += [m["value"] for m in compiled_shapes().openssl_pass.finditer(text)]
     return found
@@ -205,9 +261,9 @@ def masked_identified_by(match: re.Match[str]) -> str:
 
 def piped_passwords(text: str) -> list[str]:
     """Passwords piped to a command that reads them from its standard input: ``echo x |
-    sudo -S``."""
+    sudo -S``, ``echo x | docker login --password-stdin``."""
     return [m["value"] for m in compiled_shapes().sudo_stdin.finditer(text)] \
-        if "sudo" in text else []
+        if "sudo" in text or "password-stdin" in text else []
 
 
 # SeleniumLibrary's Input Text logs the text it types, with the field's locator (Input

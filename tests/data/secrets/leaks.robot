@@ -1,6 +1,6 @@
 *** Settings ***
-Documentation     Secrets handled the ordinary way, each a value of its own (S01 ... S48), and
-...               values that only look like secrets (L01 ... L23), which must stay readable.
+Documentation     Secrets handled the ordinary way, each a value of its own (S01 ... S52), and
+...               values that only look like secrets (L01 ... L24), which must stay readable.
 Library           Vault.py
 Library           SSHLibrary.py
 Library           Browser.py
@@ -123,6 +123,15 @@ Shapes Next To Their Name
     Log    S47-p12-Pw protects cert.p12
     Log    cloning https://x-access-token:S48-clone-Tk@github.com/acme/L23-clone-repo failed
     Log    S48-clone-Tk expired
+    Log    Starting process:\nredis-cli -h cache -a S49-redis-Pw --scan
+    Log    S49-redis-Pw was rejected
+    Log    Executing command 'sqlcmd -S db -U sa -P S50-sqlcmd-Pw -Q "SELECT 1"'.
+    Log    S50-sqlcmd-Pw expires soon
+    Log    keytool -importcert -keystore ks.jks -storepass S51-store-Pw -alias ca
+    Log    S51-store-Pw opens ks.jks
+    Log    Executing command 'echo S52-stdin-Pw | docker login -u ci --password-stdin ghcr.io'.
+    Log    S52-stdin-Pw is the registry's
+    Log    sqlcmd -S L24-sql-host -p -Q "SELECT 1"
 
 Returned By Keywords Named Like Secrets
     ${session} =    Get Auth Token For User    alice
