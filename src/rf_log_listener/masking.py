@@ -41,6 +41,7 @@ from rf_log_listener.secret_names import (
     signature_secret,
     spellings,
     whole_line,
+    working_directory,
     xml_element,
 )
 from rf_log_listener.secret_shapes import (
@@ -333,6 +334,9 @@ class Redactor:
                     value = value[1:-1]
                 elif "@" in value and _in_url_user(text, mention.start("name")):
                     value = value[:value.index("@")]
+                if (value[:1] in "/\\" or value[1:2] == ":") and working_directory(
+                        _whole_name(lowered, mention), value):  # the shell's PWD=/path
+                    continue
                 found.append(value.strip())
         if "://" in text and "@" in text:
             found += [m[2] for m in compiled_shapes().url_credentials.finditer(text)]
@@ -506,10 +510,22 @@ def _masked_value(match: re.Match[str]) -> str:
     inner = value[1:-1] if quote else value
     if _is_reference(inner) or inner.strip().endswith(MASK):
         return match[0]
+    key = match.groupdict().get("key")
+    if key is not None and working_directory(key, inner):
+        return match[0]
     head = match[0][: match.start("value") - match.start(0)]
     if not quote and "@" in inner and _in_url_user(match.string, match.start(0)):
         return f"{head}{MASK}{inner[inner.index('@'):]}"  # the URL's host and path stay
     return f"{head}{quote}{MASK}{quote}"
+
+
+def _whole_name(lowered: str, mention: re.Match[str]) -> str:
+    """The name a secret's word ends (``oldpwd`` of ``'OLDPWD': x``): the name characters
+    before it, too."""
+    start = mention.start("name")
+    while start > 0 and (lowered[start - 1].isalnum() or lowered[start - 1] in "_.-"):
+        start -= 1
+    return lowered[start:mention.end("name")]
 
 
 def _in_url_user(text: str, at: int) -> bool:

@@ -49,7 +49,7 @@ from . import events as ev
 from .events import Node
 from .known_values import KnownValues, registrable
 from .masking import Redactor, lazy_pattern, signature_position
-from .secret_names import FIELD, PAIRS, signature_secret
+from .secret_names import FIELD, PAIRS, signature_secret, working_directory
 
 TYPE_CHECKING = False  # typing's own constant: loading typing is 4-5 ms (issue #19)
 if TYPE_CHECKING:
@@ -171,7 +171,7 @@ class SecretRegistry:
         args = [str(a) for a in args]
         secret_at = None if signature is None else signature_position(node.owner, node.name, args)
         pairs = signature is not None and signature[0] == PAIRS
-        pair_name = False  # the argument before is a secret's name (pairs only)
+        pair_name = ""  # the argument before, when it is a secret's name (pairs only)
         given = []  # secret values given as references: registered as resolved below
         for index, arg in enumerate(args):
             named = _NAMED().match(arg)
@@ -179,12 +179,13 @@ class SecretRegistry:
                 for value in self.redactor.secret_values(arg):
                     self.add(value)
             elif ((secret_keyword and index > 0) or (index == secret_at and not named) or (
-                    pair_name and not named)):
+                    pair_name and not named and not working_directory(pair_name, arg))):
                 if not _REFERENCE().search(arg):
                     self.add(arg)  # Input Password  id  x; SSHLibrary.Login  user  x
                 else:
                     given.append(arg)
-            pair_name = pairs and not named and not pair_name and self.redactor.names_secret(arg)
+            pair_name = arg if (pairs and not named and not pair_name
+                                and self.redactor.names_secret(arg)) else ""
         if given or signature is not None:
             self._given_values(signature[0] if signature else None, given, args, traced, logged)
         for arg, template, resolved in self._pairs(node, args, traced, logged):
@@ -209,7 +210,8 @@ class SecretRegistry:
             return
         if kind == PAIRS:
             found = _ENVIRONMENT_SET().fullmatch(logged)
-            if found and self.redactor.names_secret(found[1]):
+            if found and self.redactor.names_secret(found[1]) and not working_directory(
+                    found[1], found[2]):
                 self.add(found[2])
         elif kind == FIELD and references:  # only when the field is a password's: see step
             found = _TEXT_FILLED().fullmatch(logged)

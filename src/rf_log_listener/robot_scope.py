@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from .events import INSTALLED, keyword_key
+from .secret_names import working_directory
 
 Definition = tuple[str, str, "str | None", "int | None"]  # library, keyword key, file, line
 
@@ -172,7 +173,8 @@ class ScopeSecrets:
         for name, raw in dictionaries:  # &{USER} with a password key
             if name not in secret:
                 try:
-                    values += [v for k, v in raw.items() if names_secret(str(k))]
+                    values += [v for k, v in raw.items() if names_secret(str(k))
+                               and not working_directory(str(k), str(v))]  # os.environ's PWD
                 except Exception:
                     continue
         secret = secret_type()

@@ -23,6 +23,19 @@ SECRET_WORDS = (
     r"cookie", r"session[-_ ]?id", r"sessid", r"sid",
 )
 
+# The shell's working directories, PWD and OLDPWD, end with "pwd" (a password's short name:
+# ODBC's ``UID=sa;PWD=x``) and hold an absolute path: known as a secret, the run's directory
+# hid every path of the run (the Process library logs the environment a process gets).
+_WORKING_DIRECTORIES = frozenset({"pwd", "oldpwd"})
+_ABSOLUTE_PATH = re.compile(r"""['"]?(?:/|[A-Za-z]:[\\/]|\\\\)""")
+
+
+def working_directory(name: str, value: str) -> bool:
+    """Whether ``name`` (a key as written: quoted, ``${...}`` or bare) and its ``value`` are
+    the shell's PWD or OLDPWD: that name alone, an absolute path."""
+    return name.strip("'\"${}%@&").lower() in _WORKING_DIRECTORIES and \
+        _ABSOLUTE_PATH.match(value) is not None
+
 
 # Every text SECRET_WORDS match (``spellings``), written out: the listener asks whether each
 # variable name of robot's scopes ends with one, and spelling them (and compiling the step

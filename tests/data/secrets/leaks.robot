@@ -1,10 +1,11 @@
 *** Settings ***
-Documentation     Secrets handled the ordinary way, each a value of its own (S01 ... S52), and
-...               values that only look like secrets (L01 ... L24), which must stay readable.
+Documentation     Secrets handled the ordinary way, each a value of its own (S01 ... S54), and
+...               values that only look like secrets (L01 ... L26), which must stay readable.
 Library           Vault.py
 Library           SSHLibrary.py
 Library           Browser.py
 Library           OperatingSystem
+Library           Process
 Library           Collections
 Metadata          Contact    ops team
 
@@ -132,6 +133,12 @@ Shapes Next To Their Name
     Log    Executing command 'echo S52-stdin-Pw | docker login -u ci --password-stdin ghcr.io'.
     Log    S52-stdin-Pw is the registry's
     Log    sqlcmd -S L24-sql-host -p -Q "SELECT 1"
+    ${done} =    Run Process    true    env:PWD=/tmp/L25-work-dir    env:DB_PASSWORD=S53-env-Pw
+    Set Environment Variable    OLDPWD    /tmp/L26-old-dir
+    Log Environment Variables
+    ${environment} =    Get Environment Variables
+    Log    Driver={ODBC Driver 18};Server=db;UID=sa;PWD=S54-odbc-Pw;
+    Log    /tmp/L25-work-dir/data.csv and /tmp/L26-old-dir/x are missing; S53-env-Pw, S54-odbc-Pw
 
 Returned By Keywords Named Like Secrets
     ${session} =    Get Auth Token For User    alice
