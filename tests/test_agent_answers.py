@@ -121,6 +121,20 @@ def test_a_retry_s_failure_path_goes_into_its_last_attempt(tmp_path: Path) -> No
     assert path.path[-1].messages and path.path[-1].messages[-1].text == "no answer on attempt 4"
 
 
+def test_failures_of_the_same_call_that_went_on_are_no_retry(tmp_path: Path) -> None:
+    """Three failing calls of one keyword without arguments under robot:continue-on-failure
+    (or a template's rows once rebot removed their arguments) are three failures: the path
+    goes into the first, the others are beside it. They were taken for a retry's attempts:
+    the path went into the last and the two others were not named."""
+    conn, run_id = _imported(tmp_path, "same_call.robot", 1)
+    path = _path(conn, run_id, "s1-t1").failure_path.path
+    assert [s.node_id for s in path] == ["s1-t1", "s1-t1-k1", "s1-t1-k1-k3"]
+    assert path[-1].messages and path[-1].messages[-1].text == "check 1 failed"
+    assert path[0].other_failures_total == 2
+    assert [(o.node_id, o.message) for o in path[0].other_failures or []] == [
+        ("s1-t1-k2", "check 2 failed"), ("s1-t1-k3", "check 3 failed")]
+
+
 def test_a_failure_an_except_branch_handled_is_not_the_cause(tmp_path: Path) -> None:
     """TRY/EXCEPT: RF marks the TRY branch FAIL even when an EXCEPT branch handled its
     failure. The path and the signature follow what made the test fail: the EXCEPT branch

@@ -38,9 +38,16 @@ PARENT_TEARDOWN = "arent suite teardown failed:\n"  # "Parent ..." or "Also pare
 Level = namedtuple("Level", "node others others_total", defaults=((), 0))
 
 
+# How RF begins the message of a test or keyword that went on after its failures
+# (robot:continue-on-failure, a template's rows, Run Keyword And Continue On Failure): its
+# failing children that are the same call are as many failures, not attempts of a retry.
+_CONTINUED = "Several failures occurred:"
+
+
 def failing_branch(conn: sqlite3.Connection, run_id: int, start: NodeRow) -> list[Level]:
     """From ``start`` down its most telling failing branch: at each level the last attempt of
-    a retry (failing children that are the same call), else the shortest failing branch,
+    a retry (failing children that are the same call, under a parent that did not go on
+    after each failure), else the shortest failing branch,
     between equally short ones the one with the more severe messages, then the first. A
     TRY branch whose failure an EXCEPT branch handled is no branch of it (nor a failure
     beside it): the failing EXCEPT, ELSE or FINALLY branch after it is."""
@@ -60,7 +67,8 @@ def failing_branch(conn: sqlite3.Connection, run_id: int, start: NodeRow) -> lis
         total = len(failing) if len(failing) + handled <= SIBLINGS_COMPARED else _failed_children(
             conn, run_id, node) - handled
         failing = failing[:SIBLINGS_COMPARED]
-        if len(failing) > 1 and failing[0].name and len({(c.name, c.args) for c in failing}) == 1:
+        if len(failing) > 1 and failing[0].name and len({(c.name, c.args) for c in failing}) == 1 \
+                and not (node.message or "").startswith(_CONTINUED):
             node, others = failing[-1], []  # attempts of one call (a retry): the last decided
         elif len(failing) > 1:
             node = min(failing, key=lambda c: (_failing_depth(conn, run_id, c),
