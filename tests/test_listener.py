@@ -103,6 +103,30 @@ def test_live_capture_into_postgresql_equals_the_import_of_the_same_run(
     _assert_live_equals_import(done, open_store(pg_url), tmp_path / "output.xml")
 
 
+def test_an_output_file_another_listener_rewrote_is_a_run_of_its_own(tmp_path: Path) -> None:
+    """RetryFailed runs a failed test again and, when robot has written output.xml, rewrites
+    it keeping each test's last attempt. The store keeps what ran (both attempts), and the
+    rewritten file is no longer taken for the run: importing it said "already imported" and
+    answered the run's three tests for a file of two."""
+    retried = Path(__file__).parent / "data" / "retried"
+    db = tmp_path / "store.sqlite3"
+    done = robot("--listener", str(retried / "retry_like.py"), "--listener",
+                 f"rf_log_listener:db={db}", "--output", str(tmp_path / "output.xml"),
+                 str(retried / "flaky.robot"), cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert "output.xml holds 2 tests, the run 3: another listener rewrote it" in done.stderr
+    conn = open_store(db)
+    [(live, ran)] = conn.execute("SELECT run_id, source_hash FROM runs").fetchall()
+    assert ran is None
+    assert conn.execute("SELECT node_id, status FROM nodes WHERE type = 'TEST' ORDER BY key"
+                        ).fetchall() == [("s1-t1", "SKIP"), ("s1-t2", "PASS"), ("s1-t3", "PASS")]
+    imported = import_result(conn, tmp_path / "output.xml", stable_window=0)
+    assert imported.run_id != live and not imported.deduplicated
+    assert conn.execute("SELECT total, passed, skipped FROM runs WHERE run_id = ?",
+                        (imported.run_id,)).fetchone() == (2, 2, 0)
+    assert import_result(conn, tmp_path / "output.xml", stable_window=0).deduplicated
+
+
 def _assert_live_equals_import(done: Any, conn: Any, output: Path) -> None:
     """The run robot just wrote into ``conn`` live equals the import of its output file."""
     assert done.returncode == 11, done.stderr  # 11 failed tests, on purpose

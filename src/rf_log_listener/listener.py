@@ -44,7 +44,7 @@ from .result_events import (
 )
 from .rows import StoreRowSink
 from .run_context import ci_context, pabot_group
-from .store import file_sha256, open_store, shown, store_file, store_setting, stored_text, wal_frames
+from .store import open_store, shown, store_file, store_setting, stored_text, wal_frames
 from .writer import RunWriter
 
 if TYPE_CHECKING:  # loaded when a run uses a writer process
@@ -441,15 +441,28 @@ class rf_log_listener(Flushing):
                 self._conn.execute("PRAGMA wal_checkpoint(PASSIVE)")
 
     def _record_output(self, source: Path, run_id: int) -> None:
+        """The output file's identity, so importing it later finds this run: unless the file
+        holds other tests than the run (another listener rewrote it after robot wrote it,
+        as RetryFailed keeps a retried test's last attempt only), then it is a run of its own."""
+        from .file_identity import file_digest  # loaded on the thread, while robot writes the log
+
         try:
-            digest, stat = file_sha256(source), source.stat()
+            file_format = "json" if source.suffix.lower() == ".json" else "xml"
+            (digest, tests), stat = file_digest(source, file_format), source.stat()
             if self._conn is None or self._disabled:
+                return
+            ran = self._conn.execute("SELECT total FROM runs WHERE run_id = ?", (run_id,)).fetchone()
+            if ran and ran[0] is not None and ran[0] != tests:
+                warn(f"{source} holds {tests} tests, the run {ran[0]}: another listener rewrote it "
+                     f"after robot wrote it (RetryFailed keeps a retried test's last attempt only). "
+                     f"The store keeps what ran; `rf-log-mcp import {source}` reads the file as a "
+                     f"run of its own.")
                 return
             self._conn.execute(
                 "UPDATE runs SET source_path = ?, source_format = ?, source_hash = ?,"
                 " source_size = ?, source_mtime_ns = ? WHERE run_id = ?",
-                (stored_text(str(source.resolve())), "json" if source.suffix.lower() == ".json" else "xml",
-                 digest, stat.st_size, stat.st_mtime_ns, run_id))
+                (stored_text(str(source.resolve())), file_format, digest, stat.st_size,
+                 stat.st_mtime_ns, run_id))
         except Exception as exc:  # a file gone, a store that cannot be written: one warning
             self._disable_for(exc)
             return

@@ -433,18 +433,6 @@ def close_at_exit(conn: sqlite3.Connection) -> None:
     conn.close()
 
 
-def file_sha256(source: str | os.PathLike[str]) -> str:
-    """The digest of a result file's bytes, recorded with its run (``source_hash``), which
-    ``find_reusable_run`` finds the run by."""
-    import hashlib  # here: the command line's parser loads this module, and hashlib is 4-5 ms
-
-    digest = hashlib.sha256()
-    with open(source, "rb") as fh:
-        while chunk := fh.read(1 << 20):
-            digest.update(chunk)
-    return digest.hexdigest()
-
-
 def find_reusable_run(
     conn: sqlite3.Connection, path: str, size: int, mtime_ns: int, digest: str | None,
     *, allow_interrupted: bool = False,

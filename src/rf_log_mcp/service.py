@@ -236,7 +236,7 @@ def resolve_run(conn: sqlite3.Connection, run_id: int | None, path: str | None,
     found = find_reusable_run(conn, str(source), stat.st_size, stat.st_mtime_ns, None,
                               allow_interrupted=True)
     if found is None and source.is_file():
-        from rf_log_listener.store import file_sha256
+        from rf_log_listener.file_identity import file_sha256
 
         found = find_reusable_run(conn, str(source), stat.st_size, stat.st_mtime_ns,
                                   file_sha256(source), allow_interrupted=True)

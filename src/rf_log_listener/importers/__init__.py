@@ -30,11 +30,11 @@ from ..errors import (
     ResultError,
 )
 from ..events import RunInfo
+from ..file_identity import file_sha256
 from ..rows import StoreRowSink
 from ..run_context import ci_context
 from ..store import (
     delete_run,
-    file_sha256,
     find_reusable_run,
     import_dead,
     reap_stale_runs,
