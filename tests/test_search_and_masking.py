@@ -215,6 +215,13 @@ def test_a_search_cannot_find_a_masked_value(store: sqlite3.Connection) -> None:
     ("env: {'PWD': '/tmp/w', 'OLDPWD': 'C:\\w', 'DB_PWD': 'Pw-1'}",
      "env: {'PWD': '/tmp/w', 'OLDPWD': 'C:\\w', 'DB_PWD': '***'}"),
     ("PWD = /home/ci/ws\nUID=sa;PWD=Odbc-1;", "PWD = /home/ci/ws\nUID=sa;PWD=***;"),
+    ("kubectl --token kt-Tk1 get pods; vault -token s.vt2 x",
+     "kubectl --token *** get pods; vault -token *** x"),
+    ("az ad sp create --client-secret 'two words' --api-key Ak-1",
+     "az ad sp create --client-secret '***' --api-key ***"),
+    # a flag without a value before an argument, a variable, another key: no secret
+    ("gh auth login --with-token https://x; --token $TOKEN; --token-file /x; --sort-key name-1",
+     "gh auth login --with-token https://x; --token $TOKEN; --token-file /x; --sort-key name-1"),
     ("redis-cli -h cache -a rd-Pw1 ping", "redis-cli -h cache -a *** ping"),
     ("redis-cli --pass 'two words' --scan", "redis-cli --pass '***' --scan"),
     ('sqlcmd -S db -U sa -P Sq-Pw1 -Q "SELECT 1"', 'sqlcmd -S db -U sa -P *** -Q "SELECT 1"'),
@@ -270,7 +277,7 @@ _SHAPES = ["ftp://user:pa55@host/f", "Bearer Zm9vYmFyYmF6cXV4", "eyJhbGciOi.eyJz
            "Typing text 't-1' into text field 'id=pwd'.", "create user u identified by 'q-1'",
            "password 'hunter'", "echo pw | sudo -S x", "-passin pass:pw-1", "redis-cli -a rd-1",
            "sqlcmd -P Sq-1", "keytool -storepass ks-1", "ssh-keygen -N pp-1", "7z a -p7-1",
-           "echo pw | docker login --password-stdin"]
+           "echo pw | docker login --password-stdin", "--token tk-1", "-client-secret cs-1"]
 _PIECES = [*_SHAPES, "password", "token", "auth", "cookie", "x-Session-Id", "=", ": ", '"', "'",
            "${", "}", " ", "\n", "Bearer ", "://", "@", "user:pa55", "eyJ", ".fghij", "ghp_",
            "\u0130", "\u0131", "plain words", "42", "inside", "Author", "sid", "\t", "\u00a0",
@@ -281,7 +288,8 @@ _PIECES = [*_SHAPES, "password", "token", "auth", "cookie", "x-Session-Id", "=",
            " identified by ", "{", "[", "password '", "hunter", " | sudo -S", "echo ", "pass:",
            "-passin ", " -pass ", "redis-cli ", " -a ", "sqlcmd ", " -P ", "keytool ", " -storepass ",
            "ssh-keygen ", " -N ", "7z a", "zip ", "az login ", " --pass ", " | docker login",
-           " --password-stdin", "ldappasswd ", " -s "]
+           " --password-stdin", "ldappasswd ", " -s ", "--token ", " -api-key ", "--with-token ",
+           "_secret ", "key "]
 
 
 def _every_rule(words: tuple[str, ...]) -> Redactor:
@@ -343,6 +351,9 @@ def test_long_texts_of_repeated_shapes_are_masked_in_one_pass() -> None:
     assert redactor.text("zip -p x " * 20000) == ("zip -p x " * 20000, 0)
     masked, count = redactor.text("echo pw-1 | docker login --password-stdin; " * 20000)
     assert count == 20000 and masked == "echo *** | docker login --password-stdin; " * 20000
+    masked, count = redactor.text("--token tk-1 " * 20000)
+    assert count == 20000 and masked == "--token *** " * 20000
+    assert redactor.text("--a-b-c-d-e-f " * 20000 + "token") == ("--a-b-c-d-e-f " * 20000 + "token", 0)
     masked, count = redactor.text("-passin pass:pw-1 " * 20000)
     assert count == 20000 and masked == "-passin pass:*** " * 20000
     masked, count = redactor.text("the password 'pw' " * 20000)

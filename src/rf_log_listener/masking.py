@@ -61,11 +61,13 @@ from rf_log_listener.secret_shapes import (
     masked_key,
     masked_password_option,
     masked_prose_password,
+    masked_secret_option,
     masked_typed_password,
     may_hold_password_option,
     password_field,
     piped_passwords,
     prose_passwords,
+    secret_options,
     sql_passwords,
     typed_password,
 )
@@ -273,6 +275,7 @@ class Redactor:
             text = sub(shapes.identified_by, text, masked_identified_by)
             text = sub(shapes.sudo_stdin, text, masked_credentials_after)
             text = sub(shapes.openssl_pass, text, masked_credentials_after)
+            text = sub(shapes.secret_option, text, masked_secret_option)
             text = sub(shapes.webhook, text, masked_credentials_after)
             text = sub(shapes.bearer, text, lambda m: f"{m[1]}{MASK}" if looks_random(m[2]) else m[0])
             text = sub(PROSE_PASSWORD(), text, masked_prose_password)
@@ -306,7 +309,8 @@ class Redactor:
         if ((" -" in text or "pass:" in text) and command_passwords(text, lowered)) or (
                 "identified" in lowered and sql_passwords(text, lowered)) or (
                 text.startswith("Typing text '") and typed_password(text)) or (
-                ("sudo" in text or "password-stdin" in text) and piped_passwords(text)):
+                ("sudo" in text or "password-stdin" in text) and piped_passwords(text)) or (
+                " -" in text and secret_options(text, lowered)):
             return True
         if "</" in text and self._xml_element.search(text) is not None:
             return True
@@ -347,6 +351,8 @@ class Redactor:
         found += command_passwords(text, lowered)
         found += sql_passwords(text, lowered)
         found += piped_passwords(text)
+        if " -" in text or text.startswith("-"):
+            found += secret_options(text, lowered)
         typed = typed_password(text)
         if typed is not None:
             found.append(text[typed[0]:typed[1]])

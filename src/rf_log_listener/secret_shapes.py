@@ -56,6 +56,11 @@ PASSWORD_OPTIONS = (
     (r"zip|unzip|zipcloak", ("-P",), APART),
     (r"az\b[^;|\n]{0,300}?\blogin", ("-p",), APART),
 )
+# The words a secret's option ends with (``--token``, ``--client-secret``, ``--api-key``):
+# the option's value follows apart. Fewer than a secret's name (``--auth basic``, ``--cookie
+# jar.txt``, ``--credentials file.json`` name no secret value).
+_OPTION_WORDS = (r"token|secret|password|passwd|passphrase"
+                 r"|(?:api|access|secret|private|signing|encryption)[-_]?key")
 # What the other shapes cannot match without (lower-cased): URL credentials and webhooks, a bearer
 # token, a JWT's header, a private key's armour, curl's credentials, SQL's IDENTIFIED BY, a
 # password piped to ``sudo -S`` or ``--password-stdin``, OpenSSL's ``-passin pass:x``, a
@@ -65,6 +70,7 @@ PASSWORD_OPTIONS = (
 SHAPE_MARKS = ("://", "bearer", "eyj", "private key", "curl",
                r"identified[ \t]+(?:by|with)\b", r"\|[ \t]*sudo\b", "password-stdin",
                r"-pass(?:in|out)?[ \t]+['\"]?pass:",
+               r"-[\w-]*?(?:token|secret|passw|passphrase|key)[ \t]",
                *(prefix.lower() for prefix, _ in VENDOR_TOKENS))
 
 
@@ -108,6 +114,12 @@ class _Shapes:
         self.openssl_pass = re.compile(
             r"""(?P<head>(?<![\w-])-pass(?:in|out)?[ \t]+(?P<q>['"])?pass:)"""
             r"""(?P<value>(?(q)[^'"\n]+|[^\s'"]+))""")
+        # a command's option named like a secret, its value apart (``kubectl --token x``,
+        # ``--client-secret x``, Go's ``-token x``; with "=" the name rules read it): masked
+        # when the value is no word, path, URL or variable (``secret_option_value``)
+        self.secret_option = re.compile(
+            rf"""(?i)(?P<head>(?<![\w-])--?(?:[a-z0-9]+[-_])*(?:{_OPTION_WORDS})[ \t]+(?P<q>['"])?)"""
+            r"""(?P<value>(?(q)[^'"\n]+|[^\s'"-][^\s'"]*))""")
         self.webhook = re.compile(rf"(?i)(?P<head>\bhttps?://(?:{'|'.join(_WEBHOOKS)}))(?P<value>[^\s'\"<>]+)")
         self.jwt = re.compile(r"\beyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]*")
         self.vendor_tokens = re.compile(
@@ -257,6 +269,32 @@ def sql_passwords(text: str, lowered: str) -> list[str]:
 
 def masked_identified_by(match: re.Match[str]) -> str:
     return _masked(match, in_user_statement)
+
+
+def secret_options(text: str, lowered: str) -> list[str]:
+    """The values of options named like a secret, apart from them (``--token x``)."""
+    if not ("token" in lowered or "secret" in lowered or "key" in lowered
+            or "passw" in lowered or "passphrase" in lowered):  # no generator: every message
+        return []
+    return [m["value"] for m in compiled_shapes().secret_option.finditer(text)
+            if secret_option_value(m)]
+
+
+def secret_option_value(match: re.Match[str]) -> bool:
+    """Whether an option's value is a secret's: quoted, or one that cannot be a word and is
+    no path, URL, variable or file reference (a flag without a value before an argument:
+    ``--with-token https://x``, ``--no-password ./setup.sh``)."""
+    value = match["value"]
+    if value == MASK:
+        return False
+    if match["q"]:
+        return True
+    return looks_random(value) and not value.startswith(("/", ".", "~", "$", "@", "%", "&")) \
+        and "://" not in value
+
+
+def masked_secret_option(match: re.Match[str]) -> str:
+    return f"{match['head']}{MASK}" if secret_option_value(match) else match[0]
 
 
 def piped_passwords(text: str) -> list[str]:

@@ -1,6 +1,6 @@
 *** Settings ***
-Documentation     Secrets handled the ordinary way, each a value of its own (S01 ... S54), and
-...               values that only look like secrets (L01 ... L26), which must stay readable.
+Documentation     Secrets handled the ordinary way, each a value of its own (S01 ... S55), and
+...               values that only look like secrets (L01 ... L27), which must stay readable.
 Library           Vault.py
 Library           SSHLibrary.py
 Library           Browser.py
@@ -139,6 +139,8 @@ Shapes Next To Their Name
     ${environment} =    Get Environment Variables
     Log    Driver={ODBC Driver 18};Server=db;UID=sa;PWD=S54-odbc-Pw;
     Log    /tmp/L25-work-dir/data.csv and /tmp/L26-old-dir/x are missing; S53-env-Pw, S54-odbc-Pw
+    Log    Starting process:\nkubectl --token S55-kube-Tk --sort-key L27-sort-key get pods
+    Log    S55-kube-Tk was revoked
 
 Returned By Keywords Named Like Secrets
     ${session} =    Get Auth Token For User    alice
