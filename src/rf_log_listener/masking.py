@@ -305,12 +305,13 @@ class Redactor:
             if named or ("://" in text and "@" in text) or (
                     "curl" in lowered and curl_credentials(text)):
                 return True
-        # each shape's own substring first: this runs on every message the writer sees
-        if ((" -" in text or "pass:" in text) and command_passwords(text, lowered)) or (
+        # each shape's own substring first: this runs on every message the writer sees (a
+        # command's options, sudo's -S and --password-stdin follow " -")
+        if (" -" in text and (command_passwords(text, lowered) or piped_passwords(text)
+                              or secret_options(text, lowered))) or (
+                "pass:" in text and command_passwords(text, lowered)) or (
                 "identified" in lowered and sql_passwords(text, lowered)) or (
-                text.startswith("Typing text '") and typed_password(text)) or (
-                ("sudo" in text or "password-stdin" in text) and piped_passwords(text)) or (
-                " -" in text and secret_options(text, lowered)):
+                text.startswith("Typing text '") and typed_password(text)):
             return True
         if "</" in text and self._xml_element.search(text) is not None:
             return True
