@@ -49,7 +49,7 @@ from . import events as ev
 from .events import Node
 from .known_values import KnownValues, registrable
 from .masking import Redactor, lazy_pattern, signature_position
-from .secret_names import FIELD, PAIRS, signature_secret, working_directory
+from .secret_names import AUTH_SCHEMES, FIELD, PAIRS, signature_secret, working_directory
 
 TYPE_CHECKING = False  # typing's own constant: loading typing is 4-5 ms (issue #19)
 if TYPE_CHECKING:
@@ -84,8 +84,7 @@ _BUILT_FROM_ARGUMENTS: dict[str, tuple[str, ...]] = {
 _LOGGED = ("Log",)  # their first message is their first argument, resolved
 _TRACE_LINES = ("Arguments: [", "Return: ")
 # A value an Authorization header carries: its scheme, then the credential
-_AUTH_SCHEME = lazy_pattern(r"(?:Bearer|Basic|Token|Digest|Negotiate|ApiKey|Bot)\s+(\S+)",
-                            re.IGNORECASE)
+_AUTH_SCHEME = lazy_pattern(rf"(?:{AUTH_SCHEMES})\s+(\S+)", re.IGNORECASE)
 _NOTHING, _MENTIONS, _SECRET_KEYWORD, _SIGNATURE = 0, 1, 2, 3
 
 

@@ -145,6 +145,11 @@ def spellings(name: str) -> list[str] | None:
     return spelled
 
 
+# The schemes an Authorization value names before its credential (``Bearer x``): kept when
+# the credential is masked, and the credential alone is what a run registers.
+AUTH_SCHEMES = r"Bearer|Basic|Digest|Token|Negotiate|NTLM|ApiKey|Bot"
+
+
 def key_value(name: str) -> re.Pattern[str]:
     """``name=value``, ``name: value``, ``"name": "value"``, ``&{d}[name]=value``; the value may
     be quoted (then it may hold spaces). Groups: key, sep, value.
@@ -155,7 +160,7 @@ def key_value(name: str) -> re.Pattern[str]:
         rf"""(?ix)
         (?P<key> [$@&%]\{{ {name} \}} | (?P<q>["']) {name} (?P=q) | (?<![\w$.-]) {name} )
         (?![\w-])
-        (?P<sep> \s*[:=]\s* (?:(?:Bearer|Basic|Digest|Token|Negotiate|NTLM)[ \t]+)? )
+        (?P<sep> \s*[:=]\s* (?:(?:{AUTH_SCHEMES})[ \t]+)? )
         (?P<value> [$@&%]\{{[^{{}}]*\}}(?:\[[^\]]*\])?
                  | "(?:[^"\\\n]|\\.)*" | '(?:[^'\\\n]|\\.)*' | [^\s,;&'"<>)\]}}|{{\[][^\s,;&'"<>)\]}}|]* )
         """
@@ -169,7 +174,7 @@ def whole_line(name: str) -> re.Pattern[str]:
     return re.compile(
         rf"""(?imx)
         (?P<lead> (?:^[ \t>*-]*|(?<=\n)) (?:(?:proxy-)?authorization|(?:set-)?cookie|x-[\w-]*?(?:{name}))
-              [ \t]*:[ \t]* (?:(?:Bearer|Basic|Digest|Token|Negotiate|NTLM)[ \t]+)?
+              [ \t]*:[ \t]* (?:(?:{AUTH_SCHEMES})[ \t]+)?
         | [$@&%]\{{ [\w .-]*?(?:{name}) \}} [ \t]+=[ \t]+ )
         (?P<value> [^\r\n]+ )
         """

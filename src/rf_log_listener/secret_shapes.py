@@ -12,6 +12,8 @@ import re
 from collections.abc import Callable
 from functools import cache
 
+from .secret_names import AUTH_SCHEMES
+
 MASK = "***"
 
 
@@ -127,7 +129,7 @@ class _Shapes:
         # What follows a secret's name: a closing quote or brace (``"token":``, ``${token} =``),
         # the separator, an auth scheme, the value.
         self.after_name = re.compile(
-            r"""(?P<close>[}"'])? [ \t]*[:=][ \t]* (?:(?:Bearer|Basic|Digest|Token|Negotiate|NTLM)[ \t]+)?
+            r"""(?P<close>[}"'])? [ \t]*[:=][ \t]* (?:(?:""" + AUTH_SCHEMES + r""")[ \t]+)?
                 (?P<value> "(?:[^"\\\n]|\\.)*" | '(?:[^'\\\n]|\\.)*'
                          | [^\s,;&'"<>)\]}|{\[][^\s,;&'"<>)\]}|]* )""",
             re.IGNORECASE | re.VERBOSE)
