@@ -367,7 +367,10 @@ def test_prose_that_holds_a_short_name_compiles_no_rule() -> None:
     value, so the rules are neither run nor compiled (a reading command's summary compiled
     all seven for a test called "Failing Inside If", issue #19)."""
     redactor = Redactor()
-    for prose in ("Failing Inside If", "The author's token count", "password reset", "Cookie jar"):
+    for prose in ("Failing Inside If", "The author's token count", "password reset", "Cookie jar",
+                  # an option's letters inside a word, a command's name in a file's
+                  "PYTHONPATH:\n  /usr/lib/python311.zip\n  /venv/lib/site-packages",
+                  "python -m pytest -k test_login --junitxml out-1.xml"):
         assert redactor.text(prose) == (prose, 0)
     assert not {"_key_value", "_whole_line"} & redactor.__dict__.keys()
     assert redactor.text("Set-Cookie\t: a=1") == ("Set-Cookie\t: ***", 1)
