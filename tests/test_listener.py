@@ -3,6 +3,7 @@ concurrent runs, a store that cannot be written, --output NONE."""
 
 from __future__ import annotations
 
+import json
 import os
 import pickle
 import resource
@@ -125,6 +126,22 @@ def test_an_output_file_another_listener_rewrote_is_a_run_of_its_own(tmp_path: P
     assert conn.execute("SELECT total, passed, skipped FROM runs WHERE run_id = ?",
                         (imported.run_id,)).fetchone() == (2, 2, 0)
     assert import_result(conn, tmp_path / "output.xml", stable_window=0).deduplicated
+
+
+def test_a_result_files_tests_are_counted_across_the_chunks_it_is_read_in(tmp_path: Path) -> None:
+    """What the listener compares with its run: every test once, a mark cut by a chunk's
+    edge (1 MiB) counted whole, never twice; output.json compact or indented."""
+    from rf_log_listener.file_identity import file_digest, file_sha256
+
+    xml = tmp_path / "output.xml"
+    xml.write_bytes(b"".join(b'<test id="s1-t%d">' % i + b"y" * (997 + i % 7) for i in range(3000)))
+    assert file_digest(xml, "xml") == (file_sha256(xml), 3000)
+    tests = [{"id": f"s1-s{i % 3 + 1}-t{i}", "pad": "x" * (1000 + i % 5)} for i in range(3000)]
+    for indent in (None, 2):
+        doc = tmp_path / "output.json"
+        doc.write_text(json.dumps({"suite": {"id": "s1", "tests": tests}}, indent=indent))
+        assert file_digest(doc, "json")[1] == 3000
+    assert file_digest(doc)[1] is None
 
 
 def _assert_live_equals_import(done: Any, conn: Any, output: Path) -> None:

@@ -17,9 +17,10 @@ def file_sha256(source: str | os.PathLike[str]) -> str:
 
 
 # What marks a test in a result file's bytes: an element of output.xml (a "<test " in a
-# text is escaped), a test's id in output.json (a quote inside a string is escaped); the
+# text is escaped), a test's id in output.json (a quote inside a string is escaped;
+# robot writes it compact, an indented file has white space after the colon); the
 # longest a mark can be, kept across the chunks the file is read in.
-_TEST_MARKS = {"xml": rb"<test ", "json": rb'"id":"s\d+(?:-s\d+)*-t\d+"'}
+_TEST_MARKS = {"xml": rb"<test ", "json": rb'"id":[ \t\r\n]*"s\d+(?:-s\d+)*-t\d+"'}
 _LONGEST_MARK = 256
 
 

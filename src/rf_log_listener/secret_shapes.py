@@ -1,8 +1,9 @@
 """What a secret looks like by itself, shared by both sides through ``masking``: vendor
-tokens, URL and curl credentials, a command's password option, bearer tokens, JWTs, private
-keys, webhook URLs, a password in prose and text typed into a password field, with what
-masks each; the names a secret's value follows are in
-``secret_names``. Every pattern is compiled at its first use (issue #19).
+tokens, URL and curl credentials, a command's password option or an option named like a
+secret, a password piped to a command, bearer tokens, JWTs, private keys, webhook URLs, a
+password in prose and text typed into a password field, with what masks each; the names a
+secret's value follows are in ``secret_names``. Every pattern is compiled at its first use
+(issue #19).
 """
 
 from __future__ import annotations
@@ -65,10 +66,11 @@ _OPTION_WORDS = (r"token|secret|password|passwd|passphrase"
                  r"|(?:api|access|secret|private|signing|encryption)[-_]?key")
 # What the other shapes cannot match without (lower-cased): URL credentials and webhooks, a bearer
 # token, a JWT's header, a private key's armour, curl's credentials, SQL's IDENTIFIED BY, a
-# password piped to ``sudo -S`` or ``--password-stdin``, OpenSSL's ``-passin pass:x``, a
-# vendor token. (Patterns, bounded as the rules' own context is: CURL_REACH.) A command's
-# password option is looked for apart (``may_hold_password_option``): as a mark, its fifteen
-# commands made the scan of every text a third slower and its compiling 1 ms longer.
+# password piped to ``sudo -S`` or ``--password-stdin``, OpenSSL's ``-passin pass:x``, an
+# option named like a secret before a space, a vendor token. (Patterns, bounded as the
+# rules' own context is: CURL_REACH.) A command's password option is looked for apart
+# (``may_hold_password_option``): as a mark, its fifteen commands made the scan of every
+# text a third slower and its compiling 1 ms longer.
 SHAPE_MARKS = ("://", "bearer", "eyj", "private key", "curl",
                r"identified[ \t]+(?:by|with)\b", r"\|[ \t]*sudo\b", "password-stdin",
                r"-pass(?:in|out)?[ \t]+['\"]?pass:",
