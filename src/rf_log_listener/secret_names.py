@@ -27,14 +27,18 @@ SECRET_WORDS = (
 # ODBC's ``UID=sa;PWD=x``) and hold an absolute path: known as a secret, the run's directory
 # hid every path of the run (the Process library logs the environment a process gets).
 _WORKING_DIRECTORIES = frozenset({"pwd", "oldpwd"})
-_ABSOLUTE_PATH = re.compile(r"""['"]?(?:/|[A-Za-z]:[\\/]|\\\\)""")
 
 
 def working_directory(name: str, value: str) -> bool:
     """Whether ``name`` (a key as written: quoted, ``${...}`` or bare) and its ``value`` are
-    the shell's PWD or OLDPWD: that name alone, an absolute path."""
-    return name.strip("'\"${}%@&").lower() in _WORKING_DIRECTORIES and \
-        _ABSOLUTE_PATH.match(value) is not None
+    the shell's PWD or OLDPWD: that name alone, an absolute path (``/x``, ``C:\\x``,
+    ``\\\\host``, perhaps after a quote). By string tests: robot's process imports this
+    module, and a pattern compiled at import costs every run."""
+    if name.strip("'\"${}%@&").lower() not in _WORKING_DIRECTORIES:
+        return False
+    path = value[1:] if value[:1] in ("'", '"') else value
+    return path.startswith(("/", "\\\\")) or (
+        path[:1].isascii() and path[:1].isalpha() and path[1:2] == ":" and path[2:3] in ("\\", "/"))
 
 
 # Every text SECRET_WORDS match (``spellings``), written out: the listener asks whether each
