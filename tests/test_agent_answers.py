@@ -311,6 +311,64 @@ def test_exit_on_failure_and_parent_suite_fixtures_point_at_their_cause(tmp_path
     assert "caused by parent suite teardown: TEARDOWN s1-k1" in printed
 
 
+def _run_cause(conn: sqlite3.Connection, tmp_path: Path, rc: int, test: str,
+               *arguments: str) -> tuple[int, dict]:
+    """robot with ``arguments`` (``--output`` first), imported: the run and ``test``'s cause."""
+    assert robot(*arguments, cwd=tmp_path).returncode == rc
+    run = import_result(conn, tmp_path / arguments[1], stable_window=0).run_id
+    return run, _path(conn, run, test)["failure_path"]["cause"]
+
+
+def test_a_stopped_test_names_the_failure_that_stopped_the_run_not_a_teardown_after_it(
+        tmp_path: Path) -> None:
+    """The teardown of the suite a run stopped in runs after the stop, fails on its own, and
+    comes before the next suite's stopped tests: it is not their cause (before, it was named,
+    for a fatal error and for exit-on-failure alike)."""
+    suite = str(DATA / "stop_after")
+    conn = open_store(tmp_path / "store.sqlite3")
+    fatal, cause = _run_cause(conn, tmp_path, 4, "s1-s2-t1", "--output", "out.xml", suite)
+    assert (cause["reason"], cause["node_id"], cause["failing_step_id"], cause["message"]) == (
+        "fatal_error", "s1-s1-t2", "s1-s1-t2-k1", "backend unreachable: connection reset")
+    summary = service.get_view(conn, "summary", run_id=fatal).summary
+    assert summary is not None
+    (stopped,) = [g for g in summary.failure_groups or [] if g.test_ids == ["s1-s2-t1", "s1-s2-t2"]]
+    assert stopped.cause is not None and stopped.cause.node_id == "s1-s1-t2"
+
+    # exit-on-failure stops at the first failure: the second test is stopped, and RF adds the
+    # suite teardown's failure to its message
+    for stopped_id in ("s1-s1-t2", "s1-s2-t1"):
+        run, cause = _run_cause(conn, tmp_path, 4, stopped_id, "--output", "exit.xml",
+                                "--exitonfailure", suite)
+        assert (cause["reason"], cause["node_id"], cause["message"]) == (
+            "exit_on_failure", "s1-s1-t1", "41 != 42"), stopped_id
+    assert "caused by exit on failure: TEST s1-s1-t1 Checks Total" in cli(
+        "failures", str(run), "--test", "Lists Orders", db=tmp_path / "store.sqlite3").stdout
+
+    # a fatal error in a suite teardown, after a test that failed on its own: the teardown
+    (tmp_path / "td").mkdir()
+    (tmp_path / "td" / "01_lab.robot").write_text(
+        "*** Settings ***\nSuite Teardown    Fatal Error    lab power lost\n\n"
+        "*** Test Cases ***\nFails Alone\n    Fail    ordinary failure\n")
+    (tmp_path / "td" / "02_next.robot").write_text("*** Test Cases ***\nNext\n    Log    x\n")
+    _, cause = _run_cause(conn, tmp_path, 2, "s1-s2-t1", "--output", "td.xml", "td")
+    assert (cause["reason"], cause["node_id"], cause["message"]) == (
+        "fatal_error", "s1-s1-k1", "lab power lost")
+
+    # exit-on-error stops at an error, not a failure: the run's first error is named (before,
+    # the failure before the stopped test: here the first test's "41 != 42")
+    (tmp_path / "err.robot").write_text(
+        "*** Test Cases ***\nChecks Total\n    Fail    41 != 42\n"
+        "Warns\n    Log    disk almost full    WARN\n    Log    quota exceeded    ERROR\n"
+        "Next\n    Log    x\n")
+    for stopped_id in ("s1-t2", "s1-t3"):
+        run, cause = _run_cause(conn, tmp_path, 3, stopped_id, "--output", "err.xml",
+                                "--exitonerror", "err.robot")
+        assert cause == {"reason": "exit_on_error", "node_id": "errors-m2", "type": "ERROR",
+                         "name": "", "message": "quota exceeded"}, stopped_id
+    assert "caused by exit on error: ERROR errors-m2\n" in cli(
+        "failures", str(run), "--test", "Next", db=tmp_path / "store.sqlite3").stdout
+
+
 def test_every_failing_iteration_of_continuable_failures_is_on_the_path(tmp_path: Path) -> None:
     conn, run_id = _imported(tmp_path, "continuable.robot", 1)
     path = _path(conn, run_id)["failure_path"]["path"]

@@ -294,7 +294,7 @@ def _cause(cause: dict[str, Any], indent: str, style: Style) -> None:
     where = cause.get("failing_step_id") or cause["node_id"]
     said = "also failed:" if cause.get("in_addition") else "caused by"
     print(f"{indent}{style(said, 'dim')} {cause['reason'].replace('_', ' ')}:"
-          f" {cause['type']} {cause['node_id']} {cause['name']}")
+          f" {cause['type']} {cause['node_id']} {cause['name']}".rstrip())
     print(f"{indent}  {where}: {first_lines(cause['message'], 1)[0]}")
 
 

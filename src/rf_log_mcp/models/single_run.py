@@ -321,8 +321,9 @@ class FailureCause(BaseModel):
 
     reason: Literal["parent_suite_setup", "parent_suite_teardown", "fatal_error",
                     "exit_on_failure", "exit_on_error"]
-    node_id: str = Field(description="What failed: the suite setup/teardown, or the test (or "
-                                     "suite fixture) whose failure stopped the run.")
+    node_id: str = Field(description="What failed: the suite setup/teardown, the test (or "
+                                     "suite fixture) whose failure stopped the run, or for "
+                                     "exit_on_error the run's first error (errors-mN).")
     type: str
     name: str
     failing_step_id: str | None = Field(None, description="Its deepest failing step.")

@@ -22,11 +22,12 @@ if TYPE_CHECKING:
 SIBLINGS_COMPARED = 50  # failing children weighed to choose the branch a path follows
 OTHERS_SHOWN = 10  # failures beside a step named on it; the rest: tree with projection failures
 
+EXIT_ON_ERROR = "Error occurred and exit-on-error mode is in use."
 # RF's own texts (robot/running/status.py) for tests it failed without running them.
 STOP_MESSAGES = {
     "Test execution stopped due to a fatal error.": "fatal_error",
     "Failure occurred and exit-on-failure mode is in use.": "exit_on_failure",
-    "Error occurred and exit-on-error mode is in use.": "exit_on_error",
+    EXIT_ON_ERROR: "exit_on_error",
 }
 PARENT_SETUP = "Parent suite setup failed:\n"
 PARENT_TEARDOWN = "arent suite teardown failed:\n"  # "Parent ..." or "Also parent ..."
@@ -98,22 +99,32 @@ def _failing_depth(conn: sqlite3.Connection, run_id: int, node: NodeRow) -> int:
 
 
 def outside_cause(conn: sqlite3.Connection, run_id: int, test: NodeRow) -> tuple[str, NodeRow] | None:
-    """Why ``test`` failed from outside its own steps, and the node it failed for: the
-    outermost failed parent suite setup (RF names the outermost), the nearest failed parent
-    suite teardown, or for a test stopped by a fatal error or exit-on-failure the failure
-    before it that stopped the run."""
+    """Why ``test`` failed from outside its own steps, and the node it failed for: for a test
+    stopped by a fatal error or exit-on-failure the failure that stopped the run (also when a
+    parent suite teardown failed after it), else the outermost failed parent suite setup (RF
+    names the outermost) or the nearest failed parent suite teardown."""
     message = test.message or ""
     if test.type != "TEST" or not message:
         return None
-    if message in STOP_MESSAGES:
-        origin = _stop_origin(conn, run_id, test)
-        return (STOP_MESSAGES[message], origin) if origin else None
+    stop = _stopped_by(message)
+    if stop is not None:
+        origin = _stop_origin(conn, run_id, test, stop)
+        return (STOP_MESSAGES[stop], origin) if origin else None
     if message.startswith(PARENT_SETUP):
         found = _failed_suite_fixtures(conn, run_id, test, "SETUP")
         return ("parent_suite_setup", found[-1]) if found else None
     if PARENT_TEARDOWN in message:
         found = _failed_suite_fixtures(conn, run_id, test, "TEARDOWN")
         return ("parent_suite_teardown", found[0]) if found else None
+    return None
+
+
+def _stopped_by(message: str) -> str | None:
+    """The stop message a test's message is, or begins with (RF adds "\n\nAlso parent suite
+    teardown failed:" when the suite's teardown failed after the stop)."""
+    for stop in STOP_MESSAGES:
+        if message.startswith(stop) and message[len(stop):len(stop) + 2] in ("", "\n\n"):
+            return stop
     return None
 
 
@@ -132,16 +143,55 @@ def _failed_suite_fixtures(conn: sqlite3.Connection, run_id: int, test: NodeRow,
     return found
 
 
-def _stop_origin(conn: sqlite3.Connection, run_id: int, test: NodeRow) -> NodeRow | None:
-    """The last failed test or suite setup/teardown before ``test`` that failed on its own
-    (not stopped, not for a parent's setup): the failure that stopped the run."""
-    stops = ", ".join("?" * len(STOP_MESSAGES))
-    row = conn.execute(
-        f"SELECT key FROM nodes INDEXED BY nodes_failed WHERE key >= ? AND key < ?"
-        f" AND {FAILED_STARTS} AND coalesce(message, '') NOT IN ({stops})"
-        f" AND substr(coalesce(message, ''), 1, ?) <> ? ORDER BY key DESC LIMIT 1",
-        (run_base(run_id), test.key, *STOP_MESSAGES, len(PARENT_SETUP), PARENT_SETUP)).fetchone()
-    return node_by_key(conn, row[0]) if row else None
+# Failures that stop nothing: tests that failed only for a parent suite's setup or teardown.
+_NOT_OWN = (PARENT_SETUP, "P" + PARENT_TEARDOWN)
+# What only a fatal failure holds: BuiltIn's Fatal Error, robot's answer to SIGINT/SIGTERM.
+_FATAL_MARKS = ("(name = 'Fatal Error' AND owner = 'BuiltIn')"
+                " OR message = 'Execution terminated by signal'")
+FATAL_LOOKBACK = 20  # own failures before the first stopped test weighed for a fatal one
+
+
+def _stop_origin(conn: sqlite3.Connection, run_id: int, test: NodeRow,
+                 stop: str) -> NodeRow | None:
+    """The failure that stopped the run ``test`` was stopped in. Keys follow execution, so
+    it lies before the run's first test stopped so, among the failures of tests and suite
+    fixtures of their own. Exit-on-failure stops at the first of them (a suite setup's does
+    not count, as in RF's ``Exit.failure_occurred``). A fatal error is the last of them,
+    except that the teardowns of the suites it ended in ran after it and may fail on their
+    own: a teardown is the origin only when it holds the fatal mark or nothing else failed.
+    Exit-on-error stops at an error message, not a failure: no node (``error_cause``)."""
+    if STOP_MESSAGES[stop] == "exit_on_error":
+        return None
+    base = run_base(run_id)
+    first_stopped = conn.execute(
+        f"SELECT min(key) FROM nodes INDEXED BY nodes_failed WHERE key >= ? AND key <= ?"
+        f" AND {FAILED_STARTS} AND type = 'TEST' AND (message = ? OR substr(message, 1, ?) = ?)",
+        (base, test.key, stop, len(stop) + 2, stop + "\n\n")).fetchone()[0]
+    own = (f"SELECT key, type, last FROM nodes INDEXED BY nodes_failed WHERE key >= ?"
+           f" AND key < ? AND {FAILED_STARTS}" + " AND substr(coalesce(message, ''), 1, ?) <> ?" * 2)
+    bounds = (base, first_stopped or test.key,
+              *itertools.chain.from_iterable((len(text), text) for text in _NOT_OWN))
+    if STOP_MESSAGES[stop] == "exit_on_failure":
+        row = conn.execute(own + " AND type <> 'SETUP' ORDER BY key LIMIT 1", bounds).fetchone()
+        return node_by_key(conn, row[0]) if row else None
+    rows = conn.execute(own + f" ORDER BY key DESC LIMIT {FATAL_LOOKBACK}", bounds).fetchall()
+    for key, kind, last in rows:
+        if kind != "TEARDOWN" or conn.execute(
+                f"SELECT 1 FROM nodes WHERE key >= ? AND key <= ? AND status = 'FAIL'"
+                f" AND ({_FATAL_MARKS}) LIMIT 1", (key, base + last)).fetchone():
+            return node_by_key(conn, key)
+    return node_by_key(conn, rows[0][0]) if rows else None
+
+
+def error_cause(conn: sqlite3.Connection, run_id: int, shaper: Shaper) -> dict[str, Any] | None:
+    """What stopped a run in exit-on-error mode: its first error (RF stops at any, a library's
+    import or a keyword's ERROR message alike), by the id the run's errors have."""
+    row = conn.execute("SELECT seq, text FROM errors WHERE run_id = ? AND level = 'ERROR'"
+                       " ORDER BY seq LIMIT 1", (run_id,)).fetchone()
+    if row is None:
+        return None
+    return {"reason": "exit_on_error", "node_id": f"errors-m{row[0]}", "type": "ERROR",
+            "name": "", "message": shaper.message(row[1], None, 500)}
 
 
 def shown_cause(conn: sqlite3.Connection, run_id: int, test: NodeRow,
@@ -150,7 +200,8 @@ def shown_cause(conn: sqlite3.Connection, run_id: int, test: NodeRow,
     that node's deepest failing step with its message, so the root cause is in this answer."""
     found = outside_cause(conn, run_id, test)
     if found is None:
-        return None
+        stop = _stopped_by(test.message or "") if test.type == "TEST" else None
+        return error_cause(conn, run_id, shaper) if stop == EXIT_ON_ERROR else None
     reason, origin = found
     deepest = failing_branch(conn, run_id, origin)[-1].node
     cause = {"reason": reason, "node_id": origin.node_id, "type": origin.type,
