@@ -240,6 +240,20 @@ def test_a_search_cannot_find_a_masked_value(store: sqlite3.Connection) -> None:
      "az login --service-principal -u app -p *** --tenant t"),
     ("echo Dk-Pw6 | docker login -u ci --password-stdin ghcr.io",
      "echo *** | docker login -u ci --password-stdin ghcr.io"),
+    ("smbclient //fs/team -U 'CORP\\bob%Sm-Pw1' -c ls; net ads join -UAdmin%Sm-Pw2",
+     "smbclient //fs/team -U 'CORP\\bob%***' -c ls; net ads join -UAdmin%***"),
+    ("rpcclient --user=bob%Sm-Pw3 10.0.0.5", "rpcclient --user=bob%*** 10.0.0.5"),
+    ("htpasswd -bc -C 10 .htpasswd alice Ht-Pw1; htpasswd -nbB bob 'two words'",
+     "htpasswd -bc -C 10 .htpasswd alice ***; htpasswd -nbB bob '***'"),
+    ("rabbitmqctl -n rabbit@h add_user bob Rb-Pw1; rabbitmqctl change_password bob Rb-Pw2",
+     "rabbitmqctl -n rabbit@h add_user bob ***; rabbitmqctl change_password bob ***"),
+    ("net use Z: \\\\fs\\team Nu-Pw1 /user:CORP\\bob; net user alice Nu-Pw2 /add",
+     "net use Z: \\\\fs\\team *** /user:CORP\\bob; net user alice *** /add"),
+    # the same commands without a password: nothing to mask
+    ("smbclient -L fs -U bob -N; htpasswd -c .htpasswd alice; rabbitmqctl list_users",
+     "smbclient -L fs -U bob -N; htpasswd -c .htpasswd alice; rabbitmqctl list_users"),
+    ("net use \\\\fs\\ipc$ * /user:bob; net user alice; 50% done, net 10%",
+     "net use \\\\fs\\ipc$ * /user:bob; net user alice; 50% done, net 10%"),
     # the same options of other commands, or other options of these: no password
     ("sqlcmd -S db -p -Q x; mysql -h db -P 3306 -pDb-7", "sqlcmd -S db -p -Q x; mysql -h db -P 3306 -p***"),
     ("ssh-keygen -t ed25519 -N '' -f key -n bob; redis-cli -a",
@@ -277,7 +291,8 @@ _SHAPES = ["ftp://user:pa55@host/f", "Bearer Zm9vYmFyYmF6cXV4", "eyJhbGciOi.eyJz
            "Typing text 't-1' into text field 'id=pwd'.", "create user u identified by 'q-1'",
            "password 'hunter'", "echo pw | sudo -S x", "-passin pass:pw-1", "redis-cli -a rd-1",
            "sqlcmd -P Sq-1", "keytool -storepass ks-1", "ssh-keygen -N pp-1", "7z a -p7-1",
-           "echo pw | docker login --password-stdin", "--token tk-1", "-client-secret cs-1"]
+           "echo pw | docker login --password-stdin", "--token tk-1", "-client-secret cs-1",
+           "smbclient -U a%pw-1", "htpasswd -nb u pw-1", "rabbitmqctl add_user u pw-1"]
 _PIECES = [*_SHAPES, "password", "token", "auth", "cookie", "x-Session-Id", "=", ": ", '"', "'",
            "${", "}", " ", "\n", "Bearer ", "://", "@", "user:pa55", "eyJ", ".fghij", "ghp_",
            "\u0130", "\u0131", "plain words", "42", "inside", "Author", "sid", "\t", "\u00a0",
@@ -289,7 +304,8 @@ _PIECES = [*_SHAPES, "password", "token", "auth", "cookie", "x-Session-Id", "=",
            "-passin ", " -pass ", "redis-cli ", " -a ", "sqlcmd ", " -P ", "keytool ", " -storepass ",
            "ssh-keygen ", " -N ", "7z a", "zip ", "az login ", " --pass ", " | docker login",
            " --password-stdin", "ldappasswd ", " -s ", "--token ", " -api-key ", "--with-token ",
-           "_secret ", "key "]
+           "_secret ", "key ", "smbclient ", " -U ", "%", "htpasswd ", " -b ", "rabbitmqctl ",
+           " add_user ", "net use ", "\\\\", "net user "]
 
 
 def _every_rule(words: tuple[str, ...]) -> Redactor:

@@ -49,11 +49,14 @@ from rf_log_listener.secret_shapes import (
     PROSE_MARK,
     PROSE_PASSWORD,
     SHAPE_MARKS,
+    argument_password_spans,
+    argument_passwords,
     command_passwords,
     compiled_shapes,
     curl_credentials,
     lazy_pattern,
     looks_random,
+    masked_argument_passwords,
     masked_credentials,
     masked_credentials_after,
     masked_curl_user,
@@ -240,7 +243,8 @@ class Redactor:
         # SeleniumLibrary's typing message, by finds before the trigger: as a mark, it would
         # run every rule on each of a browser test's many such messages
         value, typed = masked_typed_password(value)
-        known += typed
+        value, given = masked_argument_passwords(value)  # by a few finds, as typed text
+        known += typed + given
         fast = self._ascii_trigger if value.isascii() else None
         lowered = None
         if fast is not None:
@@ -311,7 +315,8 @@ class Redactor:
                               or secret_options(text, lowered))) or (
                 "pass:" in text and command_passwords(text, lowered)) or (
                 "identified" in lowered and sql_passwords(text, lowered)) or (
-                text.startswith("Typing text '") and typed_password(text)):
+                text.startswith("Typing text '") and typed_password(text)) or (
+                argument_password_spans(text)):
             return True
         if "</" in text and self._xml_element.search(text) is not None:
             return True
@@ -352,6 +357,7 @@ class Redactor:
         found += command_passwords(text, lowered)
         found += sql_passwords(text, lowered)
         found += piped_passwords(text)
+        found += argument_passwords(text)
         if " -" in text or text.startswith("-"):
             found += secret_options(text, lowered)
         typed = typed_password(text)

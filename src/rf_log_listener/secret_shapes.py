@@ -315,6 +315,104 @@ def piped_passwords(text: str) -> list[str]:
         if "sudo" in text or "password-stdin" in text else []
 
 
+# Passwords some commands take as an argument, not as an option's value (a test logs the
+# command it runs): Samba's ``-U user%password`` (smbclient, rpcclient, net, ...), ``htpasswd
+# -b[n] [file] user password``, ``rabbitmqctl add_user|change_password user password``,
+# Windows' ``net use \\srv\share password`` and ``net user name password``. Read from the
+# command's name over its words on its line, not by a pattern of each shape.
+_ARGUMENT_COMMANDS = lazy_pattern(
+    r"(?i)(?<![\w.-])(smbclient|rpcclient|smbcacls|smbget|smbtree|wbinfo|samba-tool|pdbedit"
+    r"|net|htpasswd|rabbitmqctl)(?![\w-])")
+# a word (its span: inside its quotes), or what ends the command
+_COMMAND_WORDS = lazy_pattern(r"""'([^'\n]*)'|"([^"\n]*)"|([^\s'";|&]+)|([;|&\n])""")
+_SAMBA_USER_OPTIONS = ("-U", "--user", "--username")
+
+
+def _words_after(text: str, at: int) -> list[tuple[int, int, str]]:
+    """The words of the command line from ``at`` (within CURL_REACH characters), each as its
+    span and text, to the end of the command (its line, or ``;``, ``|``, ``&``)."""
+    words = []
+    for word in _COMMAND_WORDS().finditer(text, at, min(len(text), at + CURL_REACH)):
+        if word.lastindex == 4:
+            break
+        words.append((word.start(word.lastindex), word.end(word.lastindex), word[word.lastindex]))
+    return words
+
+
+def _samba_password(words: list[tuple[int, int, str]]) -> tuple[int, int] | None:
+    """Samba's ``-U user%password`` (``-Uuser%x``, ``--user=user%x``): the password's span."""
+    for index, (start, end, word) in enumerate(words):
+        if word in _SAMBA_USER_OPTIONS and index + 1 < len(words):
+            start, end, word = words[index + 1]
+        elif word.startswith("-U") and not word.startswith("-U="):
+            start, word = start + 2, word[2:]
+        elif word.startswith(("--user=", "--username=")):
+            cut = word.index("=") + 1
+            start, word = start + cut, word[cut:]
+        else:
+            continue
+        if "%" in word[1:]:
+            return start + word.index("%", 1) + 1, end
+    return None
+
+
+def _positional_password(words: list[tuple[int, int, str]], command: str) -> tuple[int, int] | None:
+    """htpasswd's, rabbitmqctl's and Windows net's password argument: its span, or None."""
+    flags, positional, skip = "", [], False
+    for start, end, word in words:
+        if skip:
+            skip = False
+        elif word.startswith("-") and len(word) > 1 and command != "net":
+            flags += word.lstrip("-")
+            skip = word in ("-C", "-r", "-n", "-t", "--node", "--timeout")  # an option's value
+        elif not (command == "net" and word.startswith("/")):
+            positional.append((start, end, word))
+    names = [word.lower() for _, _, word in positional]
+    if command == "htpasswd":
+        index = (1 if "n" in flags else 2) if "b" in flags else None
+    elif command == "rabbitmqctl":
+        found = [n for n, name in enumerate(names) if name in ("add_user", "change_password")]
+        index = found[0] + 2 if found else None
+    elif names[:1] == ["use"]:  # net use [device] \\server\share password
+        found = [n for n, name in enumerate(names) if name.startswith("\\\\")]
+        index = found[0] + 1 if found else None
+    else:  # net user name password
+        index = 2 if names[:1] == ["user"] else None
+    if index is None or index >= len(positional) or positional[index][2] == "*":
+        return None
+    return positional[index][:2]
+
+
+def argument_password_spans(text: str) -> list[tuple[int, int]]:
+    """Where the passwords commands take as arguments are in ``text`` (their spans)."""
+    if not ("%" in text or "\\\\" in text or "htpasswd" in text or "rabbitmqctl" in text
+            or "et user " in text):
+        return []  # most messages: five substring tests (~0.3 µs), run by the writer on each
+    spans = []
+    for command in _ARGUMENT_COMMANDS().finditer(text):
+        name = command[1].lower()
+        words = _words_after(text, command.end())
+        found = _samba_password(words) if name not in ("htpasswd", "rabbitmqctl") else None
+        if found is None and name in ("htpasswd", "rabbitmqctl", "net"):
+            found = _positional_password(words, name)
+        if found is not None and found[0] < found[1]:
+            spans.append(found)
+    return spans
+
+
+def argument_passwords(text: str) -> list[str]:
+    return [text[start:end] for start, end in argument_password_spans(text)]
+
+
+def masked_argument_passwords(text: str) -> tuple[str, int]:
+    """``text`` with the passwords commands take as arguments masked, and how many."""
+    masked = 0
+    for start, end in reversed(argument_password_spans(text)):
+        if text[start:end] != MASK:
+            text, masked = f"{text[:start]}{MASK}{text[end:]}", masked + 1
+    return text, masked
+
+
 # SeleniumLibrary's Input Text logs the text it types, with the field's locator (Input
 # Password logs no value): the text is masked when the locator names a password field. Read
 # by finds, not a pattern: one pass over the message, whatever it holds.

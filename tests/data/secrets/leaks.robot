@@ -1,6 +1,6 @@
 *** Settings ***
-Documentation     Secrets handled the ordinary way, each a value of its own (S01 ... S55), and
-...               values that only look like secrets (L01 ... L27), which must stay readable.
+Documentation     Secrets handled the ordinary way, each a value of its own (S01 ... S58), and
+...               values that only look like secrets (L01 ... L28), which must stay readable.
 Library           Vault.py
 Library           SSHLibrary.py
 Library           Browser.py
@@ -141,6 +141,12 @@ Shapes Next To Their Name
     Log    /tmp/L25-work-dir/data.csv and /tmp/L26-old-dir/x are missing; S53-env-Pw, S54-odbc-Pw
     Log    Starting process:\nkubectl --token S55-kube-Tk --sort-key L27-sort-key get pods
     Log    S55-kube-Tk was revoked
+    Log    Starting process:\nsmbclient //fs/team -U CORP\\bob%S56-smb-Pw -c ls
+    Log    S56-smb-Pw opens the share
+    Log    Executing command 'htpasswd -bc .htpasswd L28-web-user S57-htpasswd-Pw'.
+    Log    S57-htpasswd-Pw guards the site of L28-web-user
+    Log    rabbitmqctl add_user app S58-rabbit-Pw
+    Log    S58-rabbit-Pw is the broker's
 
 Returned By Keywords Named Like Secrets
     ${session} =    Get Auth Token For User    alice
