@@ -369,6 +369,12 @@ def test_long_texts_of_repeated_shapes_are_masked_in_one_pass() -> None:
     assert count == 20000 and masked == "echo *** | docker login --password-stdin; " * 20000
     masked, count = redactor.text("--token tk-1 " * 20000)
     assert count == 20000 and masked == "--token *** " * 20000
+    masked, count = redactor.text("smbclient -U a%pw-1 x; " * 20000)
+    assert count == 20000 and masked == "smbclient -U a%*** x; " * 20000
+    masked, count = redactor.text("net smbclient -U a%pw-1 " * 2000)  # each command finds one
+    assert count == 2000 and masked == "net smbclient -U a%*** " * 2000
+    masked, count = redactor.text("htpasswd -b f u pw-1; htpasswd -c f u; " * 10000)
+    assert count == 10000 and masked == "htpasswd -b f u ***; htpasswd -c f u; " * 10000
     assert redactor.text("--a-b-c-d-e-f " * 20000 + "token") == ("--a-b-c-d-e-f " * 20000 + "token", 0)
     masked, count = redactor.text("-passin pass:pw-1 " * 20000)
     assert count == 20000 and masked == "-passin pass:*** " * 20000

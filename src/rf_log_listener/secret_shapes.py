@@ -395,8 +395,8 @@ def argument_password_spans(text: str) -> list[tuple[int, int]]:
         found = _samba_password(words) if name not in ("htpasswd", "rabbitmqctl") else None
         if found is None and name in ("htpasswd", "rabbitmqctl", "net"):
             found = _positional_password(words, name)
-        if found is not None and found[0] < found[1]:
-            spans.append(found)
+        if found is not None and found[0] < found[1] and (not spans or found[0] >= spans[-1][1]):
+            spans.append(found)  # once, in order: two commands may find one (net ... smbclient)
     return spans
 
 
