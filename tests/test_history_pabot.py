@@ -165,6 +165,29 @@ def test_a_process_failing_like_its_siblings_is_not_seen_before(tmp_path: Path) 
     assert (passed.returncode, passed.stdout) == (0, "No failed tests.\n")
 
 
+def test_a_groups_summary_says_why_tests_were_skipped_across_its_processes(tmp_path: Path) -> None:
+    """Each process skips a test for one reason: the group's summary groups them, each test
+    with its run (before, a group's summary had no skip reasons: only each process's had)."""
+    from conftest import cli
+
+    suites = tmp_path / "suites"
+    suites.mkdir()
+    for number in (1, 2):
+        (suites / f"part{number}.robot").write_text(
+            f"*** Test Cases ***\nPart {number}\n    No Operation\n"
+            f"Needs Sandbox {number}\n    Skip    sandbox is down\n")
+    db = tmp_path / "store.sqlite3"
+    assert _pabot(db, suites, tmp_path / "out") == 0
+    group = service.get_view(open_store(db), "summary", run_id=1, selector="run_group")["summary"]
+    assert group["totals"] == {"total": 4, "passed": 2, "failed": 0, "skipped": 2}
+    [reason] = group["skip_reasons"]
+    assert (reason["message"], reason["count"], reason["test_ids"], sorted(reason["test_runs"])) == (
+        "sandbox is down", 2, ["s1-s1-t2", "s1-s1-t2"], [1, 2])
+    printed = cli("summary", db=db).stdout
+    assert "Skipped tests, by reason:\n  2 tests: sandbox is down\n" in printed
+    assert "1:s1-s1-t2" in printed and "2:s1-s1-t2" in printed
+
+
 def _pabot(db: Path, suites: Path, out: Path) -> int:
     """pabot on ``suites`` with two processes and the listener; its exit code."""
     done = subprocess.run(

@@ -141,9 +141,7 @@ def summary(response: Answer, style: Style) -> None:
         print(f"  {style(f'{group.count} tests', 'FAIL')}: {shown}")
         if group.signature != shown:  # no step failed (a stop, a parent's setup): the message
             print(f"    {style(group.signature, 'dim')}")
-        tests = [f"{run}:{test}" for run, test in zip(group.test_runs, group.test_ids, strict=True)] \
-            if group.test_runs else group.test_ids
-        print(f"    tests {', '.join(tests)}{more}; {_seen(group.seen_before)}")
+        print(f"    tests {_in_runs(group.test_ids, group.test_runs)}{more}; {_seen(group.seen_before)}")
         if group.cause:
             _cause(group.cause, "    ", style)
     if data.skip_reasons:
@@ -154,7 +152,7 @@ def summary(response: Answer, style: Style) -> None:
         tests = f"{reason.count} test{'s' if reason.count > 1 else ''}"
         # on one line: a skip-on-failure message's original failure is on its fourth
         print(f"  {style(tests, 'SKIP')}: {first_lines(' '.join(reason.message.split()), 1)[0]}")
-        print(f"    {', '.join(reason.test_ids)}{more}")
+        print(f"    {_in_runs(reason.test_ids, reason.test_runs)}{more}")
     if data.skip_reasons and sum(r.count for r in data.skip_reasons) < totals.skipped:
         print(style(f"  … more reasons: rf-log-mcp search {response.run_id} --level SKIP", "dim"))
     if data.errors:
@@ -287,6 +285,13 @@ def _attachments(found: list[dict[str, Any]] | None, indent: str, style: Style,
         gone = style(" (missing)", "FAIL") if item.get("exists") is False else ""
         command = f"rf-log-mcp attachment {run_id} {item['message_id']} {item['index']}"
         print(f"{indent}{item['kind']} {item['reference']}{size}{gone}  {style(command, 'dim')}")
+
+
+def _in_runs(test_ids: list[str], test_runs: list[int] | None) -> str:
+    """Test ids as a pabot group's summary names them (``run:test``), else as they are."""
+    if not test_runs:
+        return ", ".join(test_ids)
+    return ", ".join(f"{run}:{test}" for run, test in zip(test_runs, test_ids, strict=True))
 
 
 def _cause(cause: dict[str, Any], indent: str, style: Style) -> None:

@@ -61,6 +61,8 @@ class SkipReason(BaseModel):
     message: str
     count: int
     test_ids: list[str] = Field(description="The first tests (up to 5).")
+    test_runs: list[int] | None = Field(None, description="A pabot group's summary: the run "
+                                                          "of each of test_ids.")
 
 
 class SummaryView(BaseModel):

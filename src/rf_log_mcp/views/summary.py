@@ -61,7 +61,7 @@ def summary(conn: sqlite3.Connection, run_id: int, shaper: Shaper,
         view["errors"], view["error_kinds"] = run_errors(conn, run_id, shaper, ERRORS_SHOWN)
         _add_groups(conn, view, wanted, shaper)
         if run["skipped"]:
-            view["skip_reasons"] = _skip_reasons(conn, run_id, shaper)
+            view["skip_reasons"] = _skip_reasons(conn, [run_id], shaper)
     elif follow:
         errors, kinds = run_errors(conn, run_id, shaper, ERRORS_SHOWN, errors_after)
         if errors:
@@ -95,6 +95,8 @@ def _group_summary(conn: sqlite3.Connection, run: dict[str, Any], shaper: Shaper
     wanted = _wanted_tests(conn, runs, None, False, runs[0])
     if position is None:
         _add_groups(conn, view, wanted, shaper)
+        if members["totals"]["skipped"]:
+            view["skip_reasons"] = _skip_reasons(conn, runs, shaper)
     last_shown, more = _failed_page(conn, view, wanted, shaper, position, page_size)
     return view, last_shown if more else None
 
@@ -215,22 +217,30 @@ def _wanted_tests(conn: sqlite3.Connection, runs: list[int], selector: str | Non
     return _Wanted(runs, signatures, groups, only, False, texts, before)
 
 
-def _skip_reasons(conn: sqlite3.Connection, run_id: int,
+def _skip_reasons(conn: sqlite3.Connection, runs: list[int],
                   shaper: Shaper) -> list[dict[str, Any]]:
     """Skipped tests grouped by their message, most tests first: why tests did not run, or
     failed in a way the run skips (a ``robot:skip-on-failure`` tag: its message holds the
     original failure), which the totals alone do not say. RF gives every skip a message, so
-    the index of nodes with one finds them without reading the run's other nodes."""
-    rows = conn.execute(
-        "SELECT node_id, message FROM nodes INDEXED BY nodes_with_message"
-        " WHERE key >= ? AND key < ? AND message IS NOT NULL AND type = 'TEST'"
-        " AND status = 'SKIP' ORDER BY key", (run_base(run_id), run_base(run_id + 1)))
-    tests: dict[str, list[str]] = {}
-    for node_id, message in rows:
-        tests.setdefault(message, []).append(node_id)
+    the index of nodes with one finds them without reading the run's other nodes. Of a
+    pabot group (several ``runs``), each test with its run, as failure groups have it."""
+    tests: dict[str, list[tuple[int, str]]] = {}
+    for run_id in runs:
+        rows = conn.execute(
+            "SELECT node_id, message FROM nodes INDEXED BY nodes_with_message"
+            " WHERE key >= ? AND key < ? AND message IS NOT NULL AND type = 'TEST'"
+            " AND status = 'SKIP' ORDER BY key", (run_base(run_id), run_base(run_id + 1)))
+        for node_id, message in rows:
+            tests.setdefault(message, []).append((run_id, node_id))
     largest = sorted(tests.items(), key=lambda item: -len(item[1]))[:SKIP_REASONS_SHOWN]
-    return [{"message": shaper.status(message, 300), "count": len(ids),
-             "test_ids": ids[:GROUP_TESTS_SHOWN]} for message, ids in largest]
+    reasons = []
+    for message, skipped in largest:
+        reason = {"message": shaper.status(message, 300), "count": len(skipped),
+                  "test_ids": [node_id for _, node_id in skipped[:GROUP_TESTS_SHOWN]]}
+        if len(runs) > 1:
+            reason["test_runs"] = [run_id for run_id, _ in skipped[:GROUP_TESTS_SHOWN]]
+        reasons.append(reason)
+    return reasons
 
 
 def _unfinished(conn: sqlite3.Connection, run_id: int) -> list[dict[str, Any]]:
