@@ -36,14 +36,16 @@ the password options of (49) ``redis-cli -a x``, (50) ``sqlcmd -P x`` and (51) `
 -storepass x``, (52) ``echo x | docker login --password-stdin``, (53) a password in the
 environment the Process library logs, (54) ODBC's ``PWD=x``, (55) ``kubectl --token x``,
 the passwords commands take as arguments, (56) Samba's ``-U user%x``, (57) ``htpasswd -b
-file user x`` and (58) ``rabbitmqctl add_user user x``, each again alone.
-Twenty-eight values only look like secrets (look-alike names, values too short or too common,
+file user x`` and (58) ``rabbitmqctl add_user user x``, (59) the password of a user and
+password pair assigned to a secret-named variable (``${auth} = ['user', 'x']``,
+RequestsLibrary's ``auth``), each again alone.
+Twenty-nine values only look like secrets (look-alike names, values too short or too common,
 a keyword's name holding a secret's, ``Open Sidebar``'s "sid", a word after "password" among
 another keyword's arguments, text filled into a user-name field, ``Count Tokenizer Rules``'
 return, a repository's name after such a URL's host, the value of sqlcmd's ``-S`` beside its
 ``-p`` that is no password, the shell's working directories ``PWD`` and ``OLDPWD``: paths
 the run shows everywhere, the value of a ``--sort-key`` option, the user name htpasswd is
-given) and must stay readable.
+given, the user name of a secret-named pair) and must stay readable.
 
 Live capture and the imports of output.xml and output.json register the same values, and
 every tool, view, projection, resource and CLI command answers without any of them.
@@ -80,7 +82,8 @@ SECRETS = ("S01-Hunter2-pass", "S03-deep-Pw-9", "S05-set-var-Sec", "S07-var-pk-1
            "S43-fetched-key-Vx", "S44-key-one-Aa", "S44-key-two-Bb", "SfortyfiveQuoted",
            "S46-sudo-Pw", "S47-p12-Pw", "S48-clone-Tk", "S49-redis-Pw", "S50-sqlcmd-Pw",
            "S51-store-Pw", "S52-stdin-Pw", "S53-env-Pw", "S54-odbc-Pw",
-           "S55-kube-Tk", "S56-smb-Pw", "S57-htpasswd-Pw", "S58-rabbit-Pw")
+           "S55-kube-Tk", "S56-smb-Pw", "S57-htpasswd-Pw", "S58-rabbit-Pw",
+           "S59-auth-Pw")
 # Masked by its shape wherever it occurs, so never registered as a run's value.
 BY_SHAPE = ("S27webhooksecret99",)
 LOOKALIKES = ("L01-54321-count", "L02-all-tests-passed", "L03-bypass-enabled",
@@ -90,7 +93,8 @@ LOOKALIKES = ("L01-54321-count", "L02-all-tests-passed", "L03-bypass-enabled",
               "L16-row-key-7", "L17-sidebar-entry", "L18-sidebar-open",
               "L19-build-label", "L20-after-the-word", "L21-filled-user",
               "L22-tokenizer-rules", "L23-clone-repo", "L24-sql-host",
-              "L25-work-dir", "L26-old-dir", "L27-sort-key", "L28-web-user")
+              "L25-work-dir", "L26-old-dir", "L27-sort-key", "L28-web-user",
+              "L29-auth-user")
 # What differs between the stores by nature: ids of the run, where it came from, times.
 _BY_NATURE = {"run_id", "source_path", "origin", "generator", "start_time", "elapsed",
               "elapsed_ms", "estimated_tokens", "next_cursor", "prev_cursor", "time", "seconds",

@@ -254,6 +254,12 @@ def test_a_search_cannot_find_a_masked_value(store: sqlite3.Connection) -> None:
      "smbclient -L fs -U bob -N; htpasswd -c .htpasswd alice; rabbitmqctl list_users"),
     ("net use \\\\fs\\ipc$ * /user:bob; net user alice; 50% done, net 10%",
      "net use \\\\fs\\ipc$ * /user:bob; net user alice; 50% done, net 10%"),
+    # a tuple, list or call after a secret's name: the whole of it (before, its bracket alone)
+    ("Arguments: [ 'api' | https://x | auth=('bob', 'Rq-Pw1') ]",
+     "Arguments: [ 'api' | https://x | auth=*** ]"),
+    ("auth=['CORP', 'bob', 'Nt-Pw2'], verify=True", "auth=***, verify=True"),
+    ("session.auth = HTTPBasicAuth('bob', 'Rq-Pw3') # set", "session.auth = *** # set"),
+    ("password=Pw(1) and password=(none)", "password=*** and password=***"),
     # the same options of other commands, or other options of these: no password
     ("sqlcmd -S db -p -Q x; mysql -h db -P 3306 -pDb-7", "sqlcmd -S db -p -Q x; mysql -h db -P 3306 -p***"),
     ("ssh-keygen -t ed25519 -N '' -f key -n bob; redis-cli -a",
@@ -277,6 +283,20 @@ def test_secret_shapes(text: str, shown: str) -> None:
     masked, count = Redactor().text(text)
     assert masked == shown
     assert count == masked.count("***") - text.count("***")
+
+
+@pytest.mark.parametrize(("text", "registered"), [
+    ("Arguments: [ 'api' | auth=('bob', 'Rq-Pw1') ]", ["Rq-Pw1"]),  # the user is no secret
+    ("@{auth} = [ bob | Rq-Pw2 ]", ["Rq-Pw2"]),
+    ("${db_credentials} = ('CORP', 'bob', 'Nt-Pw3')", ["Nt-Pw3"]),
+    ("${secret} = ('Sc-one-1', 'Sc-two-2')", ["Sc-one-1", "Sc-two-2"]),  # not a pair's name
+    ("auth=['Au-one', 'Au-two', 'Au-three', 'Au-Pw4']", ["Au-one", "Au-two", "Au-three", "Au-Pw4"]),
+    ("password=Pw(1), token=HTTPBasicAuth('u', 'Tk-5')", ["Pw(1)", "Tk-5"]),  # u: too short
+])
+def test_a_structured_secret_registers_its_strings(text: str, registered: list[str]) -> None:
+    """A tuple, list or call after a secret's name: its strings are what a run registers, of
+    a user's credentials (``auth``, ``credentials``) only the last (before, the bracket)."""
+    assert Redactor().secret_values(text) == registered
 
 
 # Each rule's shape alone, pieces of shapes and names, and letters that match others only

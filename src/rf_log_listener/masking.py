@@ -72,6 +72,7 @@ from rf_log_listener.secret_shapes import (
     prose_passwords,
     secret_options,
     sql_passwords,
+    structured_secrets,
     typed_password,
 )
 
@@ -347,7 +348,7 @@ class Redactor:
                 if (value[:1] in "/\\" or value[1:2] == ":") and working_directory(
                         _whole_name(lowered, mention), value):  # the shell's PWD=/path
                     continue
-                found.append(value.strip())
+                found += structured_secrets(_whole_name(lowered, mention), value.strip())
         if "://" in text and "@" in text:
             found += [m[2] for m in compiled_shapes().url_credentials.finditer(text)]
         if "</" in text:

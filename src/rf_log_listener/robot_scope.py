@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from .events import INSTALLED, keyword_key
-from .secret_names import working_directory
+from .secret_names import credential_pair, working_directory
 
 Definition = tuple[str, str, "str | None", "int | None"]  # library, keyword key, file, line
 
@@ -168,8 +168,10 @@ class ScopeSecrets:
                 value = store[name]
             except Exception:  # a variable RF cannot resolve here
                 continue
-            values += value.values() if isinstance(value, dict) else (
-                value if isinstance(value, (list, tuple)) else (value,))
+            if isinstance(value, (list, tuple)):  # a user's credentials: the password
+                values += value[-1:] if credential_pair(name, len(value)) else value
+            else:
+                values += value.values() if isinstance(value, dict) else (value,)
         for name, raw in dictionaries:  # &{USER} with a password key
             if name not in secret:
                 try:

@@ -41,6 +41,19 @@ def working_directory(name: str, value: str) -> bool:
         path[:1].isascii() and path[:1].isalpha() and path[1:2] == ":" and path[2:3] in ("\\", "/"))
 
 
+# Names of a user's credentials as a pair (or a domain, a user and a password): ``auth``,
+# ``credentials``. A tuple or list of two or three under such a name is RequestsLibrary's
+# and NTLM's auth: its last item is the password, the others name the user (no secret:
+# registered, the user's name would be masked everywhere in the run).
+_PAIR_ENDINGS = ("auth", "credentials", "credential", "creds", "cred")
+
+
+def credential_pair(name: str, items: int) -> bool:
+    """Whether ``items`` values under ``name`` (as written: quoted, ``${...}`` or bare) are
+    a user's credentials, the last one the secret."""
+    return 2 <= items <= 3 and name.strip("'\"${}%@&").lower().endswith(_PAIR_ENDINGS)
+
+
 # Every text SECRET_WORDS match (``spellings``), written out: the listener asks whether each
 # variable name of robot's scopes ends with one, and spelling them (and compiling the step
 # pattern) cost every robot run ~0.5-1 ms at its first suite (issue #19). The tests hold it
@@ -152,6 +165,12 @@ def spellings(name: str) -> list[str] | None:
 # The schemes an Authorization value names before its credential (``Bearer x``): kept when
 # the credential is masked, and the credential alone is what a run registers.
 AUTH_SCHEMES = r"Bearer|Basic|Digest|Token|Negotiate|NTLM|ApiKey|Bot"
+# A value that is a Python tuple, list or call on one line (RequestsLibrary's ``auth=('bob',
+# 'x')``, RF's TRACE arguments ``auth=['bob', 'x']``, ``HTTPBasicAuth('bob', 'x')``): the
+# whole of it, not the bracket alone (which left the password after it shown).
+STRUCTURED_VALUE = (r"(?:\([^()\n]{0,300}\)|\[[^\[\]\n]{0,300}\]"
+                    r"|[A-Za-z_][\w.]{0,60}\([^()\n]{0,300}\))"
+                    r"(?=[\s,;&'\"<>)\]}|]|$)")  # whole: ``Pw(1)x`` is a plain value
 
 
 def key_value(name: str) -> re.Pattern[str]:
@@ -166,7 +185,8 @@ def key_value(name: str) -> re.Pattern[str]:
         (?![\w-])
         (?P<sep> \s*[:=]\s* (?:(?:{AUTH_SCHEMES})[ \t]+)? )
         (?P<value> [$@&%]\{{[^{{}}]*\}}(?:\[[^\]]*\])?
-                 | "(?:[^"\\\n]|\\.)*" | '(?:[^'\\\n]|\\.)*' | [^\s,;&'"<>)\]}}|{{\[][^\s,;&'"<>)\]}}|]* )
+                 | "(?:[^"\\\n]|\\.)*" | '(?:[^'\\\n]|\\.)*' | {STRUCTURED_VALUE}
+                 | [^\s,;&'"<>()\]}}|{{\[][^\s,;&'"<>)\]}}|]* )
         """
     )
 

@@ -13,7 +13,7 @@ import re
 from collections.abc import Callable
 from functools import cache
 
-from .secret_names import AUTH_SCHEMES
+from .secret_names import AUTH_SCHEMES, STRUCTURED_VALUE, credential_pair
 
 MASK = "***"
 
@@ -132,8 +132,8 @@ class _Shapes:
         # the separator, an auth scheme, the value.
         self.after_name = re.compile(
             r"""(?P<close>[}"'])? [ \t]*[:=][ \t]* (?:(?:""" + AUTH_SCHEMES + r""")[ \t]+)?
-                (?P<value> "(?:[^"\\\n]|\\.)*" | '(?:[^'\\\n]|\\.)*'
-                         | [^\s,;&'"<>)\]}|{\[][^\s,;&'"<>)\]}|]* )""",
+                (?P<value> "(?:[^"\\\n]|\\.)*" | '(?:[^'\\\n]|\\.)*' | """ + STRUCTURED_VALUE + r"""
+                         | [^\s,;&'"<>()\]}|{\[][^\s,;&'"<>)\]}|]* )""",
             re.IGNORECASE | re.VERBOSE)
 
 
@@ -450,6 +450,25 @@ def masked_typed_password(text: str) -> tuple[str, int]:
     if found is None:
         return text, 0
     return f"{text[:found[0]]}{MASK}{text[found[1]:]}", 1
+
+
+_STRUCTURED = lazy_pattern(r"(?:[A-Za-z_][\w.]*)?[(\[].*[)\]]", re.DOTALL)
+_QUOTED_ELEMENT = lazy_pattern(r"'((?:[^'\\\n]|\\.)*)'" + r'|"((?:[^"\\\n]|\\.)*)"')
+
+
+def structured_secrets(name: str, value: str) -> list[str]:
+    """What of ``name``'s secret value to register: the value itself, or of a tuple, list
+    or call (``('bob', 'x')``, ``['bob', 'x']``, ``HTTPBasicAuth('bob', 'x')``, RF's ``[ bob |
+    x ]``) its strings, of a user's credentials (``credential_pair``) the last."""
+    if value[-1:] not in (")", "]") or _STRUCTURED().fullmatch(value) is None:
+        return [value]
+    inner = value[value.index("[" if value[-1] == "]" else "(") + 1:-1]
+    items = [m[1] if m[1] is not None else m[2] for m in _QUOTED_ELEMENT().finditer(inner)]
+    if not items and " | " in inner:  # RF's own list: [ bob | x ]
+        items = [part.strip() for part in inner.split(" | ")]
+    if not items:  # no strings in it (``Pw(1)``, ``(none)``): the value as it is
+        return [value]
+    return items[-1:] if credential_pair(name, len(items)) else items
 
 
 def masked_credentials_after(match: re.Match[str]) -> str:

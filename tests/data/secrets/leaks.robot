@@ -1,6 +1,6 @@
 *** Settings ***
-Documentation     Secrets handled the ordinary way, each a value of its own (S01 ... S58), and
-...               values that only look like secrets (L01 ... L28), which must stay readable.
+Documentation     Secrets handled the ordinary way, each a value of its own (S01 ... S59), and
+...               values that only look like secrets (L01 ... L29), which must stay readable.
 Library           Vault.py
 Library           SSHLibrary.py
 Library           Browser.py
@@ -147,6 +147,8 @@ Shapes Next To Their Name
     Log    S57-htpasswd-Pw guards the site of L28-web-user
     Log    rabbitmqctl add_user app S58-rabbit-Pw
     Log    S58-rabbit-Pw is the broker's
+    ${auth} =    Create List    L29-auth-user    S59-auth-Pw
+    Log    S59-auth-Pw is the API's and L29-auth-user its user
 
 Returned By Keywords Named Like Secrets
     ${session} =    Get Auth Token For User    alice
