@@ -245,6 +245,7 @@ def test_a_search_cannot_find_a_masked_value(store: sqlite3.Connection) -> None:
     ("rpcclient --user=bob%Sm-Pw3 10.0.0.5", "rpcclient --user=bob%*** 10.0.0.5"),
     ("htpasswd -bc -C 10 .htpasswd alice Ht-Pw1; htpasswd -nbB bob 'two words'",
      "htpasswd -bc -C 10 .htpasswd alice ***; htpasswd -nbB bob '***'"),
+    ("htpasswd -n -b -r 9 bob Ht-Pw2", "htpasswd -n -b -r 9 bob ***"),
     ("rabbitmqctl -n rabbit@h add_user bob Rb-Pw1; rabbitmqctl change_password bob Rb-Pw2",
      "rabbitmqctl -n rabbit@h add_user bob ***; rabbitmqctl change_password bob ***"),
     ("net use Z: \\\\fs\\team Nu-Pw1 /user:CORP\\bob; net user alice Nu-Pw2 /add",

@@ -326,6 +326,9 @@ _ARGUMENT_COMMANDS = lazy_pattern(
 # a word (its span: inside its quotes), or what ends the command
 _COMMAND_WORDS = lazy_pattern(r"""'([^'\n]*)'|"([^"\n]*)"|([^\s'";|&]+)|([;|&\n])""")
 _SAMBA_USER_OPTIONS = ("-U", "--user", "--username")
+# the options of htpasswd (its cost, its rounds) and rabbitmqctl that take a value apart
+_VALUED_OPTIONS = {"htpasswd": ("-C", "-r"), "rabbitmqctl": ("-n", "-t", "-l", "--node", "--timeout"),
+                   "net": ()}
 
 
 def _words_after(text: str, at: int) -> list[tuple[int, int, str]]:
@@ -364,7 +367,7 @@ def _positional_password(words: list[tuple[int, int, str]], command: str) -> tup
             skip = False
         elif word.startswith("-") and len(word) > 1 and command != "net":
             flags += word.lstrip("-")
-            skip = word in ("-C", "-r", "-n", "-t", "--node", "--timeout")  # an option's value
+            skip = word in _VALUED_OPTIONS[command]  # the option's value comes next
         elif not (command == "net" and word.startswith("/")):
             positional.append((start, end, word))
     names = [word.lower() for _, _, word in positional]
