@@ -260,7 +260,8 @@ def test_a_search_cannot_find_a_masked_value(store: sqlite3.Connection) -> None:
      "Arguments: [ 'api' | https://x | auth=*** ]"),
     ("auth=['CORP', 'bob', 'Nt-Pw2'], verify=True", "auth=***, verify=True"),
     ("session.auth = HTTPBasicAuth('bob', 'Rq-Pw3') # set", "session.auth = *** # set"),
-    ("password=Pw(1) and password=(none)", "password=*** and password=***"),
+    ("password=Pw(1) and password=(none) and password=(Pw2)x",
+     "password=*** and password=*** and password=***)x"),  # (Pw2: as before this stop
     # the same options of other commands, or other options of these: no password
     ("sqlcmd -S db -p -Q x; mysql -h db -P 3306 -pDb-7", "sqlcmd -S db -p -Q x; mysql -h db -P 3306 -p***"),
     ("ssh-keygen -t ed25519 -N '' -f key -n bob; redis-cli -a",

@@ -167,7 +167,8 @@ def spellings(name: str) -> list[str] | None:
 AUTH_SCHEMES = r"Bearer|Basic|Digest|Token|Negotiate|NTLM|ApiKey|Bot"
 # A value that is a Python tuple, list or call on one line (RequestsLibrary's ``auth=('bob',
 # 'x')``, RF's TRACE arguments ``auth=['bob', 'x']``, ``HTTPBasicAuth('bob', 'x')``): the
-# whole of it, not the bracket alone (which left the password after it shown).
+# whole of it, not the bracket alone (which left the password after it shown). A plain value
+# may begin with "(" but not with a quoted string's: ``(abc)x`` is one, ``('bob'`` no value.
 STRUCTURED_VALUE = (r"(?:\([^()\n]{0,300}\)|\[[^\[\]\n]{0,300}\]"
                     r"|[A-Za-z_][\w.]{0,60}\([^()\n]{0,300}\))"
                     r"(?=[\s,;&'\"<>)\]}|]|$)")  # whole: ``Pw(1)x`` is a plain value
@@ -186,7 +187,7 @@ def key_value(name: str) -> re.Pattern[str]:
         (?P<sep> \s*[:=]\s* (?:(?:{AUTH_SCHEMES})[ \t]+)? )
         (?P<value> [$@&%]\{{[^{{}}]*\}}(?:\[[^\]]*\])?
                  | "(?:[^"\\\n]|\\.)*" | '(?:[^'\\\n]|\\.)*' | {STRUCTURED_VALUE}
-                 | [^\s,;&'"<>()\]}}|{{\[][^\s,;&'"<>)\]}}|]* )
+                 | (?:\((?!['"])|[^\s,;&'"<>()\]}}|{{\[])[^\s,;&'"<>)\]}}|]* )
         """
     )
 

@@ -133,7 +133,7 @@ class _Shapes:
         self.after_name = re.compile(
             r"""(?P<close>[}"'])? [ \t]*[:=][ \t]* (?:(?:""" + AUTH_SCHEMES + r""")[ \t]+)?
                 (?P<value> "(?:[^"\\\n]|\\.)*" | '(?:[^'\\\n]|\\.)*' | """ + STRUCTURED_VALUE + r"""
-                         | [^\s,;&'"<>()\]}|{\[][^\s,;&'"<>)\]}|]* )""",
+                         | (?:\((?!['"])|[^\s,;&'"<>()\]}|{\[])[^\s,;&'"<>)\]}|]* )""",
             re.IGNORECASE | re.VERBOSE)
 
 
