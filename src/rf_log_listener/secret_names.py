@@ -29,12 +29,17 @@ SECRET_WORDS = (
 _WORKING_DIRECTORIES = frozenset({"pwd", "oldpwd"})
 
 
+def _bare(name: str) -> str:
+    """A key as written (quoted, ``${...}``, bare) lower-cased without its decoration."""
+    return name.strip("'\"${}%@&").lower()
+
+
 def working_directory(name: str, value: str) -> bool:
     """Whether ``name`` (a key as written: quoted, ``${...}`` or bare) and its ``value`` are
     the shell's PWD or OLDPWD: that name alone, an absolute path (``/x``, ``C:\\x``,
     ``\\\\host``, perhaps after a quote). By string tests: robot's process imports this
     module, and a pattern compiled at import costs every run."""
-    if name.strip("'\"${}%@&").lower() not in _WORKING_DIRECTORIES:
+    if _bare(name) not in _WORKING_DIRECTORIES:
         return False
     path = value[1:] if value[:1] in ("'", '"') else value
     return path.startswith(("/", "\\\\")) or (
@@ -51,7 +56,7 @@ _PAIR_ENDINGS = ("auth", "credentials", "credential", "creds", "cred")
 def credential_pair(name: str, items: int) -> bool:
     """Whether ``items`` values under ``name`` (as written: quoted, ``${...}`` or bare) are
     a user's credentials, the last one the secret."""
-    return 2 <= items <= 3 and name.strip("'\"${}%@&").lower().endswith(_PAIR_ENDINGS)
+    return 2 <= items <= 3 and _bare(name).endswith(_PAIR_ENDINGS)
 
 
 # Every text SECRET_WORDS match (``spellings``), written out: the listener asks whether each
@@ -172,6 +177,10 @@ AUTH_SCHEMES = r"Bearer|Basic|Digest|Token|Negotiate|NTLM|ApiKey|Bot"
 STRUCTURED_VALUE = (r"(?:\([^()\n]{0,300}\)|\[[^\[\]\n]{0,300}\]"
                     r"|[A-Za-z_][\w.]{0,60}\([^()\n]{0,300}\))"
                     r"(?=[\s,;&'\"<>)\]}|]|$)")  # whole: ``Pw(1)x`` is a plain value
+# The value after a secret's name and its separator, as the masking rule (``key_value``) and
+# the registry (``secret_shapes``' ``after_name``) both read it: quoted, structured, or plain.
+VALUE = (r""""(?:[^"\\\n]|\\.)*"|'(?:[^'\\\n]|\\.)*'|""" + STRUCTURED_VALUE
+         + r"""|(?:\((?!['"])|[^\s,;&'"<>()\]}|{\[])[^\s,;&'"<>)\]}|]*""")
 
 
 def key_value(name: str) -> re.Pattern[str]:
@@ -185,9 +194,7 @@ def key_value(name: str) -> re.Pattern[str]:
         (?P<key> [$@&%]\{{ {name} \}} | (?P<q>["']) {name} (?P=q) | (?<![\w$.-]) {name} )
         (?![\w-])
         (?P<sep> \s*[:=]\s* (?:(?:{AUTH_SCHEMES})[ \t]+)? )
-        (?P<value> [$@&%]\{{[^{{}}]*\}}(?:\[[^\]]*\])?
-                 | "(?:[^"\\\n]|\\.)*" | '(?:[^'\\\n]|\\.)*' | {STRUCTURED_VALUE}
-                 | (?:\((?!['"])|[^\s,;&'"<>()\]}}|{{\[])[^\s,;&'"<>)\]}}|]* )
+        (?P<value> [$@&%]\{{[^{{}}]*\}}(?:\[[^\]]*\])? | {VALUE} )
         """
     )
 

@@ -13,7 +13,7 @@ import re
 from collections.abc import Callable
 from functools import cache
 
-from .secret_names import AUTH_SCHEMES, STRUCTURED_VALUE, credential_pair
+from .secret_names import AUTH_SCHEMES, VALUE, credential_pair
 
 MASK = "***"
 
@@ -132,8 +132,7 @@ class _Shapes:
         # the separator, an auth scheme, the value.
         self.after_name = re.compile(
             r"""(?P<close>[}"'])? [ \t]*[:=][ \t]* (?:(?:""" + AUTH_SCHEMES + r""")[ \t]+)?
-                (?P<value> "(?:[^"\\\n]|\\.)*" | '(?:[^'\\\n]|\\.)*' | """ + STRUCTURED_VALUE + r"""
-                         | (?:\((?!['"])|[^\s,;&'"<>()\]}|{\[])[^\s,;&'"<>)\]}|]* )""",
+                (?P<value> """ + VALUE + r""" )""",
             re.IGNORECASE | re.VERBOSE)
 
 

@@ -160,7 +160,7 @@ def _stop_origin(conn: sqlite3.Connection, run_id: int, test: NodeRow,
     except that the teardowns of the suites it ended in ran after it and may fail on their
     own: a teardown is the origin only when it holds the fatal mark or nothing else failed.
     Exit-on-error stops at an error message, not a failure: no node (``error_cause``)."""
-    if STOP_MESSAGES[stop] == "exit_on_error":
+    if stop == EXIT_ON_ERROR:
         return None
     base = run_base(run_id)
     first_stopped = conn.execute(
