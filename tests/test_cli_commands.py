@@ -37,7 +37,8 @@ def test_watch_reports_every_failure_of_a_run_however_many(tmp_path: Path) -> No
     ("search", "1", "x", "--page-size", "-1"), ("failures", "1", "--limit", "0"),
     ("failures", "1", "--limit", "-3"), ("runs", "--limit", "0"), ("runs", "--limit", "x"),
     ("watch", "1", "--interval", "0"), ("prune", "--keep", "-1"), ("prune",),
-    ("summary", "1", "--colour"), ("summary", "one"),
+    ("summary", "1", "--colour"), ("summary", "one"), ("message",), ("window",),
+    ("tree", "s1-s1-t2", "s1-s1-t3"), ("failures", "s1-s1-t2", "--test", "s1-s1-t3"),
 ])
 def test_arguments_a_command_cannot_take_are_invalid_argument(tmp_path: Path,
                                                               arguments: tuple[str, ...]) -> None:
@@ -49,6 +50,63 @@ def test_arguments_a_command_cannot_take_are_invalid_argument(tmp_path: Path,
     as_json = cli(*arguments, "--json", db=db)
     assert as_json.returncode == 2
     assert json.loads(as_json.stdout)["error"]["code"] == "INVALID_ARGUMENT", as_json.stdout
+
+
+def test_a_node_where_the_run_goes_reads_the_newest_run(tmp_path: Path) -> None:
+    """What a person types after a summary names a test: ``tree s1-s1-t2``, ``failures
+    s1-s1-t2``, ``search text``; the run left out is the newest, as for ``summary``."""
+    db = tmp_path / "s.db"
+    older = FIXTURE_RESULTS / "6.0.2" / "output.xml"
+    assert cli("import", str(older), str(XML), db=db).returncode == 0
+    for command, newest, first in [
+        (("tree", "s1-s1-t2"), ("tree", "2", "s1-s1-t2"), ("tree", "1", "s1-s1-t2")),
+        (("window", "s1-s1-t2-k1"), ("window", "2", "s1-s1-t2-k1"), None),
+        (("message", "s1-s1-t2"), ("message", "latest", "s1-s1-t2"), None),
+        (("search", "differ"), ("search", "2", "differ"), None),
+        (("failures", "s1-s1-t2"), ("failures", "--test", "s1-s1-t2"), ("failures", "1", "--test",
+                                                                         "s1-s1-t2")),
+    ]:
+        shown = cli(*command, "--json", db=db)
+        assert shown.returncode == 0, (command, shown.stderr)
+        assert json.loads(shown.stdout) == json.loads(cli(*newest, "--json", db=db).stdout)
+        assert '"run_id": 2' in shown.stdout, command
+        if first:
+            assert json.loads(shown.stdout) != json.loads(cli(*first, "--json", db=db).stdout)
+    assert "values differ: expected-value != actual-value" in cli("failures", "s1-s1-t2", db=db).stdout
+
+
+def test_failures_print_a_failures_diff_as_log_html_shows_it(tmp_path: Path) -> None:
+    """``Should Be Equal`` of multi-line strings and ``Lists Should Be Equal`` say what differs
+    on the lines after their first: the evidence, which the failure path printed as "… (7 more
+    lines)". A diff longer than a screen ends with the command that prints it whole."""
+    suite = tmp_path / "diffs.robot"
+    long_text = "\\n".join(f"line {i}" for i in range(40))
+    suite.write_text(
+        "*** Settings ***\nLibrary    Collections\n\n*** Test Cases ***\n"
+        "Texts\n    Should Be Equal    abc\\ndef\\nghi    abc\\nxyz\\nghi\n"
+        "Lists\n    ${a} =    Create List    1    2    3\n    ${b} =    Create List    1    5    3\n"
+        "    Lists Should Be Equal    ${a}    ${b}\n"
+        f"Long\n    Should Be Equal    {long_text}    {long_text.replace('line', 'LINE')}\n")
+    subprocess.run([sys.executable, "-m", "robot", "--output", str(tmp_path / "out.xml"),
+                    "--log", "NONE", "--report", "NONE", "--console", "none", str(suite)],
+                   check=False, capture_output=True)
+    db = tmp_path / "s.db"
+    assert cli("import", str(tmp_path / "out.xml"), db=db).returncode == 0
+    shown = cli("failures", db=db)
+    assert shown.returncode == 0, shown.stderr
+    lines = [line.strip() for line in shown.stdout.splitlines()]
+    at = lines.index("FAIL: Multiline strings are different:")
+    assert lines[at + 1:at + 8] == ["--- first", "+++ second", "@@ -1,3 +1,3 @@", "abc", "-def",
+                                    "+xyz", "ghi"]
+    at = lines.index("FAIL: Lists are different:")
+    assert lines[at + 1] == "Index 1: 2 != 5"
+    at = lines.index("Failure path of s1-t3:")
+    ends = [line for line in lines[at:] if line.startswith("… (")]
+    message = json.loads(cli("failures", "s1-t3", "--json", db=db).stdout)
+    failed = message["failures"][0]["path"][-1]["messages"][-1]
+    assert ends == [f"… ({failed['text'].count(chr(10)) + 1 - 24} more lines:"
+                    f" rf-log-mcp message 1 {failed['id']})"]
+    assert "+LINE 39" in cli("message", "1", failed["id"], db=db).stdout
 
 
 def test_db_goes_before_or_after_the_command(tmp_path: Path) -> None:

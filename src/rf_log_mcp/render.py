@@ -79,11 +79,19 @@ def control(sequence: str) -> None:
     getattr(sys.stdout, "control", sys.stdout.write)(sequence)
 
 
-def first_lines(text: str | None, count: int = 3, width: int = 160) -> list[str]:
+# A failure's message as the failure path prints it: a diff or a traceback whole, as far as a
+# screen goes (the rest: `rf-log-mcp message`, which the line that ends it names)
+EVIDENCE_LINES = 24
+
+
+def first_lines(text: str | None, count: int = 3, width: int = 160, rest: str = "") -> list[str]:
+    """The first ``count`` lines of ``text``, each cut at ``width``, and how many are left
+    (``rest``: where to read them)."""
     lines = (text or "").splitlines() or [""]
     shown = [line if len(line) <= width else line[: width - 1] + "…" for line in lines[:count]]
     if len(lines) > count:
-        shown.append(f"… ({len(lines) - count} more lines)")
+        left = len(lines) - count
+        shown.append(f"… ({left} more line{'s' if left > 1 else ''}{rest})")
     return shown
 
 
@@ -261,8 +269,12 @@ def failures(paths: list[dict[str, Any]], style: Style, run_id: int, of_group: b
             if step.get("args"):
                 print(f"{indent}  {style('args: ' + '  '.join(step['args']), 'dim')}")
             for message in step.get("messages", []):
-                # a library's traceback: its frames say where in its code it failed
-                lines = first_lines(message["text"], 24 if message["level"] == "DEBUG" else 1)
+                # a failure's own lines (a diff: "Multiline strings are different:", "Lists
+                # are different:") and a library's traceback (its frames say where in its
+                # code it failed) are the evidence: shown as log.html shows them
+                lines = first_lines(message["text"], EVIDENCE_LINES
+                                    if message["level"] in ("FAIL", "DEBUG") else 1,
+                                    rest=f": rf-log-mcp message {run_id} {message['id']}")
                 print(f"{indent}  {style(message['level'], message['level'])}: {lines[0]}")
                 for line in lines[1:]:
                     print(f"{indent}    {style(line, 'dim')}")
@@ -273,7 +285,12 @@ def failures(paths: list[dict[str, Any]], style: Style, run_id: int, of_group: b
             _attachments(step.get("attachments"), f"{indent}  ", style, run_id)
         last = path["path"][-1]
         if last.get("message") and not last.get("messages"):
-            print(f"  {'  ' * len(path['path'])}→ {first_lines(last['message'], 1)[0]}")
+            indent = "  " * len(path["path"])
+            lines = first_lines(last["message"], EVIDENCE_LINES,
+                                rest=f": rf-log-mcp message {run_id} {last['node_id']}")
+            print(f"  {indent}→ {lines[0]}")
+            for line in lines[1:]:
+                print(f"  {indent}  {style(line, 'dim')}")
 
 
 def _attachments(found: list[dict[str, Any]] | None, indent: str, style: Style,

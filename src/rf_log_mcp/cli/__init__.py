@@ -72,6 +72,7 @@ def main(argv: list[str] | None = None) -> int:
     _Parser.json_errors = "--json" in arguments
     try:
         args = parser.parse_args(arguments)
+        _newest_run_first(args)
     except _UsageError as err:
         return _print_error(argparse.Namespace(json=_Parser.json_errors), err, exit_code=2)
     if not getattr(args, "handler", None):
@@ -261,10 +262,19 @@ def _parser(only: str | None = None) -> argparse.ArgumentParser:
         cmd.set_defaults(handler=handler)
         return cmd
 
-    def run_argument(cmd: argparse.ArgumentParser, optional: bool = False) -> None:
-        cmd.add_argument("run", type=_run_id, nargs="?" if optional else None,
-                         help="run id (from `runs`), or `latest`"
-                              + (" (the default)" if optional else ""))
+    def run_argument(cmd: argparse.ArgumentParser, optional: bool = False,
+                     before: str | None = None, required: bool = False) -> None:
+        """``before``: the positional after the run, which may come first to mean the newest
+        run (``tree s1-t2``, ``failures s1-t2``: what a person types after reading a summary)."""
+        if before is None:
+            cmd.add_argument("run", type=_run_id, nargs="?" if optional else None,
+                             help="run id (from `runs`), or `latest`"
+                                  + (" (the default)" if optional else ""))
+            return
+        cmd.add_argument("run", type=_run_or_other, nargs="?",
+                         help=f"run id (from `runs`), or `latest` (the default: {before.upper()}"
+                              " may come first)")
+        cmd.set_defaults(run_comes_before=(before, required, getattr(cmd, "prog", "")))
 
     def paging(cmd: argparse.ArgumentParser, default: int = 25) -> None:
         cmd.add_argument("--cursor", help="next_cursor (or prev_cursor) printed by the previous page")
@@ -318,14 +328,14 @@ def _parser(only: str | None = None) -> argparse.ArgumentParser:
 
     cmd = command("failures", "reading:cmd_failures", "The failure path of each failed test (or one)"
                   " of a run (the newest by default).")
-    run_argument(cmd, optional=True)
+    run_argument(cmd, optional=True, before="test")
     cmd.add_argument("--test", help="a test: its id (s1-s2-t3) or name as robot --test takes it"
                                     " (default: every failed test)")
     cmd.add_argument("--limit", type=_number(int, 1), default=10, help="at most this many tests (10)")
 
     cmd = command("tree", "reading:cmd_tree", "The children of a node (default: the run), by projection; "
                   "long runs of passing iterations come folded.")
-    run_argument(cmd)
+    run_argument(cmd, before="selector")
     cmd.add_argument("selector", nargs="?",
                      help="node id (s1-s2-t3-k1), a test's name, or an expand selector")
     cmd.add_argument("--projection", choices=("all", "failures", "warnings"), default="all")
@@ -335,19 +345,20 @@ def _parser(only: str | None = None) -> argparse.ArgumentParser:
 
     cmd = command("message", "reading:cmd_message", "One message whole, however long (read in parts;"
                   " masked): a log message's id, errors-mN, or a node id for its status message.")
-    run_argument(cmd)
-    cmd.add_argument("message_id", help="s1-t1-k2-m1, errors-m1, or a node id")
+    run_argument(cmd, before="message_id", required=True)
+    cmd.add_argument("message_id", nargs="?", help="s1-t1-k2-m1, errors-m1, or a node id")
     cmd.add_argument("--cursor", help="only the part this cursor (next_cursor) points to")
 
     cmd = command("window", "reading:cmd_window", "The steps around a node, in execution order, "
                   "within its test (or suite setup/teardown).")
-    run_argument(cmd)
-    cmd.add_argument("selector", help="node id (a test or any step inside one) or a test's name")
+    run_argument(cmd, before="selector", required=True)
+    cmd.add_argument("selector", nargs="?",
+                     help="node id (a test or any step inside one) or a test's name")
     paging(cmd)
 
     cmd = command("search", "reading:cmd_search", "Messages by text and/or level, run-wide or scoped; "
                   "secrets come back masked.")
-    run_argument(cmd)
+    run_argument(cmd, before="query")
     cmd.add_argument("query", nargs="?", help="plain text, case-insensitive (%% _ \\ literal)")
     cmd.add_argument("--selector", help="only this node's messages (a node id or test name; see --scope)")
     cmd.add_argument("--scope", choices=("node", "subtree", "test"),
@@ -441,6 +452,34 @@ def _parser(only: str | None = None) -> argparse.ArgumentParser:
     return parser
 
 
+class _NotARunId(str):
+    """A first positional that is no run id: the next positional, of the newest run."""
+
+
+def _run_or_other(text: str) -> int | str:
+    try:
+        return _run_id(text)
+    except argparse.ArgumentTypeError:
+        return _NotARunId(text)
+
+
+def _newest_run_first(args: argparse.Namespace) -> None:
+    """``tree s1-t2``: the run left out, its first positional is the one after the run."""
+    after, required, prog = getattr(args, "run_comes_before", (None, False, ""))
+    if after is None:
+        return
+    hint = f"`{prog} --help` lists the arguments."
+    if isinstance(args.run, _NotARunId):
+        if getattr(args, after) is not None:  # two positionals: the first must be a run
+            raise _UsageError(INVALID_ARGUMENT, f"argument run: {_not_a_run(args.run)}", hint)
+        setattr(args, after, str(args.run))
+        args.run = "latest"
+    elif args.run is None:
+        args.run = "latest"
+    if required and getattr(args, after) is None:
+        raise _UsageError(INVALID_ARGUMENT, f"the following arguments are required: {after}", hint)
+
+
 def _run_id(text: str) -> int | str:
     if text.lower() in ("latest", "last"):
         return "latest"
@@ -449,7 +488,10 @@ def _run_id(text: str) -> int | str:
     try:
         return int(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a run id (a number, a pabot group"
-                                         " g17, or latest)") from None
+        raise argparse.ArgumentTypeError(_not_a_run(text)) from None
+
+
+def _not_a_run(text: str) -> str:
+    return f"{text!r} is not a run id (a number, a pabot group g17, or latest)"
 
 
