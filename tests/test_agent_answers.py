@@ -369,6 +369,37 @@ def test_a_stopped_test_names_the_failure_that_stopped_the_run_not_a_teardown_af
         "failures", str(run), "--test", "Next", db=tmp_path / "store.sqlite3").stdout
 
 
+def test_a_keyword_or_variable_not_found_names_the_import_that_failed(tmp_path: Path) -> None:
+    """RF says "No keyword with name 'Open Page' found." in the test and the library's failed
+    import apart, among the run's errors (log.html's top): the failure path and the summary's
+    group name that error as the cause. By the keyword's prefix, else an import error of the
+    test's suite file or of a resource it imports; a missing variable by a resource or
+    variable file; a typo in another suite and a failure of its own have no such cause."""
+    conn, run_id = _imported(tmp_path, "imports", 7)
+    errors = {f"errors-m{seq}": text for seq, text in conn.execute(
+        "SELECT seq, text FROM errors WHERE run_id = ?", (run_id,))}
+    expected = {"s1-s1-t1": ("errors-m2", "Importing library 'NoSuchWebLibrary' failed"),
+                "s1-s1-t2": ("errors-m2", "Importing library 'NoSuchWebLibrary' failed"),
+                "s1-s1-t3": ("errors-m3", "Resource file 'missing.resource' does not exist."),
+                "s1-s3-t1": ("errors-m4", "Importing library 'NoSuchDbLibrary' failed")}
+    for test in ("s1-s1-t1", "s1-s1-t2", "s1-s1-t3", "s1-s1-t4", "s1-s2-t1", "s1-s3-t1"):
+        cause = _path(conn, run_id, test)["failure_path"].get("cause")
+        if test not in expected:
+            assert cause is None, test
+            continue
+        error_id, text = expected[test]
+        assert (cause["reason"], cause["node_id"], cause["type"]) == ("import_failed", error_id,
+                                                                      "ERROR"), test
+        assert text in cause["message"] and cause["message"] == errors[error_id][:len(cause["message"])]
+    summary = service.get_view(conn, "summary", run_id=run_id).summary
+    assert summary is not None
+    causes = {tuple(g.test_ids): g.cause and g.cause.node_id for g in summary.failure_groups or []}
+    assert causes == {("s1-s3-t1", "s1-s3-t2"): "errors-m4"}
+    shown = cli("failures", "--test", "s1-s3-t1", db=tmp_path / "store.sqlite3")
+    assert "caused by import failed: ERROR errors-m4\n" in shown.stdout
+    assert shown.stderr == ""  # RF's parser read the suite again and told its warnings: not here
+
+
 def test_every_failing_iteration_of_continuable_failures_is_on_the_path(tmp_path: Path) -> None:
     conn, run_id = _imported(tmp_path, "continuable.robot", 1)
     path = _path(conn, run_id)["failure_path"]["path"]

@@ -401,7 +401,7 @@ def _tree_item(item: dict[str, Any], style: Style) -> str:
             f"  [{style(item['status'], item['status'])}]")
     text += _shown_detail(detail, style)
     if failed:
-        text += style(f"  ({failed} failed nodes below)", "FAIL")
+        text += style(f"  ({failed} failed node{'s' if failed > 1 else ''} below)", "FAIL")
     if item.get("message") and item["status"] != "PASS":
         text += f"\n      {first_lines(item['message'], 1)[0]}"
     return text

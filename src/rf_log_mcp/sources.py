@@ -411,10 +411,50 @@ def _resources(resource: Any, seen: set[str] | None = None) -> list[Any]:
     return found
 
 
+def imported_files(conn: sqlite3.Connection, run_id: int, suite_row: Any) -> set[str] | None:
+    """The files whose imports the tests of ``suite_row`` (a suite file's stored node) use:
+    that file and the resource files it imports, and theirs, as RF resolves them; None when
+    the file is gone or not as it was when the run ran."""
+    source = _field(suite_row, "source")
+    if not source or not os.path.isfile(source) or Locator(conn, run_id)._fresh(source, suite_row):
+        return None
+    suite = _suite_resource(source, _mtime(source))
+    if suite is None:
+        return None
+    return {source, *(os.path.normpath(str(r.source)) for r in _resources(suite))}
+
+
+@functools.lru_cache(maxsize=64)
+def _suite_resource(path: str, _mtime_ns: int) -> Any:
+    """One suite file's own settings and keywords (RF's builder, that file alone)."""
+    from robot.api import TestSuite
+
+    _quiet_robot()
+    try:
+        return TestSuite.from_file_system(path).resource
+    except Exception:  # a file RF cannot parse resolves nothing
+        return None
+
+
+def _quiet_robot() -> None:
+    """RF's parser tells a suite's problems (a deprecated ``[Return]``, a setting it does not
+    know) to robot's console logger, which RF registers on first use: a reader parsing the
+    suite again printed robot's warnings on the terminal of ``rf-log-mcp failures`` (and
+    kept each in RF's message cache for a console to come). Not inside a running robot: its
+    console is its own."""
+    from robot.output import LOGGER
+    from robot.running import EXECUTION_CONTEXTS
+
+    if EXECUTION_CONTEXTS.current is None:
+        LOGGER.unregister_console_logger()
+        LOGGER.disable_message_cache()
+
+
 @functools.lru_cache(maxsize=256)
 def _resource_file(path: str, _mtime_ns: int) -> Any:
     from robot.running import ResourceFile
 
+    _quiet_robot()
     try:
         return ResourceFile.from_file_system(path)
     except Exception:  # a file RF cannot parse resolves nothing
@@ -432,6 +472,7 @@ def _parse(root: str | None, children: list[str], started: float | None) -> Any:
         if key in _PARSED:
             _PARSED.move_to_end(key)
             return _PARSED[key]
+    _quiet_robot()
     try:
         model: Any = TestSuite.from_file_system(*paths)
     except Exception:  # sources RF cannot parse any more resolve nothing

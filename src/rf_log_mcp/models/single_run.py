@@ -322,10 +322,13 @@ class FailureCause(BaseModel):
     needs no second call."""
 
     reason: Literal["parent_suite_setup", "parent_suite_teardown", "fatal_error",
-                    "exit_on_failure", "exit_on_error"]
+                    "exit_on_failure", "exit_on_error", "import_failed"]
     node_id: str = Field(description="What failed: the suite setup/teardown, the test (or "
                                      "suite fixture) whose failure stopped the run, or for "
-                                     "exit_on_error the run's first error (errors-mN).")
+                                     "exit_on_error the run's first error (errors-mN); for "
+                                     "import_failed (a keyword or variable not found) the "
+                                     "run's error importing its library, resource or "
+                                     "variable file.")
     type: str
     name: str
     failing_step_id: str | None = Field(None, description="Its deepest failing step.")

@@ -1,0 +1,3 @@
+*** Test Cases ***
+Typo
+    Lgo    a typo, not an import
