@@ -86,7 +86,8 @@ def test_compare_runs_names_every_kind_of_change_against_the_previous_run(histor
     assert answer["head"]["branch"] == "main" and answer["head"]["commit"] == "0123abcd"
     assert answer["counts"] == {
         "new_failure": 2, "still_failing_changed": 1, "still_failing": 4, "newly_skipped": 1,
-        "fixed": 1, "added": 1, "removed": 1, "slower": 0, "faster": 0, "unchanged": 1}
+        "fixed": 1, "no_longer_skipped": 0, "added": 1, "removed": 1, "slower": 0, "faster": 0,
+        "unchanged": 1}
     changes = [(c["change"], c["test"]) for c in answer["changes"]]
     assert changes == [
         ("new_failure", "Nightly.Flipper"), ("new_failure", "Nightly.New Failure"),
@@ -110,6 +111,33 @@ def test_compare_runs_names_every_kind_of_change_against_the_previous_run(histor
     assert "signature" not in by_test["Nightly.Checkout Down 1"]["base"]  # the same as head's
     assert by_test["Nightly.Removed Later"]["base"]["node_id"] == "s1-t11"
     assert "head" not in by_test["Nightly.Removed Later"]
+
+
+def test_a_skipped_test_that_passes_again_is_a_change(tmp_path: Path) -> None:
+    """A ``robot:skip-on-failure`` test whose hidden failure is gone, and a test skipped by
+    a tag no longer set: SKIP then PASS. The diff counted both as unchanged."""
+    suite = tmp_path / "suite.robot"
+    conn = open_store(tmp_path / "s.db")
+    for night, (hidden, skipped) in enumerate([("Fail    backend down", "robot:skip"),
+                                               ("Log    backend up", "other")], start=1):
+        suite.write_text("*** Test Cases ***\n"
+                         f"Hidden Failure\n    [Tags]    robot:skip-on-failure\n    {hidden}\n"
+                         f"Skipped By Tag\n    [Tags]    {skipped}\n    Log    runs\n"
+                         "Steady\n    Log    fine\n")
+        subprocess.run([sys.executable, "-m", "robot", "--output", f"n{night}.xml", "--log", "NONE",
+                        "--report", "NONE", "--console", "none", str(suite)], cwd=tmp_path,
+                       capture_output=True, check=False)
+        with outside_ci():
+            import_result(conn, tmp_path / f"n{night}.xml", stable_window=0)
+    answer = dumped(service.compare_runs(conn, "2"))
+    assert answer["counts"]["no_longer_skipped"] == 2 and answer["counts"]["unchanged"] == 1
+    assert [(c["change"], c["test"], c["base"]["status"], c["head"]["status"])
+            for c in answer["changes"]] == [
+        ("no_longer_skipped", "Suite.Hidden Failure", "SKIP", "PASS"),
+        ("no_longer_skipped", "Suite.Skipped By Tag", "SKIP", "PASS")]
+    shown = cli("diff", "--change", "no_longer_skipped", db=tmp_path / "s.db")
+    assert shown.returncode == 0
+    assert "  no longer skipped      Suite.Hidden Failure  (s1-t1)\n" in shown.stdout
 
 
 def test_compare_runs_pages_filters_and_takes_any_base(history: dict) -> None:

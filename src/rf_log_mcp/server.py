@@ -365,15 +365,14 @@ def compare_runs(
                                       "run of the same suite (and label/branch).")] = None,
     changes: Annotated[list[Literal[
         "new_failure", "still_failing_changed", "still_failing", "newly_skipped", "fixed",
-        "added", "removed", "slower", "faster"]] | None, Field(
+        "no_longer_skipped", "added", "removed", "slower", "faster"]] | None, Field(
         description="Only these kinds of change (default: all).")] = None,
     cursor: Cursor = None,
     page_size: PageSize = None,
     budget: Budget = None,
 ) -> Annotated[CallToolResult, "CompareRunsResponse"]:
-    """What changed between two runs of a suite, test by test (matched by full name): new
-    failures, still failing (same or changed failure signature), newly skipped, fixed, added,
-    removed, much slower or faster; counts of each, then one page."""
+    """What changed between two runs of a suite, test by test (by full name): one kind of
+    change each (`changes` lists them); counts, then one page."""
     return _respond(_answer(ctx, "compare_runs", lambda conn, _: service.compare_runs(
         conn, head, base, changes, cursor, page_size, budget)))
 

@@ -26,7 +26,8 @@ if TYPE_CHECKING:
     from typing import Any, NoReturn
 
 CHANGE_HELP = ("only this kind of change (repeatable): new_failure, still_failing_changed, "
-               "still_failing, newly_skipped, fixed, added, removed, slower, faster")
+               "still_failing, newly_skipped, fixed, no_longer_skipped, added, removed, slower,"
+               " faster")
 
 # What each command runs, as "module:function" of this package, imported only when that
 # command runs: the parser, --help and --version cost no view, model or importer.

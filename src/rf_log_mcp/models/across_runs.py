@@ -62,7 +62,7 @@ class RunSide(BaseModel):
 
 class ChangedTest(BaseModel):
     change: Literal["new_failure", "still_failing_changed", "still_failing", "newly_skipped",
-                    "fixed", "added", "removed", "slower", "faster"]
+                    "fixed", "no_longer_skipped", "added", "removed", "slower", "faster"]
     test: str = Field(description="Full name: Suite.Sub Suite.Test.")
     head: RunSide | None = None
     base: RunSide | None = None

@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from typing import Any
 
 CHANGES = ("new_failure", "still_failing_changed", "still_failing", "newly_skipped", "fixed",
-           "added", "removed", "slower", "faster")
+           "no_longer_skipped", "added", "removed", "slower", "faster")
 RATIO = 2.0
 MIN_DELTA_S = 1.0
 NO_BASE_RUN = "NO_BASE_RUN"
@@ -46,6 +46,8 @@ def _change(head: Outcome | None, base: Outcome | None) -> str | None:
         return "newly_skipped"
     if head.status == "PASS" and base.status == "FAIL":
         return "fixed"
+    if head.status == "PASS" and base.status == "SKIP":  # runs again (or its hidden failure
+        return "no_longer_skipped"                       # is gone: robot:skip-on-failure)
     if head.elapsed is not None and base.elapsed is not None:
         delta = head.elapsed - base.elapsed
         if delta >= MIN_DELTA_S and head.elapsed >= base.elapsed * RATIO:
