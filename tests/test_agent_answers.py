@@ -162,6 +162,37 @@ def test_a_failure_an_except_branch_handled_is_not_the_cause(tmp_path: Path) -> 
     assert unmatched == "left != right [in BuiltIn.Should Be Equal]"
 
 
+def test_a_failure_path_names_the_failures_handled_before_its_failing_step(tmp_path: Path) -> None:
+    """``${ok} = Run Keyword And Return Status`` then ``Should Be True ${ok}``: the failure
+    says "'False' should be true." and the evidence is the handled failure before it, under
+    a step that passed (what an engineer opens in log.html). The path names it at the level
+    it was handled at, the nearest first, 3 at most; an expected error is no evidence."""
+    conn, run_id = _imported(tmp_path, "handled_before.robot", 4)
+
+    def handled(test: str) -> dict[str, list[tuple[str, str | None, str | None]]]:
+        path = _path(conn, run_id, test)["failure_path"]["path"]
+        return {step["node_id"]: [(h["node_id"], h.get("failing_step_id"), h.get("message"))
+                                  for h in step["handled_failures"]]
+                + [("total", None, str(step["handled_failures_total"]))]
+                for step in path if step.get("handled_failures")}
+
+    assert handled("s1-t1") == {"s1-t1": [
+        ("s1-t1-k2", "s1-t1-k2-k1", "login-page != error-page"), ("total", None, "1")]}
+    assert handled("s1-t2") == {"s1-t2": [
+        ("s1-t2-k1", "s1-t2-k1-k1-k1", "backend returned 503 Service Unavailable"),
+        ("total", None, "1")]}
+    assert handled("s1-t3") == {"s1-t3-k1": [  # inside the keyword that failed, at its level
+        ("s1-t3-k1-k1", "s1-t3-k1-k1-k1-k1", "checkout still hidden behind the cookie banner"),
+        ("total", None, "1")]}
+    assert handled("s1-t4") == {"s1-t4": [  # a loop's: its last; the expected error: none
+        ("s1-t4-k6", "s1-t4-k6-k1", "final probe refused"),
+        ("s1-t4-k5", "s1-t4-k5-k1", "last probe refused"),
+        ("s1-t4-k4", "s1-t4-k4-k4-k1-k1", "probe 3 refused"), ("total", None, "4")]}
+    shown = cli("failures", str(run_id), "--test", "s1-t1", db=tmp_path / "store.sqlite3").stdout
+    assert "handled before: s1-t1-k2 Run Keyword And Return Status > s1-t1-k2-k1" \
+           "  login-page != error-page\n" in shown
+
+
 def test_a_test_s_name_selects_it_as_robot_s_test_option_does(tmp_path: Path) -> None:
     """An agent told "why did Login fail?" or a person typing `failures --test "Login"` has
     a name, not an id: every view's selector takes a test's full or own name as robot's

@@ -282,6 +282,15 @@ def failures(paths: list[dict[str, Any]], style: Style, run_id: int, of_group: b
                 values = ", ".join(f"{k}={v}" for k, v in (other.get("assign") or {}).items())
                 print(f"{indent}  {style('also failed:', 'FAIL')} {other['node_id']} {values}"
                       f"  {first_lines(other.get('message') or '', 1)[0]}")
+            handled = step.get("handled_failures", [])
+            for item in handled:
+                where = f" > {item['failing_step_id']}" if item.get("failing_step_id") else ""
+                said = first_lines(item.get("message") or "", 1)[0]
+                print(f"{indent}  {style('handled before:', 'dim')} {item['node_id']}"
+                      f" {item['name'] or item['type']}{where}  {said}")
+            total = step.get("handled_failures_total", 0)
+            if total > len(handled):
+                print(f"{indent}  {style(f'… {total} handled in all', 'dim')}")
             _attachments(step.get("attachments"), f"{indent}  ", style, run_id)
         last = path["path"][-1]
         if last.get("message") and not last.get("messages"):

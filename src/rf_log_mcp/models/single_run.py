@@ -246,6 +246,12 @@ class FailureRef(NodeRef):
     message: str | None = None
 
 
+class HandledFailure(FailureRef):
+    """A step that passed with a failure inside it handled, and that failure."""
+
+    failing_step_id: str | None = Field(None, description="The handled failure's deepest step.")
+
+
 class PathStep(Node):
     messages: list[LogMessage] | None = Field(
         None, description="WARN and worse messages of this step, and a library's traceback "
@@ -255,6 +261,12 @@ class PathStep(Node):
                           "other failing iterations), first 10; tree with projection=failures "
                           "pages through all of them.")
     other_failures_total: int | None = None
+    handled_failures: list[HandledFailure] | None = Field(
+        None, description="Children before the failing one that passed with a failure handled "
+                          "inside (Run Keyword And Return Status or Ignore Error, TRY/EXCEPT, "
+                          "a retry): often the cause ('False' should be true), nearest first, "
+                          "3 at most; message is the handled failure's.")
+    handled_failures_total: int | None = None
     attachments: list[Attachment] | None = Field(
         None, description="Of the HTML messages (any level) the step logged; the last step "
                           "also those below it (a screenshot taken when it failed); the test "

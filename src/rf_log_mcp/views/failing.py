@@ -15,7 +15,7 @@ from rf_log_listener.secret_shapes import lazy_pattern
 from rf_log_listener.store import FAILED_STARTS, NOTABLE_NODES, run_base
 
 from ..shaping import Shaper
-from .common import NodeRow, node_by_key, notable_children
+from .common import NODE_COLUMNS, NodeRow, node_by_key, notable_children
 
 TYPE_CHECKING = False  # typing's own constant: loading typing is 4-5 ms (issue #19)
 if TYPE_CHECKING:
@@ -98,6 +98,48 @@ def _failing_depth(conn: sqlite3.Connection, run_id: int, node: NodeRow) -> int:
         (node.key, run_base(run_id) + node.last),
     ).fetchone()[0]
     return (deepest - node.depth) if deepest is not None else 0
+
+
+HANDLED_SHOWN = 3  # handled failures named before a failing step, the nearest first
+# Children that passed with a failure inside, but not one expected to fail (its failure is
+# the check passing).
+_HANDLED = ("status <> 'FAIL' AND failed_descendant_count > 0 AND NOT (type = 'KEYWORD'"
+            " AND name = 'Run Keyword And Expect Error' AND owner = 'BuiltIn')")
+
+
+def handled_before(conn: sqlite3.Connection, run_id: int, parent: NodeRow,
+                   failing: NodeRow) -> tuple[list[NodeRow], int]:
+    """The children of ``parent`` before its failing child ``failing`` that passed with a
+    failure handled inside them (``${ok} = Run Keyword And Return Status``, Run Keyword And
+    Ignore Error, TRY/EXCEPT, a retry that passed): the nearest first, and how many in all.
+    What log.html shows under a passing step, and often what the failing step checks."""
+    where = (f"FROM nodes INDEXED BY nodes_notable WHERE parent_pre = ? AND key > ? AND key < ?"
+             f" AND {NOTABLE_NODES} AND {_HANDLED}")
+    bounds = (parent.pre, parent.key, failing.key)
+    rows = conn.execute(f"SELECT {NODE_COLUMNS} {where} ORDER BY key DESC LIMIT {HANDLED_SHOWN}",
+                        bounds).fetchall()
+    if not rows:
+        return [], 0
+    total = len(rows) if len(rows) < HANDLED_SHOWN else \
+        conn.execute(f"SELECT count(*) {where}", bounds).fetchone()[0]
+    return [NodeRow(*row) for row in rows], total
+
+
+def last_failure_inside(conn: sqlite3.Connection, run_id: int, node: NodeRow) -> NodeRow | None:
+    """The outermost failed node of the last failure below ``node`` (of a loop's handled
+    failures, the one nearest to what came after it), down the notable children (a
+    backward seek each)."""
+    base = run_base(run_id)
+    while node.status != "FAIL":
+        row = conn.execute(
+            f"SELECT {NODE_COLUMNS} FROM nodes INDEXED BY nodes_notable WHERE parent_pre = ?"
+            f" AND key > ? AND key <= ? AND {NOTABLE_NODES}"
+            f" AND (status = 'FAIL' OR failed_descendant_count > 0) ORDER BY key DESC LIMIT 1",
+            (node.pre, node.key, base + node.last)).fetchone()
+        if row is None:
+            return None
+        node = NodeRow(*row)
+    return node
 
 
 def outside_cause(conn: sqlite3.Connection, run_id: int, test: NodeRow) -> tuple[str, NodeRow] | None:

@@ -23,7 +23,7 @@ from .common import (
     shown_attachments,
     shown_message,
 )
-from .failing import Level, failing_branch, shown_cause
+from .failing import Level, failing_branch, handled_before, last_failure_inside, shown_cause
 
 TYPE_CHECKING = False  # typing's own constant: loading typing is 4-5 ms (issue #19)
 if TYPE_CHECKING:
@@ -123,6 +123,13 @@ class _ItemMaker:
         if following is not None and following.others:
             step["other_failures"] = [_other(n, self.shaper) for n in following.others]
             step["other_failures_total"] = following.others_total
+        if following is not None:
+            handled, total = handled_before(self.conn, self.run_id, self.nodes[number],
+                                            following.node)
+            if handled:
+                step["handled_failures"] = [_handled(self.conn, self.run_id, wrapper, self.shaper)
+                                            for wrapper in handled]
+                step["handled_failures_total"] = total
         return step
 
 
@@ -153,6 +160,19 @@ def _fold_item(nodes: list[NodeRow], first: int, end: int, cycle: int) -> dict[s
     return {"kind": "REPEATED_CALLS", "names": [n.name for n in nodes[first:first + cycle]],
             "count": end - first, "cycles": (end - first) // cycle,
             "first_node_id": nodes[first].node_id, "last_node_id": nodes[end - 1].node_id}
+
+
+def _handled(conn: sqlite3.Connection, run_id: int, wrapper: NodeRow,
+             shaper: Shaper) -> dict[str, Any]:
+    """A step that passed with a failure handled inside it, with that failure's deepest step
+    and message."""
+    item = _other(wrapper, shaper)
+    failure = last_failure_inside(conn, run_id, wrapper)
+    if failure is not None:
+        deepest = failing_branch(conn, run_id, failure)[-1].node
+        item["failing_step_id"] = deepest.node_id
+        item["message"] = shaper.status(deepest.message or failure.message or "", 300)
+    return item
 
 
 def _other(node: NodeRow, shaper: Shaper) -> dict[str, Any]:
