@@ -109,6 +109,18 @@ def test_failures_print_a_failures_diff_as_log_html_shows_it(tmp_path: Path) -> 
     assert "+LINE 39" in cli("message", "1", failed["id"], db=db).stdout
 
 
+def test_a_text_cut_for_the_terminal_shows_a_last_line_rather_than_saying_it_is_left() -> None:
+    """A skip-on-failure test's message is three lines and the failure it hid: "… (1 more
+    line)" took the line the failure would have taken."""
+    from rf_log_mcp.render import first_lines
+
+    hidden = "Failed test skipped using 'robot:skip-on-failure' tag.\n\nOriginal failure:\nflaky"
+    assert first_lines(hidden) == hidden.splitlines()
+    assert first_lines(hidden + "\nmore") == [*hidden.splitlines()[:3], "… (2 more lines)"]
+    assert first_lines("one\ntwo", 1) == ["one", "two"]
+    assert first_lines("one\ntwo\nthree", 1, rest=": see x") == ["one", "… (2 more lines: see x)"]
+
+
 def test_db_goes_before_or_after_the_command(tmp_path: Path) -> None:
     db = tmp_path / "s.db"
     assert cli("--db", str(db), "import", str(XML)).returncode == 0

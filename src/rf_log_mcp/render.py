@@ -88,6 +88,8 @@ def first_lines(text: str | None, count: int = 3, width: int = 160, rest: str = 
     """The first ``count`` lines of ``text``, each cut at ``width``, and how many are left
     (``rest``: where to read them)."""
     lines = (text or "").splitlines() or [""]
+    if len(lines) == count + 1:  # the last line takes the place "… (1 more line)" would
+        count += 1
     shown = [line if len(line) <= width else line[: width - 1] + "…" for line in lines[:count]]
     if len(lines) > count:
         left = len(lines) - count
@@ -471,7 +473,7 @@ def search(response: Answer, style: Style) -> None:
         values = ", ".join(f"{k}={v}" for k, v in (group.get("values") or {}).items())
         levels = ", ".join(f"{k} {v}" for k, v in group.levels.items())
         print(f"{group.type} {style(group.node_id, 'bold')}  {group.name or values}"
-              f"  {group.count} hits ({levels})")
+              f"  {group.count} hit{'s' if group.count != 1 else ''} ({levels})")
         print(f"      first: {group.first.id}  {first_lines(group.first.text, 1)[0]}")
     for hit in response.hits:
         where = hit.call_path or hit.node_id or "run errors"
