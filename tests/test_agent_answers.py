@@ -406,14 +406,19 @@ def test_a_keyword_or_variable_not_found_names_the_import_that_failed(tmp_path: 
     group name that error as the cause. By the keyword's prefix, else an import error of the
     test's suite file or of a resource it imports; a missing variable by a resource or
     variable file; a typo in another suite and a failure of its own have no such cause."""
-    conn, run_id = _imported(tmp_path, "imports", 7)
+    conn, run_id = _imported(tmp_path, "imports", 10)
     errors = {f"errors-m{seq}": text for seq, text in conn.execute(
         "SELECT seq, text FROM errors WHERE run_id = ?", (run_id,))}
     expected = {"s1-s1-t1": ("errors-m2", "Importing library 'NoSuchWebLibrary' failed"),
                 "s1-s1-t2": ("errors-m2", "Importing library 'NoSuchWebLibrary' failed"),
                 "s1-s1-t3": ("errors-m3", "Resource file 'missing.resource' does not exist."),
-                "s1-s3-t1": ("errors-m4", "Importing library 'NoSuchDbLibrary' failed")}
-    for test in ("s1-s1-t1", "s1-s1-t2", "s1-s1-t3", "s1-s1-t4", "s1-s2-t1", "s1-s3-t1"):
+                "s1-s3-t1": ("errors-m4", "Importing library 'NoSuchDbLibrary' failed"),
+                # a variable file that raised, a library by a path not there, one imported AS
+                "s1-s4-t1": ("errors-m5", "Importing variable file '"),
+                "s1-s4-t2": ("errors-m6", "Library 'libs/NoSuchLib.py' does not exist."),
+                "s1-s4-t3": ("errors-m7", "Importing library 'no.such.Module' failed")}
+    for test in ("s1-s1-t1", "s1-s1-t2", "s1-s1-t3", "s1-s1-t4", "s1-s2-t1", "s1-s3-t1",
+                 "s1-s4-t1", "s1-s4-t2", "s1-s4-t3"):
         cause = _path(conn, run_id, test)["failure_path"].get("cause")
         if test not in expected:
             assert cause is None, test
@@ -425,7 +430,8 @@ def test_a_keyword_or_variable_not_found_names_the_import_that_failed(tmp_path: 
     summary = service.get_view(conn, "summary", run_id=run_id).summary
     assert summary is not None
     causes = {tuple(g.test_ids): g.cause and g.cause.node_id for g in summary.failure_groups or []}
-    assert causes == {("s1-s3-t1", "s1-s3-t2"): "errors-m4"}
+    # a group's cause holds for its tests: two missing variables, two imports, none said
+    assert causes == {("s1-s3-t1", "s1-s3-t2"): "errors-m4", ("s1-s1-t3", "s1-s4-t1"): None}
     shown = cli("failures", "--test", "s1-s3-t1", db=tmp_path / "store.sqlite3")
     assert "caused by import failed: ERROR errors-m4\n" in shown.stdout
     assert shown.stderr == ""  # RF's parser read the suite again and told its warnings: not here

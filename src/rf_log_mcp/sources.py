@@ -411,17 +411,23 @@ def _resources(resource: Any, seen: set[str] | None = None) -> list[Any]:
     return found
 
 
-def imported_files(conn: sqlite3.Connection, run_id: int, suite_row: Any) -> set[str] | None:
-    """The files whose imports the tests of ``suite_row`` (a suite file's stored node) use:
-    that file and the resource files it imports, and theirs, as RF resolves them; None when
-    the file is gone or not as it was when the run ran."""
+def imported_files(conn: sqlite3.Connection, run_id: int,
+                   suite_row: Any) -> tuple[set[str], dict[str, str]] | None:
+    """What the tests of ``suite_row`` (a suite file's stored node) import: that file and
+    the resource files it imports, and theirs, as RF resolves them, and the libraries
+    imported under another name (``AS``): {alias, lower case: the library's name as
+    imported}. None when the file is gone or not as it was at the run."""
     source = _field(suite_row, "source")
     if not source or not os.path.isfile(source) or Locator(conn, run_id)._fresh(source, suite_row):
         return None
     suite = _suite_resource(source, _mtime(source))
     if suite is None:
         return None
-    return {source, *(os.path.normpath(str(r.source)) for r in _resources(suite))}
+    resources = _resources(suite)
+    aliases = {item.alias.lower(): item.name
+               for resource in (suite, *resources) for item in resource.imports
+               if item.type == "LIBRARY" and item.alias}
+    return {source, *(os.path.normpath(str(r.source)) for r in resources)}, aliases
 
 
 @functools.lru_cache(maxsize=64)

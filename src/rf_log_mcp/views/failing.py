@@ -6,12 +6,10 @@ the run)."""
 from __future__ import annotations
 
 import itertools
-import os
 import sqlite3
 from collections import namedtuple
 
 from rf_log_listener import events as ev
-from rf_log_listener.secret_shapes import lazy_pattern
 from rf_log_listener.store import FAILED_STARTS, NOTABLE_NODES, run_base
 
 from ..shaping import Shaper
@@ -238,65 +236,6 @@ def error_cause(conn: sqlite3.Connection, run_id: int, shaper: Shaper) -> dict[s
             "name": "", "message": shaper.message(row[1], None, 500)}
 
 
-# RF's messages for a keyword or variable it could not find (robot/running/namespace.py,
-# robot/variables): the usual look of a library, resource or variable file not imported.
-_NOT_FOUND = lazy_pattern(r"No keyword with name '(?:([^'.]+)\.)?[^']*' found\."
-                          r"|Variable '[$@&%]\{[^']*' not found\.")
-# RF's import errors (``Import.report_error``): the file, then what failed to import. RF 6
-# says "test library".
-_IMPORT_ERROR = lazy_pattern(r"Error in file '(.+?)'(?: on line \d+)?: (?:"
-                             r"Importing (?:test )?(library) '(.+?)' failed"
-                             r"|(Resource) file '(.+?)' does not exist"
-                             r"|Importing (variable) file '(.+?)' failed"
-                             r"|(Variable) file '(.+?)' does not exist"
-                             r"|Replacing variables from setting '(\w+)' failed)")
-IMPORT_ERRORS_READ = 50  # a run's import errors weighed for one failure
-
-
-def import_cause(conn: sqlite3.Connection, run_id: int, test: NodeRow,
-                 shaper: Shaper) -> dict[str, Any] | None:
-    """The run error that explains a test failed for a keyword or variable not found: a
-    library, resource or variable file RF could not import (log.html shows it apart, at the
-    top, and the test's message does not say). Its keyword's prefix names the library or
-    resource (``SeleniumLibrary.Open Browser``), else the error is in the test's suite file
-    or a resource file that file imports (read from the files while they are as they were
-    at the run; else the suite file only). A missing variable is explained by a resource or
-    variable file only. A typo next to another suite's import error is explained by none."""
-    found = _NOT_FOUND().search(test.message or "") if test.type == "TEST" else None
-    if found is None:
-        return None
-    rows = conn.execute(
-        "SELECT seq, text FROM errors WHERE run_id = ? AND level = 'ERROR'"
-        " AND text LIKE 'Error in file %' AND (text LIKE '%Importing %'"
-        " OR text LIKE '%file ''%'' does not exist%' OR text LIKE '%Replacing variables%')"
-        f" ORDER BY seq LIMIT {IMPORT_ERRORS_READ}", (run_id,)).fetchall()
-    errors = [(seq, text, m) for seq, text in rows if (m := _IMPORT_ERROR().match(text))]
-    if found.group(0).startswith("Variable"):
-        errors = [error for error in errors if not error[2].group(2)]  # not a library's
-    prefix = (found.group(1) or "").lower()
-    chosen = next((e for e in errors if prefix and prefix == _imported_name(e[2])), None)
-    if chosen is None and errors:
-        from ..sources import imported_files  # RF's parser: only for such a failure
-
-        suite = node_by_key(conn, run_base(run_id) + test.parent_pre)
-        files = imported_files(conn, run_id, suite) or {suite.field_values.get("source")}
-        chosen = next((e for e in errors if os.path.normpath(e[2].group(1)) in files), None)
-    if chosen is None:
-        return None
-    return {"reason": "import_failed", "node_id": f"errors-m{chosen[0]}", "type": "ERROR",
-            "name": "", "message": shaper.message(chosen[1], None, 500)}
-
-
-def _imported_name(error: Any) -> str:
-    """What a keyword's prefix would call the library or resource an import error names
-    (``libs/MyLib.py`` and ``my.pkg.MyLib`` are ``mylib``)."""
-    name = error.group(3) or error.group(5) or ""
-    base = name.replace("\\", "/").rsplit("/", 1)[-1]
-    stem, dot, extension = base.rpartition(".")
-    return (stem if dot and (extension.lower() in ("py", "resource", "robot", "txt", "tsv", "rst")
-                             or "/" in name) else base.rsplit(".", 1)[-1]).lower()
-
-
 def shown_cause(conn: sqlite3.Connection, run_id: int, test: NodeRow,
                 shaper: Shaper) -> dict[str, Any] | None:
     """``outside_cause`` as answers show it (models.FailureCause): the node it failed for and
@@ -306,6 +245,8 @@ def shown_cause(conn: sqlite3.Connection, run_id: int, test: NodeRow,
         stop = _stopped_by(test.message or "") if test.type == "TEST" else None
         if stop == EXIT_ON_ERROR:
             return error_cause(conn, run_id, shaper)
+        from .failed_imports import import_cause  # its patterns: for a test that failed
+
         return import_cause(conn, run_id, test, shaper)
     reason, origin = found
     deepest = failing_branch(conn, run_id, origin)[-1].node

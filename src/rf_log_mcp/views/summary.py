@@ -278,7 +278,12 @@ def _failure_groups(conn: sqlite3.Connection, wanted: _Wanted,
                  "seen_before": earlier[sig]}
         if grouped:
             group["test_runs"] = [key >> RUN_SHIFT for key in members[sig][:GROUP_TESTS_SHOWN]]
-        cause = shown_cause(conn, members[sig][0] >> RUN_SHIFT, first_test, shaper)
+        run_of = [key >> RUN_SHIFT for key in members[sig][:GROUP_TESTS_SHOWN]]
+        cause = shown_cause(conn, run_of[0], first_test, shaper)
+        if cause and cause["reason"] == "import_failed" and any(  # one signature, two imports
+                shown_cause(conn, run, test, shaper) != cause
+                for run, test in zip(run_of, tests, strict=True)):
+            cause = None
         if cause:
             group["cause"] = cause
         groups.append(group)

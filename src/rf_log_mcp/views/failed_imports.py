@@ -1,0 +1,101 @@
+"""What a test that failed for a keyword or variable RF did not find failed for (read side,
+for failure_path and summary through ``failing.shown_cause``): the library, resource or
+variable file that did not import, as the run's errors say it. RF tells the two apart: the
+test says "No keyword with name 'Open Browser' found.", and the import's error is among the
+run's errors (log.html's top), where nothing links them."""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+
+from rf_log_listener.secret_shapes import lazy_pattern
+from rf_log_listener.store import run_base
+
+from ..shaping import Shaper
+from .common import NodeRow, node_by_key
+
+TYPE_CHECKING = False  # typing's own constant: loading typing is 4-5 ms (issue #19)
+if TYPE_CHECKING:
+    from typing import Any
+
+# RF's messages for a keyword or variable it could not find (robot/running/namespace.py,
+# robot/variables): the keyword's prefix, if any.
+_NOT_FOUND = lazy_pattern(r"No keyword with name '(?:([^'.]+)\.)?[^']*' found\."
+                          r"|Variable '[$@&%]\{[^']*' not found\.")
+# RF's import errors (``Import.report_error``): the file, then what failed to import (RF 6
+# says "test library"; a variable file that raises is "Processing ... failed: Importing ...").
+_IMPORT_ERROR = lazy_pattern(
+    r"Error in file '(?P<file>.+?)'(?: on line \d+)?: (?:Processing variable file '[^']*'"
+    r" failed: )?(?:Importing (?:test )?library '(?P<library>.+?)' failed"
+    r"|Library '(?P<library_file>.+?)' does not exist"
+    r"|Resource file '(?P<resource>.+?)' does not exist"
+    r"|Importing variable file '(?P<variables>.+?)' failed"
+    r"|Variable file '(?P<variables_file>.+?)' does not exist"
+    r"|Replacing variables from setting '(?P<setting>\w+)' failed)")
+ERRORS_READ = 50  # a run's import errors weighed for one failure
+# What can define what was not found: a keyword, a library or resource; a variable, a
+# resource or variable file.
+_DEFINES = {"keyword": ("library", "resource"), "variable": ("resource", "variables")}
+
+
+def import_cause(conn: sqlite3.Connection, run_id: int, test: NodeRow,
+                 shaper: Shaper) -> dict[str, Any] | None:
+    """The run error that explains ``test`` failed for a keyword or variable not found, as a
+    FailureCause (reason ``import_failed``): the library or resource the keyword's prefix
+    names (or aliases, ``AS``), else the first import error of the test's suite file or of
+    a resource file that file imports (read from the files while they are as they were at
+    the run; else the suite file only). A typo next to another suite's import error is
+    explained by none."""
+    found = _NOT_FOUND().search(test.message or "") if test.type == "TEST" else None
+    if found is None:
+        return None
+    wanted = _DEFINES["variable" if found.group(0).startswith("Variable") else "keyword"]
+    rows = conn.execute(
+        "SELECT seq, text FROM errors WHERE run_id = ? AND level = 'ERROR'"
+        " AND text LIKE 'Error in file %' AND (text LIKE '%Importing %'"
+        " OR text LIKE '%'' does not exist%' OR text LIKE '%Replacing variables%')"
+        f" ORDER BY seq LIMIT {ERRORS_READ}", (run_id,)).fetchall()
+    errors = [(seq, text, match) for seq, text in rows
+              if (match := _IMPORT_ERROR().match(text)) and _kind(match) in wanted]
+    if not errors:
+        return None
+    prefix = (found.group(1) or "").lower()
+    chosen = next((e for e in errors if prefix and prefix == _imported_name(e[2])), None)
+    if chosen is None:
+        from ..sources import imported_files  # RF's parser: only for such a failure
+
+        suite = node_by_key(conn, run_base(run_id) + test.parent_pre)
+        files, aliases = imported_files(conn, run_id, suite) or (
+            {suite.field_values.get("source")}, {})
+        named = imported_name(aliases[prefix]) if prefix in aliases else None
+        chosen = next((e for e in errors if named and named == _imported_name(e[2])), None) \
+            or next((e for e in errors if os.path.normpath(e[2]["file"]) in files), None)
+    if chosen is None:
+        return None
+    return {"reason": "import_failed", "node_id": f"errors-m{chosen[0]}", "type": "ERROR",
+            "name": "", "message": shaper.message(chosen[1], None, 500)}
+
+
+def _kind(error: Any) -> str:
+    setting = (error["setting"] or "").lower()
+    if error["library"] or error["library_file"] or setting == "library":
+        return "library"
+    if error["resource"] or setting == "resource":
+        return "resource"
+    return "variables"
+
+
+def _imported_name(error: Any) -> str:
+    """What a keyword's prefix calls the library or resource an import error names."""
+    return imported_name(error["library"] or error["library_file"] or error["resource"] or "")
+
+
+def imported_name(name: str) -> str:
+    """A library's or resource's name as a keyword's prefix gives it, lower case: a file's
+    stem (``libs/MyLib.py``, ``common.resource``), a module's last part (``my.pkg.MyLib``)."""
+    path = name.replace("\\", "/")
+    base = path.rsplit("/", 1)[-1]
+    stem, dot, extension = base.rpartition(".")
+    is_file = "/" in path or extension.lower() in ("py", "resource", "robot", "txt", "tsv", "rst")
+    return (stem if dot and is_file else base.rsplit(".", 1)[-1]).lower()
