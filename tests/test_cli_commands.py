@@ -39,6 +39,7 @@ def test_watch_reports_every_failure_of_a_run_however_many(tmp_path: Path) -> No
     ("watch", "1", "--interval", "0"), ("prune", "--keep", "-1"), ("prune",),
     ("summary", "1", "--colour"), ("summary", "one"), ("message",), ("window",),
     ("tree", "s1-s1-t2", "s1-s1-t3"), ("failures", "s1-s1-t2", "--test", "s1-s1-t3"),
+    ("failures", "1", "s1-s1-t2", "--test", "s1-s1-t3"),
 ])
 def test_arguments_a_command_cannot_take_are_invalid_argument(tmp_path: Path,
                                                               arguments: tuple[str, ...]) -> None:
@@ -65,6 +66,7 @@ def test_a_node_where_the_run_goes_reads_the_newest_run(tmp_path: Path) -> None:
         (("search", "differ"), ("search", "2", "differ"), None),
         (("failures", "s1-s1-t2"), ("failures", "--test", "s1-s1-t2"), ("failures", "1", "--test",
                                                                          "s1-s1-t2")),
+        (("failures", "2", "Failing Assertion"), ("failures", "--test", "s1-s1-t2"), None),
     ]:
         shown = cli(*command, "--json", db=db)
         assert shown.returncode == 0, (command, shown.stderr)

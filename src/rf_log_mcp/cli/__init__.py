@@ -273,8 +273,8 @@ def _parser(only: str | None = None) -> argparse.ArgumentParser:
                                   + (" (the default)" if optional else ""))
             return
         cmd.add_argument("run", type=_run_or_other, nargs="?",
-                         help=f"run id (from `runs`), or `latest` (the default: {before.upper()}"
-                              " may come first)")
+                         help=f"run id (from `runs`), or `latest` (the default: "
+                              f"{before.removesuffix('_id').upper()} may come first)")
         cmd.set_defaults(run_comes_before=(before, required, getattr(cmd, "prog", "")))
 
     def paging(cmd: argparse.ArgumentParser, default: int = 25) -> None:
@@ -329,7 +329,8 @@ def _parser(only: str | None = None) -> argparse.ArgumentParser:
 
     cmd = command("failures", "reading:cmd_failures", "The failure path of each failed test (or one)"
                   " of a run (the newest by default).")
-    run_argument(cmd, optional=True, before="test")
+    run_argument(cmd, optional=True, before="test_id")
+    cmd.add_argument("test_id", nargs="?", metavar="TEST", help="as --test")
     cmd.add_argument("--test", help="a test: its id (s1-s2-t3) or name as robot --test takes it"
                                     " (default: every failed test)")
     cmd.add_argument("--limit", type=_number(int, 1), default=10, help="at most this many tests (10)")

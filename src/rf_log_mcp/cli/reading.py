@@ -47,6 +47,9 @@ def cmd_summary(args: argparse.Namespace) -> int:
 def cmd_failures(args: argparse.Namespace) -> int:
     """Failure paths of a run, or of every process of a pabot group in turn (``--limit`` in
     all; ``--test`` names a test of one run)."""
+    if args.test and args.test_id:
+        raise ResultError(INVALID_ARGUMENT, "Name the test once: TEST or --test.")
+    args.test = args.test or args.test_id
     conn = connect(args)
     run_id, group = resolve_unit(conn, args.run)
     runs = [run_id] if group is None or args.test else group
