@@ -316,6 +316,9 @@ def test_exit_on_failure_and_parent_suite_fixtures_point_at_their_cause(tmp_path
     cause = _path(conn, run_id, "s1-s1-t2")["failure_path"]["cause"]
     assert (cause["reason"], cause["node_id"], cause["failing_step_id"], cause["message"]) == (
         "parent_suite_setup", "s1-k1", "s1-k1-k2-k1", "Connection refused: db.example:5432")
+    printed = cli("failures", str(run_id), "s1-s1-t2", db=tmp_path / "store.sqlite3").stdout
+    assert printed.count("Connection refused: db.example:5432") == 1, printed  # the cause's
+    assert printed.endswith("    → Parent suite setup failed:\n"), printed
 
     assert robot("--output", "exit.xml", "--exitonfailure", str(DATA / "warns.robot"),
                  cwd=tmp_path).returncode == 2

@@ -88,7 +88,10 @@ def test_failures_print_a_failures_diff_as_log_html_shows_it(tmp_path: Path) -> 
         "Texts\n    Should Be Equal    abc\\ndef\\nghi    abc\\nxyz\\nghi\n"
         "Lists\n    ${a} =    Create List    1    2    3\n    ${b} =    Create List    1    5    3\n"
         "    Lists Should Be Equal    ${a}    ${b}\n"
-        f"Long\n    Should Be Equal    {long_text}    {long_text.replace('line', 'LINE')}\n")
+        f"Long\n    Should Be Equal    {long_text}    {long_text.replace('line', 'LINE')}\n"
+        "Driver\n    Fail    SessionNotCreatedException: Message: session not created\\n"
+        "Stacktrace:\\n" + "".join(f"#{i} 0x560e3385{i:04x} <unknown>\\n" for i in range(18))
+        + "\\nGetHandleVerifier [0x00CB8893+48451]\\n(No symbol) [0x00C4B8A1]\\ndone\n")
     subprocess.run([sys.executable, "-m", "robot", "--output", str(tmp_path / "out.xml"),
                     "--log", "NONE", "--report", "NONE", "--console", "none", str(suite)],
                    check=False, capture_output=True)
@@ -109,6 +112,10 @@ def test_failures_print_a_failures_diff_as_log_html_shows_it(tmp_path: Path) -> 
     assert ends == [f"… ({failed['text'].count(chr(10)) + 1 - 24} more lines:"
                     f" rf-log-mcp message 1 {failed['id']})"]
     assert "+LINE 39" in cli("message", "1", failed["id"], db=db).stdout
+    # a browser driver's native stack: folded, the lines around it kept
+    at = lines.index("FAIL: SessionNotCreatedException: Message: session not created")
+    assert lines[at + 1:at + 6] == ["Stacktrace:", "… 18 native frames", "",
+                                    "… 2 native frames", "done"]
 
 
 def test_a_text_cut_for_the_terminal_shows_a_last_line_rather_than_saying_it_is_left() -> None:

@@ -8,6 +8,7 @@ person reads in a terminal. Colour is used only when the output is a terminal an
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 import sys
@@ -82,6 +83,34 @@ def control(sequence: str) -> None:
 # A failure's message as the failure path prints it: a diff or a traceback whole, as far as a
 # screen goes (the rest: `rf-log-mcp message`, which the line that ends it names)
 EVIDENCE_LINES = 24
+
+
+def evidence(text: str, rest: str) -> list[str]:
+    """A failure's message as the failure path prints it: to EVIDENCE_LINES lines, a browser
+    driver's native stack (chromedriver's "#3 0x5633d1a2 <unknown>", eighteen lines a
+    reader can do nothing with) folded into one line."""
+    lines: list[str] = []
+    folded = 0
+    for line in text.splitlines():
+        if _native_frame().match(line.strip()):
+            folded += 1
+            continue
+        if folded:
+            lines.append(f"… {folded} native frame{'s' if folded > 1 else ''}")
+            folded = 0
+        lines.append(line)
+    if folded:
+        lines.append(f"… {folded} native frame{'s' if folded > 1 else ''}")
+    return first_lines("\n".join(lines), EVIDENCE_LINES, rest=rest)
+
+
+@functools.cache
+def _native_frame() -> re.Pattern[str]:
+    """A frame of a compiled program's stack as chromedriver (msedgedriver) prints it: on
+    Linux ``#0 0x560e338539be <unknown>``, on Windows ``GetHandleVerifier [0x00CB8893+48451]``
+    and ``(No symbol) [0x00C4B8A1]``."""
+    return re.compile(r"(?:#\d+ )?0x[0-9a-fA-F]{6,}\b.*|\(No symbol\) \[0x[0-9a-fA-F]+\].*"
+                      r"|[\w:]+ \[0x[0-9a-fA-F]+\+\d+\].*")
 
 
 def first_lines(text: str | None, count: int = 3, width: int = 160, rest: str = "") -> list[str]:
@@ -274,9 +303,9 @@ def failures(paths: list[dict[str, Any]], style: Style, run_id: int, of_group: b
                 # a failure's own lines (a diff: "Multiline strings are different:", "Lists
                 # are different:") and a library's traceback (its frames say where in its
                 # code it failed) are the evidence: shown as log.html shows them
-                lines = first_lines(message["text"], EVIDENCE_LINES
-                                    if message["level"] in ("FAIL", "DEBUG") else 1,
-                                    rest=f": rf-log-mcp message {run_id} {message['id']}")
+                more = f": rf-log-mcp message {run_id} {message['id']}"
+                lines = evidence(message["text"], more) if message["level"] in ("FAIL", "DEBUG") \
+                    else first_lines(message["text"], 1, rest=more)
                 print(f"{indent}  {style(message['level'], message['level'])}: {lines[0]}")
                 for line in lines[1:]:
                     print(f"{indent}    {style(line, 'dim')}")
@@ -297,8 +326,10 @@ def failures(paths: list[dict[str, Any]], style: Style, run_id: int, of_group: b
         last = path["path"][-1]
         if last.get("message") and not last.get("messages"):
             indent = "  " * len(path["path"])
-            lines = first_lines(last["message"], EVIDENCE_LINES,
-                                rest=f": rf-log-mcp message {run_id} {last['node_id']}")
+            more = f": rf-log-mcp message {run_id} {last['node_id']}"
+            # a cause printed above says the rest ("Parent suite setup failed:" and its failure)
+            lines = first_lines(last["message"], 1)[:1] if path.get("cause") \
+                else evidence(last["message"], more)
             print(f"  {indent}→ {lines[0]}")
             for line in lines[1:]:
                 print(f"  {indent}  {style(line, 'dim')}")
