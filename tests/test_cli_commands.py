@@ -116,6 +116,9 @@ def test_failures_print_a_failures_diff_as_log_html_shows_it(tmp_path: Path) -> 
     at = lines.index("FAIL: SessionNotCreatedException: Message: session not created")
     assert lines[at + 1:at + 6] == ["Stacktrace:", "… 18 native frames", "",
                                     "… 2 native frames", "done"]
+    summary = [line.strip() for line in cli("summary", db=db).stdout.splitlines()]
+    at = summary.index("SessionNotCreatedException: Message: session not created")
+    assert summary[at + 1:at + 4] == ["Stacktrace:", "… 18 native frames", "… (3 more lines)"]
 
 
 def test_a_text_cut_for_the_terminal_shows_a_last_line_rather_than_saying_it_is_left() -> None:

@@ -87,21 +87,26 @@ EVIDENCE_LINES = 24
 
 def evidence(text: str, rest: str) -> list[str]:
     """A failure's message as the failure path prints it: to EVIDENCE_LINES lines, a browser
-    driver's native stack (chromedriver's "#3 0x5633d1a2 <unknown>", eighteen lines a
-    reader can do nothing with) folded into one line."""
+    driver's native stack folded."""
+    return first_lines(folded(text), EVIDENCE_LINES, rest=rest)
+
+
+def folded(text: str | None) -> str:
+    """``text`` with a browser driver's native stack (chromedriver's "#3 0x5633d1a2
+    <unknown>", eighteen lines a reader can do nothing with) folded into one line."""
+    if not text or "0x" not in text:
+        return text or ""
     lines: list[str] = []
-    folded = 0
-    for line in text.splitlines():
+    frames = 0
+    for line in [*text.splitlines(), ""]:
         if _native_frame().match(line.strip()):
-            folded += 1
+            frames += 1
             continue
-        if folded:
-            lines.append(f"… {folded} native frame{'s' if folded > 1 else ''}")
-            folded = 0
+        if frames:
+            lines.append(f"… {frames} native frame{'s' if frames > 1 else ''}")
+            frames = 0
         lines.append(line)
-    if folded:
-        lines.append(f"… {folded} native frame{'s' if folded > 1 else ''}")
-    return first_lines("\n".join(lines), EVIDENCE_LINES, rest=rest)
+    return "\n".join(lines[:-1])
 
 
 @functools.cache
@@ -166,7 +171,7 @@ def summary(response: Answer, style: Style) -> None:
             seen = f"  ({_seen(test.signature_seen)})" if test.signature_seen else ""
             test_id = f"{test.run_id}:{test.node_id}" if runs else test.node_id
             print(f"  {style(f'{test_id:<14}', 'FAIL')} {test.name}{style(seen, 'dim')}")
-            for line in first_lines(test.message):
+            for line in first_lines(folded(test.message)):
                 print(f"  {'':<14}   {line}")
         if response.next_cursor:
             print(style(f"  … more failed tests: --cursor {response.next_cursor}", "dim"))
