@@ -137,7 +137,7 @@ def runs(response: Answer, style: Style) -> None:
         result = style(f"{run.result_status or '-':<5}", run.result_status)
         where = style(f"({run.source_path or run.origin})", "dim")
         ref = run.run_group or str(run.run_id)
-        extra = _context(run.label, run.branch)
+        extra = context_text(run.label, run.branch)
         extra = f"{style('dry run', 'dim')} {extra}".strip() if run.dry_run else extra
         print(f"{ref:>5}  {status} {result} {run.passed or 0:>5} passed"
               f" {run.failed or 0:>5} failed  {run.name}  {where}{' ' + extra if extra else ''}")
@@ -168,7 +168,7 @@ def summary(response: Answer, style: Style) -> None:
     if data.failed_tests:
         print("Failed tests:")
         for test in data.failed_tests:
-            seen = f"  ({_seen(test.signature_seen)})" if test.signature_seen else ""
+            seen = f"  ({seen_text(test.signature_seen)})" if test.signature_seen else ""
             test_id = f"{test.run_id}:{test.node_id}" if runs else test.node_id
             print(f"  {style(f'{test_id:<14}', 'FAIL')} {test.name}{style(seen, 'dim')}")
             for line in first_lines(folded(test.message)):
@@ -185,7 +185,7 @@ def summary(response: Answer, style: Style) -> None:
         print(f"  {style(f'{group.count} tests', 'FAIL')}: {shown}")
         if group.signature != shown:  # no step failed (a stop, a parent's setup): the message
             print(f"    {style(group.signature, 'dim')}")
-        print(f"    tests {_in_runs(group.test_ids, group.test_runs)}{more}; {_seen(group.seen_before)}")
+        print(f"    tests {_in_runs(group.test_ids, group.test_runs)}{more}; {seen_text(group.seen_before)}")
         if group.cause:
             _cause(group.cause, "    ", style)
     if data.skip_reasons:
@@ -207,81 +207,17 @@ def summary(response: Answer, style: Style) -> None:
     _masked(response, style)
 
 
-def _seen(seen: Any) -> str:
+def seen_text(seen: Any) -> str:
     if not seen.earlier_runs:
         return "new: in no earlier run"
     return (f"seen in {seen.earlier_runs} earlier run(s), first in run {seen.first_run_id}"
             f" ({seen.first_seen or 'no start time'})")
 
 
-def _context(label: str | None, branch: str | None, commit: str | None = None) -> str:
+def context_text(label: str | None, branch: str | None, commit: str | None = None) -> str:
     """``label=nightly branch=main commit=0123abcd45``: what a run's line says of its origin."""
     return " ".join(f"{k}={v}" for k, v in (("label", label), ("branch", branch),
                                             ("commit", (commit or "")[:10] or None)) if v)
-
-
-def _ref(run: Any) -> str:
-    return (f"run {run.run} {run.name or ''} {run.start_time or ''}"
-            f" {_context(run.label, run.branch, run.commit)}").rstrip()
-
-
-def compare(response: Answer, style: Style) -> None:
-    assert response.head is not None and response.base is not None
-    print(f"{style('head', 'bold')}: {_ref(response.head)}")
-    print(f"{style('base', 'bold')}: {_ref(response.base)}  ({response.base_reason})")
-    counts = response.counts or {}
-    print("  " + ", ".join(f"{n} {kind.replace('_', ' ')}" for kind, n in counts.items() if n))
-    for item in response.changes:
-        side = item.head or item.base
-        assert side is not None
-        change = item.change.replace("_", " ")
-        print(f"  {style(f'{change:<22}', 'FAIL' if 'fail' in item.change else 'dim')}"
-              f" {item.test}  ({side.node_id})")
-        if item.change in ("slower", "faster") and item.head and item.base:
-            print(f"    {item.base.elapsed:.2f} s -> {item.head.elapsed:.2f} s")
-        if item.head and item.head.signature:
-            print(f"    {item.head.signature}")
-        if item.base and item.base.signature and item.change == "still_failing_changed":
-            print(style(f"    was: {item.base.signature}", "dim"))
-        if item.signature_seen:
-            print(style(f"    {_seen(item.signature_seen)}", "dim"))
-    _ending(response, style, "more")
-
-
-def _when(start_time: str | None) -> str:
-    """`` (start time)``, or nothing for a run without one (an output rebot merged)."""
-    return f" ({start_time})" if start_time else ""
-
-
-def history(response: Answer, style: Style) -> None:
-    print(f"{style(response.test, 'bold')}: {response.runs_total} finished run(s)")
-    if response.streak:
-        streak = response.streak
-        print(f"  {style(streak.status, streak.status)} in the last {streak.runs} run(s), since"
-              f" run {streak.since.run_id}{_when(streak.since.start_time)}")
-    if response.last_pass:
-        print(f"  last pass: run {response.last_pass.run_id}{_when(response.last_pass.start_time)}")
-    flaky = response.flakiness
-    if flaky and flaky.flip_rate is not None:
-        print(f"  flip rate {flaky.flip_rate:.2f}: {flaky.flips} flip(s) in {flaky.runs} runs")
-    for run in response.runs:
-        elapsed = f"{run.elapsed:.2f} s" if run.elapsed is not None else "-"
-        print(f"  {run.run:>6} {style(f'{run.status:<5}', run.status)} {elapsed:>9}"
-              f"  {run.start_time or ''}  {run.node_id}  {_context(run.label, run.branch)}")
-        if run.signature:
-            print(style(f"         {run.signature}", "dim"))
-    _ending(response, style, "older runs")
-
-
-def flaky(response: Answer, style: Style) -> None:
-    print(f"{style(response.suite, 'bold')}: {response.flaky_count} of {response.tests_seen}"
-          f" tests flipped in the last {response.runs_in_window} run(s)"
-          f" ({response.oldest_run} .. {response.newest_run})")
-    for test in response.tests:
-        print(f"  {test.flip_rate:5.2f}  {test.flips:>3} flips in {test.runs:>3} runs"
-              f"  {test.passed:>3} passed {test.failed:>3} failed  last"
-              f" {style(test.last_status, test.last_status)}  {test.test}")
-    _ending(response, style, "more")
 
 
 def failures(paths: list[dict[str, Any]], style: Style, run_id: int, of_group: bool = False) -> None:
@@ -318,15 +254,7 @@ def failures(paths: list[dict[str, Any]], style: Style, run_id: int, of_group: b
                 values = ", ".join(f"{k}={v}" for k, v in (other.get("assign") or {}).items())
                 print(f"{indent}  {style('also failed:', 'FAIL')} {other['node_id']} {values}"
                       f"  {first_lines(other.get('message') or '', 1)[0]}")
-            handled = step.get("handled_failures", [])
-            for item in handled:
-                where = f" > {item['failing_step_id']}" if item.get("failing_step_id") else ""
-                said = first_lines(item.get("message") or "", 1)[0]
-                print(f"{indent}  {style('handled before:', 'dim')} {item['node_id']}"
-                      f" {item['name'] or item['type']}{where}  {said}")
-            total = step.get("handled_failures_total", 0)
-            if total > len(handled):
-                print(f"{indent}  {style(f'… {total} handled in all', 'dim')}")
+            _handled(step, f"{indent}  ", style)
             _attachments(step.get("attachments"), f"{indent}  ", style, run_id)
         last = path["path"][-1]
         if last.get("message") and not last.get("messages"):
@@ -338,6 +266,19 @@ def failures(paths: list[dict[str, Any]], style: Style, run_id: int, of_group: b
             print(f"  {indent}→ {lines[0]}")
             for line in lines[1:]:
                 print(f"  {indent}  {style(line, 'dim')}")
+
+
+def _handled(step: dict[str, Any], indent: str, style: Style) -> None:
+    """The failures a step's children handled before its failing one, a line each."""
+    handled = step.get("handled_failures", [])
+    for item in handled:
+        where = f" > {item['failing_step_id']}" if item.get("failing_step_id") else ""
+        said = first_lines(item.get("message") or "", 1)[0]
+        print(f"{indent}{style('handled before:', 'dim')} {item['node_id']}"
+              f" {item['name'] or item['type']}{where}  {said}")
+    total = step.get("handled_failures_total", 0)
+    if total > len(handled):
+        print(f"{indent}{style(f'… {total} handled in all', 'dim')}")
 
 
 def _attachments(found: list[dict[str, Any]] | None, indent: str, style: Style,
@@ -547,7 +488,7 @@ def attachment(response: Answer, conn: Any) -> None:
         print(response.text)
 
 
-def _ending(response: Any, style: Style, more: str) -> None:
+def page_ending(response: Any, style: Style, more: str) -> None:
     """Where the next page is, and how many secrets were masked."""
     if response.next_cursor:
         print(style(f"  … {more}: --cursor {response.next_cursor}", "dim"))
@@ -558,46 +499,3 @@ def _masked(response: Any, style: Style) -> None:
     if response.masked_values:
         print(style(f"({response.masked_values} secret value(s) shown as ***)", "dim"))
 
-
-
-def figures(report: Any, style: Style) -> None:
-    """``rf-log-mcp usage``: the tools as a table, then each question's figures, one line
-    each; a spread as its count, p50, p95 and max."""
-    data = report.model_dump(mode="json", exclude_none=True)
-    print(f"{data['calls']} calls in {data['sessions']} sessions "
-          f"({', '.join(f'{k} {v}' for k, v in data['by_source'].items()) or '-'}), "
-          f"{data.get('since') or 'all time'} to {data['until']}"
-          + ("" if data["recording"] else style("  (recording is off here)", "dim")))
-    print(style(f"{'tool / view':<26}{'calls':>6}{'tokens p50/p95/max':>22}{'cut':>7}"
-                f"{'paged':>7}{'pages max':>10}{'ms p50':>8}", "bold"))
-    for tool in data["tools"]:
-        tokens = tool["tokens"]
-        print(f"{tool['tool']:<26}{tool['calls']:>6}"
-              f"{_spread_text(tokens):>22}{tool['cut']:>7.0%}{tool['page_truncated']:>7.0%}"
-              f"{tool['pages'].get('max', 0):>10.0f}{tool['duration_ms'].get('p50', 0):>8.1f}"
-              + (f"  errors {tool['errors']}" if tool.get("errors") else ""))
-    for key in ("truncation", "tree", "folding", "step_window", "search", "volume", "fields",
-                "imports"):
-        print(style(key.replace("_", " "), "bold"))
-        _figure_lines(data[key], "  ")
-
-
-def _spread_text(spread: dict[str, Any]) -> str:
-    if not spread.get("count"):
-        return "-"
-    return f"{spread['p50']:g}/{spread['p95']:g}/{spread['max']:g}"
-
-
-def _figure_lines(value: dict[str, Any], indent: str) -> None:
-    for key, item in value.items():
-        name = key.replace("_", " ")
-        if isinstance(item, dict) and "count" in item and set(item) <= {"count", "p50", "p95", "max"}:
-            print(f"{indent}{name}: {item['count']}" + (
-                f" (p50/p95/max {_spread_text(item)})" if item["count"] else ""))
-        elif isinstance(item, dict) and any(isinstance(v, dict) for v in item.values()):
-            print(f"{indent}{name}:")
-            _figure_lines(item, indent + "  ")
-        elif isinstance(item, dict):
-            print(f"{indent}{name}: " + (", ".join(f"{k} {v}" for k, v in item.items()) or "-"))
-        else:
-            print(f"{indent}{name}: {item}")

@@ -7,7 +7,7 @@ import sqlite3
 
 from rf_log_listener.errors import INVALID_ARGUMENT, ResultError
 
-from .. import render, service
+from .. import render_across, service
 from ..limits import MAX_BUDGET
 from .common import connect, resolve_unit, show
 
@@ -21,7 +21,7 @@ def cmd_diff(args: argparse.Namespace) -> int:
     base, head = (refs[0], refs[1]) if len(refs) == 2 else (None, refs[0])
     response = service.compare_runs(conn, head, base, args.change, args.cursor,
                                     args.page_size, budget=MAX_BUDGET)
-    return show(args, response, render.compare)
+    return show(args, response, render_across.compare)
 
 
 def _unit(conn: sqlite3.Connection, ref: str | None) -> str:
@@ -36,10 +36,10 @@ def _unit(conn: sqlite3.Connection, ref: str | None) -> str:
 def cmd_history(args: argparse.Namespace) -> int:
     response = service.test_history(connect(args), args.test, limit=args.limit,
                                     cursor=args.cursor, budget=MAX_BUDGET)
-    return show(args, response, render.history)
+    return show(args, response, render_across.history)
 
 
 def cmd_flaky(args: argparse.Namespace) -> int:
     response = service.flaky_tests(connect(args), args.suite, args.window, args.cursor,
                                    args.page_size, budget=MAX_BUDGET)
-    return show(args, response, render.flaky)
+    return show(args, response, render_across.flaky)

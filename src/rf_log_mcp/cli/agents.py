@@ -9,8 +9,8 @@ from pathlib import Path
 
 from rf_log_listener.errors import FILE_NOT_FOUND, ResultError
 
-from .. import render
 from ..render import Style
+from ..render_across import figures as usage_figures
 from .common import connect, print_json
 
 
@@ -21,7 +21,7 @@ def cmd_usage(args: argparse.Namespace) -> int:
     if args.json:
         print_json(figures.model_dump(mode="json", exclude_none=True))
     else:
-        render.figures(figures, Style())
+        usage_figures(figures, Style())
     return 0
 
 
