@@ -254,19 +254,19 @@ def test_control_structures_read_as_log_html_shows_them(tmp_path: Path) -> None:
     failures = cli("failures", db=db)
     assert failures.returncode == 0, failures.stderr
     lines = [line.strip() for line in failures.stdout.splitlines()]
-    assert "FOR s1-t1-k6    [FAIL]  ${i}  IN RANGE  5" in lines
-    assert "ITERATION s1-t1-k6-k4    [FAIL]  ${i}=3" in lines
-    assert "IF s1-t1-k6-k4-k1    [FAIL]  ${i} == 3" in lines
+    assert "FOR s1-t1-k6  [FAIL]  ${i}  IN RANGE  5" in lines
+    assert "ITERATION s1-t1-k6-k4  [FAIL]  ${i}=3" in lines
+    assert "IF s1-t1-k6-k4-k1  [FAIL]  ${i} == 3" in lines
     assert "args: item ${i} is corrupt" in lines and "FAIL: item 3 is corrupt" in lines
     tree = cli("tree", "latest", "s1-t1", db=db).stdout
-    assert "s1-t1-k5    [PASS]  ${n} > 0  limit=10" in tree
+    assert "s1-t1-k5  [PASS]  ${n} > 0  limit=10" in tree
     assert "VAR       s1-t1-k1  ${name}  [PASS]  alice" in tree
     assert "KEYWORD   s1-t1-k4  ${n} = Set Variable  [PASS]  ${2}" in tree  # as log.html
     excepts = cli("tree", "latest", "s1-t1-r2", db=db).stdout
-    assert "EXCEPT    s1-t1-k3    [PASS]  boom*  type=glob  AS ${err}" in excepts
+    assert "EXCEPT    s1-t1-k3  [PASS]  boom*  type=glob  AS ${err}" in excepts
     window = cli("window", "latest", "s1-t1-k6-k4-k1-k1", db=db).stdout
-    assert "ITERATION s1-t1-k6-k4    [FAIL]  ${i}=3" in window
-    assert "IF s1-t1-k6-k4-k1    [FAIL]  ${i} == 3" in window
+    assert "ITERATION s1-t1-k6-k4  [FAIL]  ${i}=3" in window
+    assert "IF s1-t1-k6-k4-k1  [FAIL]  ${i} == 3" in window
 
 
 _SKIPS = """*** Test Cases ***

@@ -235,7 +235,7 @@ def failures(paths: list[dict[str, Any]], style: Style, run_id: int, of_group: b
                 print(f"{indent}{style(folded, 'dim')}  {style(step['first_node_id'], 'dim')}")
                 continue
             detail = "" if step.get("args") else node_detail(step)  # args: a line of their own
-            print(f"{indent}{step['type']} {step['node_id']}  {node_label(step)}"
+            print(f"{indent}{step['type']} {step['node_id']}{_named(step)}"
                   f"  [{style(step['status'], step['status'])}]"
                   + _shown_detail(detail, style))
             if step.get("args"):
@@ -315,7 +315,7 @@ def tree(response: Answer, style: Style) -> None:
     if node.get("kind") == "RUN":
         print(f"Run {node['run_id']}: {node.get('name')} ({node['status']})")
     else:
-        print(f"{node['type']} {style(node['node_id'], 'bold')}  {node_label(node)}"
+        print(f"{node['type']} {style(node['node_id'], 'bold')}{_named(node)}"
               f"  [{style(node['status'], node['status'])}]  {node.get('child_count', 0)} children")
         for message in (node.get("messages") or {}).get("important") or []:
             print(f"    {style(message['level'], message['level'])}: "
@@ -332,6 +332,13 @@ _CALLS = ("KEYWORD", "SETUP", "TEARDOWN")
 
 def _field(node: Any, key: str) -> Any:
     return node.get(key) if isinstance(node, dict) else getattr(node, key, None)
+
+
+def _named(node: Any) -> str:
+    """The node's label after its id, two spaces apart; nothing for a node without a name (a
+    FOR, an ITERATION), whose detail follows its status."""
+    label = node_label(node)
+    return f"  {label}" if label else ""
 
 
 def node_label(node: Any) -> str:
@@ -385,7 +392,7 @@ def _tree_item(item: dict[str, Any], style: Style) -> str:
             first_lines(m["text"], 1, 80)[0] for m in item["messages"][:3])
     detail = node_detail(item)
     failed = item.get("failed_descendant_count")
-    text = (f"{item['type']:<9} {item['node_id']}  {node_label(item)}"
+    text = (f"{item['type']:<9} {item['node_id']}{_named(item)}"
             f"  [{style(item['status'], item['status'])}]")
     text += _shown_detail(detail, style)
     if failed:
@@ -403,7 +410,7 @@ def window(response: Answer, style: Style) -> None:
     for step in view.steps:
         mark = style("▶", "bold") if step.center else " "
         detail = node_detail(step)
-        print(f"{mark} {'  ' * step.depth}{step.type} {step.node_id}  {node_label(step)}"
+        print(f"{mark} {'  ' * step.depth}{step.type} {step.node_id}{_named(step)}"
               f"  [{style(step.status, step.status)}]"
               + _shown_detail(detail, style))
         if step.message and step.status != "PASS":
