@@ -250,6 +250,8 @@ def test_a_search_cannot_find_a_masked_value(store: sqlite3.Connection) -> None:
      "rabbitmqctl -n rabbit@h add_user bob ***; rabbitmqctl change_password bob ***"),
     ("net use Z: \\\\fs\\team Nu-Pw1 /user:CORP\\bob; net user alice Nu-Pw2 /add",
      "net use Z: \\\\fs\\team *** /user:CORP\\bob; net user alice *** /add"),
+    # Windows commands are any case: cmd.exe's own help and scripts write them in capitals
+    ("NET USER alice Nu-Pw3 /ADD & Net User bob Nu-Pw4", "NET USER alice *** /ADD & Net User bob ***"),
     # the same commands without a password: nothing to mask
     ("smbclient -L fs -U bob -N; htpasswd -c .htpasswd alice; rabbitmqctl list_users",
      "smbclient -L fs -U bob -N; htpasswd -c .htpasswd alice; rabbitmqctl list_users"),

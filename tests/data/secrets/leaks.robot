@@ -1,5 +1,5 @@
 *** Settings ***
-Documentation     Secrets handled the ordinary way, each a value of its own (S01 ... S59), and
+Documentation     Secrets handled the ordinary way, each a value of its own (S01 ... S60), and
 ...               values that only look like secrets (L01 ... L29), which must stay readable.
 Library           Vault.py
 Library           SSHLibrary.py
@@ -149,6 +149,8 @@ Shapes Next To Their Name
     Log    S58-rabbit-Pw is the broker's
     ${auth} =    Create List    L29-auth-user    S59-auth-Pw
     Log    S59-auth-Pw is the API's and L29-auth-user its user
+    Log    Running: NET USER svc-build S60-netuser-Pw /ADD
+    Log    S60-netuser-Pw is the build account's
 
 Returned By Keywords Named Like Secrets
     ${session} =    Get Auth Token For User    alice
