@@ -252,11 +252,15 @@ def test_a_search_cannot_find_a_masked_value(store: sqlite3.Connection) -> None:
      "net use Z: \\\\fs\\team *** /user:CORP\\bob; net user alice *** /add"),
     # Windows commands are any case: cmd.exe's own help and scripts write them in capitals
     ("NET USER alice Nu-Pw3 /ADD & Net User bob Nu-Pw4", "NET USER alice *** /ADD & Net User bob ***"),
+    ("mysqladmin -u root -h db password My-Pw1; vault login hvs.Vt-Tk1",
+     "mysqladmin -u root -h db password ***; vault login ***"),
     # the same commands without a password: nothing to mask
     ("smbclient -L fs -U bob -N; htpasswd -c .htpasswd alice; rabbitmqctl list_users",
      "smbclient -L fs -U bob -N; htpasswd -c .htpasswd alice; rabbitmqctl list_users"),
     ("net use \\\\fs\\ipc$ * /user:bob; net user alice; 50% done, net 10%",
      "net use \\\\fs\\ipc$ * /user:bob; net user alice; 50% done, net 10%"),
+    ("mysqladmin -u root status; vault login -method=github; vault login -; vault status",
+     "mysqladmin -u root status; vault login -method=github; vault login -; vault status"),
     # a tuple, list or call after a secret's name: the whole of it (before, its bracket alone)
     ("Arguments: [ 'api' | https://x | auth=('bob', 'Rq-Pw1') ]",
      "Arguments: [ 'api' | https://x | auth=*** ]"),
@@ -329,7 +333,8 @@ _PIECES = [*_SHAPES, "password", "token", "auth", "cookie", "x-Session-Id", "=",
            "ssh-keygen ", " -N ", "7z a", "zip ", "az login ", " --pass ", " | docker login",
            " --password-stdin", "ldappasswd ", " -s ", "--token ", " -api-key ", "--with-token ",
            "_secret ", "key ", "smbclient ", " -U ", "%", "htpasswd ", " -b ", "rabbitmqctl ",
-           " add_user ", "net use ", "\\\\", "net user "]
+           " add_user ", "net use ", "\\\\", "net user ", "mysqladmin ", " password ",
+           "vault login "]
 
 
 def _every_rule(words: tuple[str, ...]) -> Redactor:

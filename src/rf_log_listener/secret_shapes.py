@@ -317,17 +317,19 @@ def piped_passwords(text: str) -> list[str]:
 # Passwords some commands take as an argument, not as an option's value (a test logs the
 # command it runs): Samba's ``-U user%password`` (smbclient, rpcclient, net, ...), ``htpasswd
 # -b[n] [file] user password``, ``rabbitmqctl add_user|change_password user password``,
-# Windows' ``net use \\srv\share password`` and ``net user name password``. Read from the
-# command's name over its words on its line, not by a pattern of each shape.
+# Windows' ``net use \\srv\share password`` and ``net user name password``, ``mysqladmin
+# ... password new`` and Vault's ``vault login token``. Read from the command's name over its
+# words on its line, not by a pattern of each shape.
 _ARGUMENT_COMMANDS = lazy_pattern(
     r"(?i)(?<![\w.-])(smbclient|rpcclient|smbcacls|smbget|smbtree|wbinfo|samba-tool|pdbedit"
-    r"|net|htpasswd|rabbitmqctl)(?![\w-])")
+    r"|net|htpasswd|rabbitmqctl|mysqladmin|vault)(?![\w-])")
 # a word (its span: inside its quotes), or what ends the command
 _COMMAND_WORDS = lazy_pattern(r"""'([^'\n]*)'|"([^"\n]*)"|([^\s'";|&]+)|([;|&\n])""")
 _SAMBA_USER_OPTIONS = ("-U", "--user", "--username")
 # the options of htpasswd (its cost, its rounds) and rabbitmqctl that take a value apart
 _VALUED_OPTIONS = {"htpasswd": ("-C", "-r"), "rabbitmqctl": ("-n", "-t", "-l", "--node", "--timeout"),
-                   "net": ()}
+                   "net": (), "vault": (),
+                   "mysqladmin": ("-u", "-h", "-P", "-S", "--user", "--host", "--port", "--socket")}
 
 
 def _words_after(text: str, at: int) -> list[tuple[int, int, str]]:
@@ -375,6 +377,11 @@ def _positional_password(words: list[tuple[int, int, str]], command: str) -> tup
     elif command == "rabbitmqctl":
         found = [n for n, name in enumerate(names) if name in ("add_user", "change_password")]
         index = found[0] + 2 if found else None
+    elif command == "mysqladmin":  # mysqladmin [options] password new
+        index = names.index("password") + 1 if "password" in names else None
+    elif command == "vault":  # vault login token (not -, not key=value of another method)
+        index = 1 if names[:1] == ["login"] and len(names) > 1 and names[1] != "-" \
+            and "=" not in names[1] else None
     elif names[:1] == ["use"]:  # net use [device] \\server\share password
         found = [n for n, name in enumerate(names) if name.startswith("\\\\")]
         index = found[0] + 1 if found else None
@@ -388,14 +395,15 @@ def _positional_password(words: list[tuple[int, int, str]], command: str) -> tup
 def argument_password_spans(text: str) -> list[tuple[int, int]]:
     """Where the passwords commands take as arguments are in ``text`` (their spans)."""
     if not ("%" in text or "\\\\" in text or "htpasswd" in text or "rabbitmqctl" in text
-            or "et user " in text or "ET USER " in text or "et User " in text):
-        return []  # most messages: seven substring tests (~0.4 µs), run by the writer on each
+            or "et user " in text or "ET USER " in text or "et User " in text
+            or "mysqladmin" in text or "vault login" in text):
+        return []  # most messages: nine substring tests (~0.5 µs), run by the writer on each
     spans = []
     for command in _ARGUMENT_COMMANDS().finditer(text):
         name = command[1].lower()
         words = _words_after(text, command.end())
-        found = _samba_password(words) if name not in ("htpasswd", "rabbitmqctl") else None
-        if found is None and name in ("htpasswd", "rabbitmqctl", "net"):
+        found = _samba_password(words) if name not in _VALUED_OPTIONS or name == "net" else None
+        if found is None and name in _VALUED_OPTIONS:
             found = _positional_password(words, name)
         if found is not None and found[0] < found[1] and (not spans or found[0] >= spans[-1][1]):
             spans.append(found)  # once, in order: two commands may find one (net ... smbclient)

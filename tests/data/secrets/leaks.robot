@@ -1,5 +1,5 @@
 *** Settings ***
-Documentation     Secrets handled the ordinary way, each a value of its own (S01 ... S60), and
+Documentation     Secrets handled the ordinary way, each a value of its own (S01 ... S62), and
 ...               values that only look like secrets (L01 ... L29), which must stay readable.
 Library           Vault.py
 Library           SSHLibrary.py
@@ -151,6 +151,10 @@ Shapes Next To Their Name
     Log    S59-auth-Pw is the API's and L29-auth-user its user
     Log    Running: NET USER svc-build S60-netuser-Pw /ADD
     Log    S60-netuser-Pw is the build account's
+    Log    Executing: mysqladmin -u root password S61-mysqladmin-Pw
+    Log    S61-mysqladmin-Pw is root's
+    Log    vault login S62-vault-Tk
+    Log    S62-vault-Tk reads the secrets
 
 Returned By Keywords Named Like Secrets
     ${session} =    Get Auth Token For User    alice
