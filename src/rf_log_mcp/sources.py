@@ -35,6 +35,7 @@ from rf_log_listener.store import run_base
 
 TYPE_CHECKING = False  # typing's own constant: loading typing is 4-5 ms (issue #19)
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from pathlib import Path
     from typing import Any
 
@@ -280,24 +281,9 @@ class Locator:
 
     def _fresh(self, path: str, suite_row: Any) -> str | None:
         """None when ``path`` is as it was when the run ran; else SOURCES_CHANGED/MISSING."""
-        if path in self.states:
-            return self.states[path]
-        state: str | None = None
-        try:
-            stat = os.stat(path)
-        except OSError:
-            state = SOURCES_MISSING
-        else:
-            if S_ISREG(stat.st_mode):
-                recorded = _field(suite_row, "_fingerprint") if suite_row is not None else None
-                if recorded:
-                    size, mtime_ns, digest = recorded
-                    if (stat.st_size, stat.st_mtime_ns) != (size, mtime_ns) and _sha256(path) != digest:
-                        state = SOURCES_CHANGED
-                elif self.started is None or stat.st_mtime > self.started:
-                    state = SOURCES_CHANGED
-        self.states[path] = state
-        return state
+        if path not in self.states:
+            self.states[path] = file_state(path, suite_row, lambda: self.started)
+        return self.states[path]
 
     def _row(self, pre: int | None) -> Any:
         from .views.common import node_by_key
@@ -411,6 +397,25 @@ def _resources(resource: Any, seen: set[str] | None = None) -> list[Any]:
     return found
 
 
+def file_state(path: str, suite_row: Any, started: Callable[[], float | None]) -> str | None:
+    """None when ``path`` is as it was when the run ran (the fingerprint the listener
+    recorded on ``suite_row``, else modified before the run ``started``); else why not."""
+    try:
+        stat = os.stat(path)
+    except OSError:
+        return SOURCES_MISSING
+    if not S_ISREG(stat.st_mode):
+        return None
+    recorded = _field(suite_row, "_fingerprint") if suite_row is not None else None
+    if recorded:
+        size, mtime_ns, digest = recorded
+        if (stat.st_size, stat.st_mtime_ns) != (size, mtime_ns) and _sha256(path) != digest:
+            return SOURCES_CHANGED
+        return None
+    start = started()
+    return SOURCES_CHANGED if start is None or stat.st_mtime > start else None
+
+
 def imported_files(conn: sqlite3.Connection, run_id: int,
                    suite_row: Any) -> tuple[set[str], dict[str, str]] | None:
     """What the tests of ``suite_row`` (a suite file's stored node) import: that file and
@@ -418,7 +423,12 @@ def imported_files(conn: sqlite3.Connection, run_id: int,
     imported under another name (``AS``): {alias, lower case: the library's name as
     imported}. None when the file is gone or not as it was at the run."""
     source = _field(suite_row, "source")
-    if not source or not os.path.isfile(source) or Locator(conn, run_id)._fresh(source, suite_row):
+
+    def started() -> float | None:
+        row = conn.execute("SELECT start_time FROM runs WHERE run_id = ?", (run_id,)).fetchone()
+        return _timestamp(row[0] if row else None)
+
+    if not source or not os.path.isfile(source) or file_state(source, suite_row, started):
         return None
     suite = _suite_resource(source, _mtime(source))
     if suite is None:
