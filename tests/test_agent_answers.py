@@ -409,7 +409,7 @@ def test_a_keyword_or_variable_not_found_names_the_import_that_failed(tmp_path: 
     group name that error as the cause. By the keyword's prefix, else an import error of the
     test's suite file or of a resource it imports; a missing variable by a resource or
     variable file; a typo in another suite and a failure of its own have no such cause."""
-    conn, run_id = _imported(tmp_path, "imports", 10)
+    conn, run_id = _imported(tmp_path, "imports", 12)
     errors = {f"errors-m{seq}": text for seq, text in conn.execute(
         "SELECT seq, text FROM errors WHERE run_id = ?", (run_id,))}
     expected = {"s1-s1-t1": ("errors-m2", "Importing library 'NoSuchWebLibrary' failed"),
@@ -419,9 +419,12 @@ def test_a_keyword_or_variable_not_found_names_the_import_that_failed(tmp_path: 
                 # a variable file that raised, a library by a path not there, one imported AS
                 "s1-s4-t1": ("errors-m5", "Importing variable file '"),
                 "s1-s4-t2": ("errors-m6", "Library 'libs/NoSuchLib.py' does not exist."),
-                "s1-s4-t3": ("errors-m7", "Importing library 'no.such.Module' failed")}
+                "s1-s4-t3": ("errors-m7", "Importing library 'no.such.Module' failed"),
+                # its whole name as the prefix, a library another suite failed too: its own;
+                # a typo in a prefix (BuiltIn.Lgo): none
+                "s1-s5-t1": ("errors-m8", "05_again.robot' on line 2: Importing library")}
     for test in ("s1-s1-t1", "s1-s1-t2", "s1-s1-t3", "s1-s1-t4", "s1-s2-t1", "s1-s3-t1",
-                 "s1-s4-t1", "s1-s4-t2", "s1-s4-t3"):
+                 "s1-s4-t1", "s1-s4-t2", "s1-s4-t3", "s1-s5-t1", "s1-s5-t2"):
         cause = _path(conn, run_id, test)["failure_path"].get("cause")
         if test not in expected:
             assert cause is None, test

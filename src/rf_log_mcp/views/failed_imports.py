@@ -21,7 +21,7 @@ if TYPE_CHECKING:
 
 # RF's messages for a keyword or variable it could not find (robot/running/namespace.py,
 # robot/variables): the keyword's prefix, if any.
-_NOT_FOUND = lazy_pattern(r"No keyword with name '(?:([^'.]+)\.)?[^']*' found\."
+_NOT_FOUND = lazy_pattern(r"No keyword with name '(?:([^']+)\.)?[^'.]*' found\."
                           r"|Variable '[$@&%]\{[^']*' not found\.")
 # RF's import errors (``Import.report_error``): the file, then what failed to import (RF 6
 # says "test library"; a variable file that raises is "Processing ... failed: Importing ...").
@@ -42,10 +42,11 @@ _DEFINES = {"keyword": ("library", "resource"), "variable": ("resource", "variab
 def import_cause(conn: sqlite3.Connection, run_id: int, test: NodeRow,
                  shaper: Shaper) -> dict[str, Any] | None:
     """The run error that explains ``test`` failed for a keyword or variable not found, as a
-    FailureCause (reason ``import_failed``): the library or resource the keyword's prefix
-    names (or aliases, ``AS``), else the first import error of the test's suite file or of
-    a resource file that file imports (read from the files while they are as they were at
-    the run; else the suite file only). A typo next to another suite's import error is
+    FailureCause (reason ``import_failed``): for a keyword with a prefix, the import of the
+    library or resource it names (or aliases, ``AS``), the test's own when several suites
+    failed it; else the first import error of the test's suite file or of a resource file
+    that file imports (read from the files while they are as they were at the run; else
+    the suite file only). A typo next to another suite's import error, or in a prefix, is
     explained by none."""
     found = _NOT_FOUND().search(test.message or "") if test.type == "TEST" else None
     if found is None:
@@ -61,20 +62,34 @@ def import_cause(conn: sqlite3.Connection, run_id: int, test: NodeRow,
     if not errors:
         return None
     prefix = (found.group(1) or "").lower()
-    chosen = next((e for e in errors if prefix and prefix == _imported_name(e[2])), None)
-    if chosen is None:
-        from ..sources import imported_files  # RF's parser: only for such a failure
+    named = [e for e in errors if prefix and prefix in _prefixes(e[2])]
+    if len({e[2]["file"] for e in named}) == 1:  # one import of that name failed
+        return _cause(named[0], shaper)
+    files, aliases = _imports_of(conn, run_id, test)
+    if prefix in aliases:
+        named = [e for e in errors if imported_name(aliases[prefix]) in _prefixes(e[2])]
+    mine = [e for e in errors if os.path.normpath(e[2]["file"]) in files]
+    if prefix:  # a library or resource named: its import or none (a prefix that is a typo)
+        chosen = next((e for e in named if e in mine), named[0] if named else None)
+    else:
+        chosen = mine[0] if mine else None
+    return _cause(chosen, shaper) if chosen is not None else None
 
-        suite = node_by_key(conn, run_base(run_id) + test.parent_pre)
-        files, aliases = imported_files(conn, run_id, suite) or (
-            {suite.field_values.get("source")}, {})
-        named = imported_name(aliases[prefix]) if prefix in aliases else None
-        chosen = next((e for e in errors if named and named == _imported_name(e[2])), None) \
-            or next((e for e in errors if os.path.normpath(e[2]["file"]) in files), None)
-    if chosen is None:
-        return None
-    return {"reason": "import_failed", "node_id": f"errors-m{chosen[0]}", "type": "ERROR",
-            "name": "", "message": shaper.message(chosen[1], None, 500)}
+
+def _cause(error: tuple[int, str, Any], shaper: Shaper) -> dict[str, Any]:
+    return {"reason": "import_failed", "node_id": f"errors-m{error[0]}", "type": "ERROR",
+            "name": "", "message": shaper.message(error[1], None, 500)}
+
+
+def _imports_of(conn: sqlite3.Connection, run_id: int,
+                test: NodeRow) -> tuple[set[str], dict[str, str]]:
+    """The files whose imports ``test`` uses and the libraries they import ``AS`` another
+    name (``sources.imported_files``); when the files are not as they were at the run, its
+    suite file alone."""
+    from ..sources import imported_files  # RF's parser: only for such a failure
+
+    suite = node_by_key(conn, run_base(run_id) + test.parent_pre)
+    return imported_files(conn, run_id, suite) or ({suite.field_values.get("source")}, {})
 
 
 def _kind(error: Any) -> str:
@@ -86,9 +101,11 @@ def _kind(error: Any) -> str:
     return "variables"
 
 
-def _imported_name(error: Any) -> str:
-    """What a keyword's prefix calls the library or resource an import error names."""
-    return imported_name(error["library"] or error["library_file"] or error["resource"] or "")
+def _prefixes(error: Any) -> tuple[str, str]:
+    """What a keyword's prefix calls the library or resource an import error names: its
+    short name, or its whole name (``my.pkg.Lib.Keyword``), lower case."""
+    name = error["library"] or error["library_file"] or error["resource"] or ""
+    return imported_name(name), name.lower()
 
 
 def imported_name(name: str) -> str:
