@@ -442,6 +442,17 @@ def test_a_keyword_or_variable_not_found_names_the_import_that_failed(tmp_path: 
     assert "caused by import failed: ERROR errors-m4\n" in shown.stdout
     assert shown.stderr == ""  # RF's parser read the suite again and told its warnings: not here
 
+    # a directory's suite setup, of a library its init file imports (RF names the directory)
+    (tmp_path / "lab").mkdir()
+    (tmp_path / "lab" / "__init__.robot").write_text(
+        "*** Settings ***\nLibrary    NoSuchLabLibrary\nSuite Setup    Power On Lab\n")
+    (tmp_path / "lab" / "checks.robot").write_text("*** Test Cases ***\nCheck\n    Log    x\n")
+    assert robot("--output", "lab.xml", "lab", cwd=tmp_path).returncode == 1
+    lab = import_result(conn, tmp_path / "lab.xml", stable_window=0).run_id
+    cause = _path(conn, lab, "s1-k1")["failure_path"]["cause"]
+    assert (cause["reason"], cause["node_id"]) == ("import_failed", "errors-m1")
+    assert "Importing library 'NoSuchLabLibrary' failed" in cause["message"]
+
 
 def test_every_failing_iteration_of_continuable_failures_is_on_the_path(tmp_path: Path) -> None:
     conn, run_id = _imported(tmp_path, "continuable.robot", 1)

@@ -421,13 +421,17 @@ def imported_files(conn: sqlite3.Connection, run_id: int,
     """What the tests of ``suite_row`` (a suite file's stored node) import: that file and
     the resource files it imports, and theirs, as RF resolves them, and the libraries
     imported under another name (``AS``): {alias, lower case: the library's name as
-    imported}. None when the file is gone or not as it was at the run."""
+    imported}. Of a directory (its setup's, its teardown's): it and its init file. None
+    when the file is gone or not as it was at the run."""
     source = _field(suite_row, "source")
 
     def started() -> float | None:
         row = conn.execute("SELECT start_time FROM runs WHERE run_id = ?", (run_id,)).fetchone()
         return _timestamp(row[0] if row else None)
 
+    if source and os.path.isdir(source):  # a directory's setup or teardown: RF names the
+        init = _init_file(_path(source))   # directory for its init file's imports
+        return {os.path.normpath(source), *([os.path.normpath(str(init))] if init else [])}, {}
     if not source or not os.path.isfile(source) or file_state(source, suite_row, started):
         return None
     suite = _suite_resource(source, _mtime(source))

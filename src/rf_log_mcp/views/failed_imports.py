@@ -34,6 +34,7 @@ _IMPORT_ERROR = lazy_pattern(
     r"|Variable file '(?P<variables_file>.+?)' does not exist"
     r"|Replacing variables from setting '(?P<setting>\w+)' failed)")
 ERRORS_READ = 50  # a run's import errors weighed for one failure
+_STARTS = ("TEST", "SETUP", "TEARDOWN")  # a failure path's starts: tests, suite fixtures
 # What can define what was not found: a keyword, a library or resource; a variable, a
 # resource or variable file.
 _DEFINES = {"keyword": ("library", "resource"), "variable": ("resource", "variables")}
@@ -41,14 +42,15 @@ _DEFINES = {"keyword": ("library", "resource"), "variable": ("resource", "variab
 
 def import_cause(conn: sqlite3.Connection, run_id: int, test: NodeRow,
                  shaper: Shaper) -> dict[str, Any] | None:
-    """The run error that explains ``test`` failed for a keyword or variable not found, as a
+    """The run error that explains ``test`` (or a suite's setup or teardown) failed for a
+    keyword or variable not found, as a
     FailureCause (reason ``import_failed``): for a keyword with a prefix, the import of the
     library or resource it names (or aliases, ``AS``), the test's own when several suites
     failed it; else the first import error of the test's suite file or of a resource file
     that file imports (read from the files while they are as they were at the run; else
     the suite file only). A typo next to another suite's import error, or in a prefix, is
     explained by none."""
-    found = _NOT_FOUND().search(test.message or "") if test.type == "TEST" else None
+    found = _NOT_FOUND().search(test.message or "") if test.type in _STARTS else None
     if found is None:
         return None
     wanted = _DEFINES["variable" if found.group(0).startswith("Variable") else "keyword"]
