@@ -31,14 +31,11 @@ from functools import cache
 from rf_log_listener.errors import ResultError
 from rf_log_listener.known_values import KnownValues, registrable
 from rf_log_listener.secret_names import (
-    PAIRS,
-    POSITION,
     SECRET_WORD_SPELLINGS,
     SECRET_WORDS,
     alternation,
     key_value,
     reversed_name,
-    signature_secret,
     spellings,
     whole_line,
     working_directory,
@@ -67,7 +64,6 @@ from rf_log_listener.secret_shapes import (
     masked_secret_option,
     masked_typed_password,
     may_hold_password_option,
-    password_field,
     piped_passwords,
     prose_passwords,
     secret_options,
@@ -75,6 +71,7 @@ from rf_log_listener.secret_shapes import (
     structured_secrets,
     typed_password,
 )
+from rf_log_listener.step_masking import StepMasking, is_reference
 
 TYPE_CHECKING = False  # typing's own constant: loading typing is 4-5 ms (issue #19)
 if TYPE_CHECKING:
@@ -87,24 +84,13 @@ INVALID_SETTING = "INVALID_SETTING"
 
 
 _ASCII_NOT_ALNUM = "".join(chr(c) for c in range(128) if not chr(c).isalnum())
-_NOT_SECRET = frozenset({"", MASK, "null", "none", "true", "false", "[]", "{}", "''", '""'})
-_VARIABLE = lazy_pattern(r"^[$@&%]\{[^{}]+\}(\[[^\]]*\])?$")
-
-
-# RF's TRACE lines: ``Arguments: [ 'id:pw' | 'hunter2' ]`` and ``Return: 'hunter2'``.
-_ARGUMENTS = lazy_pattern(r"^(Arguments: \[ )(.*)( \])$", re.DOTALL)
-_RETURN = lazy_pattern(r"^(Return: )(.+)$", re.DOTALL)
-# How those two start: a message that starts otherwise is masked as any text (a caller need
-# not decode the keyword's arguments for it).
-TRACE_LINE_STARTS = ("Arguments: [ ", "Return: ")
-_NAMED_ARG = lazy_pattern(r"^([$@&%]?\{?[\w .-]+\}?=)(.*)$", re.DOTALL)
 _WORD = lazy_pattern(r"[^\W_]+")  # a word of a keyword's name (snake_case: words too)
 
 
 _NO_VALUES = KnownValues(())
 
 
-class Redactor:
+class Redactor(StepMasking):
     """Masks secret values in texts and in the structured parts of nodes; counts them."""
 
     known: KnownValues = _NO_VALUES
@@ -390,139 +376,12 @@ class Redactor:
                     name[:end - 1])) for end in (word.end() for word in _WORD().finditer(name)))
         return known
 
-    # -- structured parts of nodes -----------------------------------------------------
-
-    def args(self, keyword_name: str | None, args: list[str],
-             owner: str | None = None) -> tuple[list[str], int]:
-        """A keyword's arguments. Values after a secret-sounding keyword name (``Input
-        Password``) or after an argument naming a secret (``${TOKEN}``, ``id:password``) are
-        masked, and a library keyword's positional secret (``secret_names.SIGNATURE_SECRETS``:
-        ``SSHLibrary.Login  user  x``); variable references stay (they are names, not values)."""
-        out, count = [], 0
-        secret_follows = bool(keyword_name and self.keyword_names_secret(keyword_name))
-        secret_at = signature_position(owner, keyword_name, args)
-        named_arg = _NAMED_ARG().match
-        for index, arg in enumerate(args):
-            masked, n = self.text(arg)
-            named = named_arg(arg)
-            if n == 0 and ((secret_follows and index > 0) or index == secret_at) \
-                    and not _is_reference(arg):
-                if named and not _is_reference(named[2]) and secret_follows:
-                    masked, n = f"{named[1]}{MASK}", 1
-                elif not named:
-                    masked, n = MASK, 1
-            if not named and self.names_secret(arg):
-                secret_follows = True
-            out.append(masked)
-            count += n
-        return out, count
-
-    def trace_message(self, text: str, keyword_name: str | None = None,
-                      args: list[str] | None = None, assign: Any = None,
-                      owner: str | None = None) -> tuple[str, int]:
-        """A log message of a keyword. RF's TRACE lines ``Arguments: [ … ]`` and ``Return: …``
-        carry resolved values: an argument is masked where the keyword's own argument is
-        (``Input Password``), names a secret (``${TOKEN}``, ``password=${PW}``) or follows one;
-        the return value when the keyword's name or an assigned variable's is a secret's."""
-        match = _ARGUMENTS().match(text)
-        if match and (keyword_name or args):
-            secret = self.secret_positions(keyword_name, args or [], owner)
-            items, count = [], 0
-            for index, item in enumerate(match[2].split(" | ")):
-                masked, n = self.text(item)
-                named = _NAMED_ARG().match(item)
-                if n == 0 and (index in secret or (named and self.names_secret(named[1][:-1]))) \
-                        and not _is_reference((named[2] if named else item).strip("'")):
-                    masked, n = (f"{named[1]}{MASK}" if named else MASK), 1
-                items.append(masked)
-                count += n
-            return f"{match[1]}{' | '.join(items)}{match[3]}", count
-        match = _RETURN().match(text)
-        if match and not _is_reference(match[2].strip("'\"")) and (
-                (keyword_name and self.keyword_names_secret(keyword_name))
-                or any(self.names_secret(str(name)) for name in _names_of(assign))):
-            return f"{match[1]}{MASK}", 1
-        return self.text(text)
-
-    def secret_positions(self, keyword_name: str | None, args: list[str],
-                         owner: str | None = None) -> set[int]:
-        """Positions of ``args`` whose values are secrets: masked by :meth:`args`, or a
-        reference to a secret-named variable, or a named argument with a secret's name, or
-        the library keyword's positional secret."""
-        masked, _ = self.args(keyword_name, args, owner)
-        positions = set()
-        for index, (arg, shown) in enumerate(zip(args, masked, strict=True)):
-            named = _NAMED_ARG().match(arg)
-            if shown != arg or (named and self.names_secret(named[1][:-1])) or (
-                    _VARIABLE().match(arg.strip()) and self.names_secret(arg)) or (
-                    not named and index == signature_position(owner, keyword_name, args)):
-                positions.add(index)
-        return positions
-
-    def for_values(self, assign: Any, flavor: str | None, values: list[str]) -> tuple[list[str], int]:
-        """A FOR loop's values: those that land in a secret-named loop variable are masked
-        (``FOR ${user} ${password} IN alice pw1 bob pw2``)."""
-        names = [str(n) for n in _names_of(assign)]
-        if flavor == "IN ENUMERATE":
-            names = names[1:]
-        if flavor in (None, "IN", "IN ZIP", "IN ENUMERATE") and names and any(
-                self.names_secret(n) for n in names):
-            out = [MASK if self.names_secret(names[i % len(names)]) and not _is_reference(v)
-                   else v for i, v in enumerate(values)]
-            return out, sum(a != b for a, b in zip(out, values, strict=True))
-        return self.args(None, values)
-
-    def assign(self, assign: Any) -> tuple[Any, int]:
-        """ITERATION loop values ``{"${password}": "x"}`` and similar name-to-value maps."""
-        if not isinstance(assign, dict):
-            return assign, 0
-        count, out = 0, {}
-        for name, value in assign.items():
-            if self.names_secret(str(name)) and not _is_reference(str(value)):
-                out[name], n = MASK, 1
-            elif isinstance(value, str):
-                out[name], n = self.text(value)
-            else:
-                out[name], n = value, 0
-            count += n
-        return out, count
-
-    def var_values(self, name: str | None, values: list[str]) -> tuple[list[str], int]:
-        """A VAR's values: all masked when the variable's name is a secret's (a loop over
-        one variable, as far as masking goes)."""
-        return self.for_values(name, None, values)
-
-
-def signature_position(owner: str | None, keyword_name: str | None,
-                       args: list[str]) -> int | None:
-    """The position of the argument the library keyword's signature says is a password: its
-    password argument, or the text it types into a password field (``secret_names``)."""
-    signature = signature_secret(owner, keyword_name)
-    if signature is None or signature[0] == PAIRS:
-        return None
-    kind, position = signature
-    return position if kind == POSITION or (args and password_field(args[0])) else None
-
-
-def _names_of(assign: Any) -> list[Any]:
-    if isinstance(assign, dict):
-        return list(assign)
-    if isinstance(assign, list):
-        return assign
-    return [assign] if assign else []
-
-
-def _is_reference(value: str) -> bool:
-    """A variable name or nothing worth hiding (``${PASSWORD}``, ``None``, ``***``)."""
-    value = value.strip()
-    return value.casefold() in _NOT_SECRET or bool(_VARIABLE().match(value))
-
 
 def _masked_value(match: re.Match[str]) -> str:
     value = match["value"]
     quote = value[0] if len(value) > 1 and value[0] in "'\"" and value[-1] == value[0] else ""
     inner = value[1:-1] if quote else value
-    if _is_reference(inner) or inner.strip().endswith(MASK):
+    if is_reference(inner) or inner.strip().endswith(MASK):
         return match[0]
     key = match.groupdict().get("key")
     if key is not None and working_directory(key, inner):

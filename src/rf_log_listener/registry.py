@@ -48,8 +48,9 @@ import sqlite3
 from . import events as ev
 from .events import Node
 from .known_values import KnownValues, registrable
-from .masking import Redactor, lazy_pattern, signature_position
+from .masking import Redactor, lazy_pattern
 from .secret_names import AUTH_SCHEMES, FIELD, PAIRS, signature_secret, working_directory
+from .step_masking import signature_position
 
 TYPE_CHECKING = False  # typing's own constant: loading typing is 4-5 ms (issue #19)
 if TYPE_CHECKING:

@@ -16,8 +16,9 @@ from collections.abc import Callable, Iterable
 
 from rf_log_listener.digest import digest
 from rf_log_listener.errors import ResultError
-from rf_log_listener.masking import TRACE_LINE_STARTS, Redactor
+from rf_log_listener.masking import Redactor
 from rf_log_listener.masking import redactor as default_redactor
+from rf_log_listener.step_masking import TRACE_LINE_STARTS
 
 from . import usage
 from .limits import DEFAULT_BUDGET
