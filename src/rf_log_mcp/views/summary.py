@@ -276,9 +276,9 @@ def _failure_groups(conn: sqlite3.Connection, wanted: _Wanted,
                  "test_ids": [test.node_id for test in tests],
                  "tests_selector": f"group:{sig}",
                  "seen_before": earlier[sig]}
-        if grouped:
-            group["test_runs"] = [key >> RUN_SHIFT for key in members[sig][:GROUP_TESTS_SHOWN]]
         run_of = [key >> RUN_SHIFT for key in members[sig][:GROUP_TESTS_SHOWN]]
+        if grouped:
+            group["test_runs"] = run_of
         cause = shown_cause(conn, run_of[0], first_test, shaper)
         if cause and cause["reason"] == "import_failed" and any(  # one signature, two imports
                 shown_cause(conn, run, test, shaper) != cause
