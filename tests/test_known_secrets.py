@@ -83,7 +83,8 @@ SECRETS = ("S01-Hunter2-pass", "S03-deep-Pw-9", "S05-set-var-Sec", "S07-var-pk-1
            "S46-sudo-Pw", "S47-p12-Pw", "S48-clone-Tk", "S49-redis-Pw", "S50-sqlcmd-Pw",
            "S51-store-Pw", "S52-stdin-Pw", "S53-env-Pw", "S54-odbc-Pw",
            "S55-kube-Tk", "S56-smb-Pw", "S57-htpasswd-Pw", "S58-rabbit-Pw",
-           "S59-auth-Pw", "S60-netuser-Pw", "S61-mysqladmin-Pw", "S62-vault-Tk")
+           "S59-auth-Pw", "S60-netuser-Pw", "S61-mysqladmin-Pw", "S62-vault-Tk",
+           "S63-herestring-Pw")
 # Masked by its shape wherever it occurs, so never registered as a run's value.
 BY_SHAPE = ("S27webhooksecret99",)
 LOOKALIKES = ("L01-54321-count", "L02-all-tests-passed", "L03-bypass-enabled",

@@ -208,6 +208,10 @@ def test_a_search_cannot_find_a_masked_value(store: sqlite3.Connection) -> None:
     ("echo hunter2 | sudo -S apt update", "echo *** | sudo -S apt update"),
     ("echo -n 'two words' | sudo -kS ls", "echo -n '***' | sudo -kS ls"),
     ("echo hello | sudo -s ls; echo x | grep sudo -S", "echo hello | sudo -s ls; echo x | grep sudo -S"),
+    # bash's here-string: sudo -S reads its password from it, as --password-stdin does
+    ("sudo -S apt update <<< 'Hs-Pw1'; docker login -u ci --password-stdin <<< Hs-Pw2",
+     "sudo -S apt update <<< '***'; docker login -u ci --password-stdin <<< ***"),
+    ("cat <<< hello; sudo -s ls <<< x; grep -S a <<< b", "cat <<< hello; sudo -s ls <<< x; grep -S a <<< b"),
     ("openssl pkcs12 -passout pass:p12-Pw -out a.p12", "openssl pkcs12 -passout pass:*** -out a.p12"),
     ('openssl enc -pass "pass:two words" -in f', 'openssl enc -pass "pass:***" -in f'),
     ("openssl enc -passin env:KEY -in f; pass: 3", "openssl enc -passin env:KEY -in f; pass: 3"),
@@ -334,7 +338,7 @@ _PIECES = [*_SHAPES, "password", "token", "auth", "cookie", "x-Session-Id", "=",
            " --password-stdin", "ldappasswd ", " -s ", "--token ", " -api-key ", "--with-token ",
            "_secret ", "key ", "smbclient ", " -U ", "%", "htpasswd ", " -b ", "rabbitmqctl ",
            " add_user ", "net use ", "\\\\", "net user ", "mysqladmin ", " password ",
-           "vault login "]
+           "vault login ", "sudo -S ", " <<< ", "<<<"]
 
 
 def _every_rule(words: tuple[str, ...]) -> Redactor:

@@ -265,6 +265,7 @@ class Redactor(StepMasking):
             text = sub(shapes.password_option, text, masked_password_option)
             text = sub(shapes.identified_by, text, masked_identified_by)
             text = sub(shapes.sudo_stdin, text, masked_credentials_after)
+            text = sub(shapes.stdin_herestring, text, masked_credentials_after)
             text = sub(shapes.openssl_pass, text, masked_credentials_after)
             text = sub(shapes.secret_option, text, masked_secret_option)
             text = sub(shapes.webhook, text, masked_credentials_after)

@@ -72,7 +72,7 @@ _OPTION_WORDS = (r"token|secret|password|passwd|passphrase"
 # (``may_hold_password_option``): as a mark, its fifteen commands made the scan of every
 # text a third slower and its compiling 1 ms longer.
 SHAPE_MARKS = ("://", "bearer", "eyj", "private key", "curl",
-               r"identified[ \t]+(?:by|with)\b", r"\|[ \t]*sudo\b", "password-stdin",
+               r"identified[ \t]+(?:by|with)\b", r"\|[ \t]*sudo\b", "password-stdin", "<<<",
                r"-pass(?:in|out)?[ \t]+['\"]?pass:",
                r"-[\w-]*?(?:token|secret|passw|passphrase|key)[ \t]",
                *(prefix.lower() for prefix, _ in VENDOR_TOKENS))
@@ -114,6 +114,12 @@ class _Shapes:
             r"""(?P<value>(?(q)[^'"\n]+|[^\s'"|;&]+))"""
             r"""(?=(?(q)['"])[ \t]*\|[ \t]*(?:sudo\b[^\n;|&]{0,300}?(?<![\w-])-[A-Za-z]*S\b"""
             r"""|[\w-]+\b[^\n;|&]{0,300}?(?<![\w-])--password-stdin(?![\w-])))""")
+        # the same commands given it by bash's here-string: sudo -S cmd <<< password,
+        # docker login -u ci --password-stdin <<< password
+        self.stdin_herestring = re.compile(
+            r"""(?P<head>(?:\bsudo\b[^\n;|&]{0,300}?(?<![\w-])-[A-Za-z]*S\b"""
+            r"""|(?<![\w-])--password-stdin(?![\w-]))[^\n;|&<]{0,300}?<<<[ \t]*(?P<q>['"])?)"""
+            r"""(?P<value>(?(q)[^'"\n]+|[^\s'"|;&]+))""")
         # OpenSSL's pass phrase given on its command line: -passin pass:x, -passout, -pass
         self.openssl_pass = re.compile(
             r"""(?P<head>(?<![\w-])-pass(?:in|out)?[ \t]+(?P<q>['"])?pass:)"""
@@ -309,9 +315,14 @@ def masked_secret_option(match: re.Match[str]) -> str:
 
 def piped_passwords(text: str) -> list[str]:
     """Passwords piped to a command that reads them from its standard input: ``echo x |
-    sudo -S``, ``echo x | docker login --password-stdin``."""
-    return [m["value"] for m in compiled_shapes().sudo_stdin.finditer(text)] \
-        if "sudo" in text or "password-stdin" in text else []
+    sudo -S``, ``echo x | docker login --password-stdin``, or given it by a here-string
+    (``sudo -S cmd <<< x``)."""
+    if not ("sudo" in text or "password-stdin" in text):
+        return []
+    shapes = compiled_shapes()
+    found = [m["value"] for m in shapes.sudo_stdin.finditer(text)]
+    return found + [m["value"] for m in shapes.stdin_herestring.finditer(text)] \
+        if "<<<" in text else found
 
 
 # Passwords some commands take as an argument, not as an option's value (a test logs the

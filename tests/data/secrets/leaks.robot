@@ -1,5 +1,5 @@
 *** Settings ***
-Documentation     Secrets handled the ordinary way, each a value of its own (S01 ... S62), and
+Documentation     Secrets handled the ordinary way, each a value of its own (S01 ... S63), and
 ...               values that only look like secrets (L01 ... L29), which must stay readable.
 Library           Vault.py
 Library           SSHLibrary.py
@@ -155,6 +155,8 @@ Shapes Next To Their Name
     Log    S61-mysqladmin-Pw is root's
     Log    vault login S62-vault-Tk
     Log    S62-vault-Tk reads the secrets
+    Log    Running: sudo -S systemctl restart app <<< S63-herestring-Pw
+    Log    S63-herestring-Pw is the deploy user's
 
 Returned By Keywords Named Like Secrets
     ${session} =    Get Auth Token For User    alice
