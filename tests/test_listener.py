@@ -244,6 +244,8 @@ BUSY_SUITE = """\
 Busy Test
     FOR    ${i}    IN RANGE    %d
         Step    ${i}
+        # a quick host runs the loop in less than the listener's three looks (0.5 s apart)
+        IF    ${i} %% 250 == 0    Sleep    0.3s
     END
 
 After It
@@ -481,15 +483,19 @@ def test_test_timeouts_firing_during_capture_lose_nothing(tmp_path: Path) -> Non
         assert number == "1" or f"{node}-m{int(number) - 1}" in {m["id"] for m in live["messages"]}
     # The store reads each message where RF keeps it for its own output, so both hold the
     # same messages; a timeout firing inside RF's logger, between its output-file write and
-    # its result-body append, can leave the interrupted keyword's last message on one side.
+    # its result-body append, can leave one message of the interrupted keyword on one side:
+    # its last, or the one before the timeout's FAIL that RF then appends (file: "message
+    # 661", FAIL; store: FAIL), at most one keyword a test.
     live_ids, file_ids = ({m["id"]: m for m in dump["messages"]} for dump in (live, reference))
-    differing = set(live_ids) ^ set(file_ids)
-    assert len(differing) <= 6, sorted(differing)
-    for message_id in differing:
-        node, number = message_id.rsplit("-m", 1)
-        assert f"{node}-m{int(number) + 1}" not in live_ids.keys() | file_ids.keys()
-    assert [live_ids[i] for i in live_ids if i in file_ids] == [
-        file_ids[i] for i in file_ids if i in live_ids]
+    cut = {i.rsplit("-m", 1)[0] for i in set(live_ids) ^ set(file_ids)}
+    assert len(cut) <= 6, sorted(cut)
+    for node in cut:
+        said = [[(m["level"], m["text"]) for i, m in ids.items() if i.rsplit("-m", 1)[0] == node]
+                for ids in (live_ids, file_ids)]
+        fewer, more = sorted(said, key=len)
+        assert len(more) == len(fewer) + 1 and all(m in more for m in fewer), said
+    assert [m for i, m in live_ids.items() if i.rsplit("-m", 1)[0] not in cut] == [
+        m for i, m in file_ids.items() if i.rsplit("-m", 1)[0] not in cut]
 
 
 CHATTY_LISTENER = """\
