@@ -231,8 +231,8 @@ def failures(paths: list[dict[str, Any]], style: Style, run_id: int, of_group: b
         for depth, step in enumerate(path["path"]):
             indent = "  " * (depth + 1)
             if step.get("kind") == "REPEATED_CALLS":
-                folded = f"… {step['count']} levels of " + " > ".join(step["names"])
-                print(f"{indent}{style(folded, 'dim')}  {style(step['first_node_id'], 'dim')}")
+                levels = f"… {step['count']} levels of " + " > ".join(step["names"])
+                print(f"{indent}{style(levels, 'dim')}  {style(step['first_node_id'], 'dim')}")
                 continue
             detail = "" if step.get("args") else node_detail(step)  # args: a line of their own
             print(f"{indent}{step['type']} {step['node_id']}{_named(step)}"

@@ -234,6 +234,18 @@ def next_notable_child(conn: sqlite3.Connection, run_id: int, parent: NodeRow, f
     return NodeRow(*row) if row else None
 
 
+def last_notable_child(conn: sqlite3.Connection, run_id: int, parent: NodeRow,
+                       also: str = "TRUE") -> NodeRow | None:
+    """The last child of ``parent`` that is notable and meets ``also`` (next_notable_child,
+    backwards): one seek of the same index."""
+    row = conn.execute(
+        f"SELECT {NODE_COLUMNS} FROM nodes INDEXED BY nodes_notable WHERE parent_pre = ?"
+        f" AND key > ? AND key <= ? AND {NOTABLE_NODES} AND ({also}) ORDER BY key DESC LIMIT 1",
+        (parent.pre, parent.key, run_base(run_id) + parent.last),
+    ).fetchone()
+    return NodeRow(*row) if row else None
+
+
 def notable_children(conn: sqlite3.Connection, run_id: int, parent: NodeRow,
                      also: str) -> Iterator[NodeRow]:
     """The notable children of ``parent`` that meet ``also``, in order (see next_notable_child)."""

@@ -13,7 +13,7 @@ from rf_log_listener import events as ev
 from rf_log_listener.store import FAILED_STARTS, NOTABLE_NODES, run_base
 
 from ..shaping import Shaper
-from .common import NODE_COLUMNS, NodeRow, node_by_key, notable_children
+from .common import NODE_COLUMNS, NodeRow, last_notable_child, node_by_key, notable_children
 
 TYPE_CHECKING = False  # typing's own constant: loading typing is 4-5 ms (issue #19)
 if TYPE_CHECKING:
@@ -127,16 +127,8 @@ def last_failure_inside(conn: sqlite3.Connection, run_id: int, node: NodeRow) ->
     """The outermost failed node of the last failure below ``node`` (of a loop's handled
     failures, the one nearest to what came after it), down the notable children (a
     backward seek each)."""
-    base = run_base(run_id)
-    while node.status != "FAIL":
-        row = conn.execute(
-            f"SELECT {NODE_COLUMNS} FROM nodes INDEXED BY nodes_notable WHERE parent_pre = ?"
-            f" AND key > ? AND key <= ? AND {NOTABLE_NODES}"
-            f" AND (status = 'FAIL' OR failed_descendant_count > 0) ORDER BY key DESC LIMIT 1",
-            (node.pre, node.key, base + node.last)).fetchone()
-        if row is None:
-            return None
-        node = NodeRow(*row)
+    while node is not None and node.status != "FAIL":
+        node = last_notable_child(conn, run_id, node, "status = 'FAIL' OR failed_descendant_count > 0")
     return node
 
 

@@ -282,7 +282,7 @@ def _failure_groups(conn: sqlite3.Connection, wanted: _Wanted,
         cause = shown_cause(conn, run_of[0], first_test, shaper)
         if cause and cause["reason"] == "import_failed" and any(  # one signature, two imports
                 shown_cause(conn, run, test, shaper) != cause
-                for run, test in zip(run_of, tests, strict=True)):
+                for run, test in zip(run_of[1:], tests[1:], strict=True)):
             cause = None
         if cause:
             group["cause"] = cause
