@@ -441,7 +441,7 @@ def imported_files(conn: sqlite3.Connection, run_id: int,
     aliases = {item.alias.lower(): item.name
                for resource in (suite, *resources) for item in resource.imports
                if item.type == "LIBRARY" and item.alias}
-    return {source, *(os.path.normpath(str(r.source)) for r in resources)}, aliases
+    return {os.path.normpath(path) for path in (source, *(str(r.source) for r in resources))}, aliases
 
 
 @functools.lru_cache(maxsize=64)

@@ -91,7 +91,9 @@ def _imports_of(conn: sqlite3.Connection, run_id: int,
     from ..sources import imported_files  # RF's parser: only for such a failure
 
     suite = node_by_key(conn, run_base(run_id) + test.parent_pre)
-    return imported_files(conn, run_id, suite) or ({suite.field_values.get("source")}, {})
+    source = suite.field_values.get("source")
+    return imported_files(conn, run_id, suite) or (
+        {os.path.normpath(source)} if source else set(), {})  # as errors' files are compared
 
 
 def _kind(error: Any) -> str:
