@@ -140,6 +140,10 @@ class _UsageError(ResultError):
     pass
 
 
+def _arguments_hint(prog: str) -> str:
+    return f"`{prog} --help` lists the arguments."
+
+
 def _columns() -> int:
     """The terminal's width as ``shutil.get_terminal_size`` gives it ($COLUMNS, else the
     terminal's, else 80), without importing shutil."""
@@ -177,7 +181,7 @@ class _Parser(argparse.ArgumentParser):
         super().__init__(*args, **kwargs)
 
     def error(self, message: str) -> NoReturn:
-        raise _UsageError(INVALID_ARGUMENT, message, f"`{self.prog} --help` lists the arguments.")
+        raise _UsageError(INVALID_ARGUMENT, message, _arguments_hint(self.prog))
 
 
 def _number(kind: type[int] | type[float], low: float, high: float | None = None) -> Callable[[str], Any]:
@@ -470,7 +474,7 @@ def _newest_run_first(args: argparse.Namespace) -> None:
     after, required, prog = getattr(args, "run_comes_before", (None, False, ""))
     if after is None:
         return
-    hint = f"`{prog} --help` lists the arguments."
+    hint = _arguments_hint(prog)
     if isinstance(args.run, _NotARunId):
         if getattr(args, after) is not None:  # two positionals: the first must be a run
             raise _UsageError(INVALID_ARGUMENT, f"argument run: {_not_a_run(args.run)}", hint)
