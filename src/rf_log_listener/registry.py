@@ -50,7 +50,7 @@ from .events import Node
 from .known_values import KnownValues, registrable
 from .masking import Redactor, lazy_pattern
 from .secret_names import AUTH_SCHEMES, FIELD, PAIRS, signature_secret, working_directory
-from .step_masking import signature_position
+from .step_masking import TRACE_ARGUMENTS, signature_position
 
 TYPE_CHECKING = False  # typing's own constant: loading typing is 4-5 ms (issue #19)
 if TYPE_CHECKING:
@@ -59,7 +59,6 @@ if TYPE_CHECKING:
 # One item of RF's TRACE ``Arguments: [ a | b ]`` line: an optional name (``${pass}=`` of a
 # user keyword's argument, ``password=`` of a named one) and a value as RF's ``prepr``
 # writes it (a quoted repr for strings).
-_TRACE_ARGUMENTS = lazy_pattern(r"^Arguments: \[ (.*) \]$", re.DOTALL)
 _TRACE_ITEM = lazy_pattern(r"""
     (?P<name> \$\{[^{}]*\}= | [\w -]+= )?
     (?P<value> '(?:[^'\\]|\\.)*' | "(?:[^"\\]|\\.)*" | .*? )
@@ -280,10 +279,10 @@ class SecretRegistry:
 def _traced(args: list[str], trace_arguments: str) -> list[tuple[str, str, str]]:
     """Arguments paired with their resolved values from RF's TRACE line: positional ones by
     position, named ones (``password=${PW}``, a user keyword's ``${pass}=``) by name."""
-    line = _TRACE_ARGUMENTS().match(trace_arguments)
+    line = TRACE_ARGUMENTS().match(trace_arguments)
     if line is None:
         return []
-    items = [(m["name"], _literal(m["value"])) for m in _TRACE_ITEM().finditer(line[1])
+    items = [(m["name"], _literal(m["value"])) for m in _TRACE_ITEM().finditer(line[2])
              if m[0]]
     by_name = {name[:-1].strip("${}"): value for name, value in items if name}
     positional = [value for name, value in items if not name or name.startswith("${")]

@@ -23,7 +23,7 @@ _VARIABLE = lazy_pattern(r"^[$@&%]\{[^{}]+\}(\[[^\]]*\])?$")
 
 
 # RF's TRACE lines: ``Arguments: [ 'id:pw' | 'hunter2' ]`` and ``Return: 'hunter2'``.
-_ARGUMENTS = lazy_pattern(r"^(Arguments: \[ )(.*)( \])$", re.DOTALL)
+TRACE_ARGUMENTS = lazy_pattern(r"^(Arguments: \[ )(.*)( \])$", re.DOTALL)
 _RETURN = lazy_pattern(r"^(Return: )(.+)$", re.DOTALL)
 # How those two start: a message that starts otherwise is masked as any text (a caller need
 # not decode the keyword's arguments for it).
@@ -71,7 +71,7 @@ class StepMasking:
         carry resolved values: an argument is masked where the keyword's own argument is
         (``Input Password``), names a secret (``${TOKEN}``, ``password=${PW}``) or follows one;
         the return value when the keyword's name or an assigned variable's is a secret's."""
-        match = _ARGUMENTS().match(text)
+        match = TRACE_ARGUMENTS().match(text)
         if match and (keyword_name or args):
             secret = self.secret_positions(keyword_name, args or [], owner)
             items, count = [], 0
