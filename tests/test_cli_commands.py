@@ -326,3 +326,36 @@ def test_the_summary_says_why_tests_were_skipped(tmp_path: Path) -> None:
         "  1 test: Failed test skipped using 'robot:skip-on-failure' tag. Original failure: "
         "known bug 123: token=*** rejected\n"
         "    s1-t4")
+
+
+def test_a_limit_says_what_it_left_out_and_a_hit_shows_its_match(tmp_path: Path) -> None:
+    """``failures`` printed 10 of a run's 21 failure paths and said nothing of the 11 others;
+    ``search`` printed a hit's first three lines, so a match on the ninth line of a message (or
+    past the 160th character of a long one) was not on the screen."""
+    suite = tmp_path / "many.robot"
+    diff = "\\n".join(f"line {i}" for i in range(12)).replace("line 8", "token expired at 8")
+    suite.write_text(
+        "*** Test Cases ***\n"
+        + "".join(f"Fails {i}\n    Fail    failure number {i}\n" for i in range(12))
+        + f"Long Text\n    Log    {diff}\n"
+        + f"Long Line\n    Log    {'x' * 300} deadline missed {'y' * 300}\n")
+    subprocess.run([sys.executable, "-m", "robot", "--output", str(tmp_path / "out.xml"),
+                    "--log", "NONE", "--report", "NONE", "--console", "none", str(suite)],
+                   check=False, capture_output=True)
+    db = tmp_path / "s.db"
+    assert cli("import", str(tmp_path / "out.xml"), db=db).returncode == 0
+    shown = cli("failures", db=db).stdout.splitlines()
+    assert sum(line.startswith("Failure path of") for line in shown) == 10
+    assert shown[-1] == "… 2 more failure paths (12 in all): rf-log-mcp failures latest --limit 12"
+    for arguments in (("1", "--limit", "12"), ("s1-t3",), ("1", "--limit", "20")):
+        assert "more failure path" not in cli("failures", *arguments, db=db).stdout, arguments
+    assert cli("failures", "1", "--limit", "11", db=db).stdout.splitlines()[-1] == \
+        "… 1 more failure path (12 in all): rf-log-mcp failures 1 --limit 12"
+    hits = [line.strip() for line in cli("search", "token expired", db=db).stdout.splitlines()]
+    at = hits.index("… (7 lines before)")
+    assert hits[at + 1:at + 5] == ["line 7", "token expired at 8", "line 9", "… (2 more lines)"]
+    line = next(hit for hit in cli("search", "deadline missed", db=db).stdout.splitlines()
+                if "x" * 20 in hit)
+    assert "deadline missed" in line and line.strip().startswith("…x") and line.endswith("…")
+    first = [line.strip() for line in cli("search", "line 1", db=db).stdout.splitlines()]
+    assert first[1:4] == ["line 0", "line 1", "line 2"]

@@ -131,6 +131,35 @@ def first_lines(text: str | None, count: int = 3, width: int = 160, rest: str = 
     return shown
 
 
+def matching_lines(text: str | None, query: str | None, count: int = 3,
+                   width: int = 160) -> list[str]:
+    """As ``first_lines``, but keeping the first line that holds ``query`` in sight (a hit
+    on the ninth line of a diff, at the 300th character of a long line): a search's hit shows
+    why it is one, as grep's does."""
+    lines = (text or "").splitlines() or [""]
+    needle = (query or "").casefold()
+    at = next((i for i, line in enumerate(lines) if needle in line.casefold()), None) \
+        if needle and "\n" not in needle else None
+    if at is None or (at < count and lines[at].casefold().find(needle) + len(needle) < width):
+        return first_lines(text, count, width)
+    start = at - 1 if at >= count else 0  # a line of context before the match
+    end = start + count + (len(lines) == start + count + 1)  # the last line takes "… (1 more"
+    shown = [f"… ({start} line{'s' if start > 1 else ''} before)"] if start else []
+    for index in range(start, min(len(lines), end)):
+        line = lines[index]
+        column = line.casefold().find(needle) if index == at else 0
+        if len(line) <= width or column + len(needle) < width:
+            shown.append(line if len(line) <= width else line[: width - 1] + "…")
+        else:  # the match is past the cut: a window around it
+            begin = max(0, column - width // 2)
+            tail = "…" if begin + width - 2 < len(line) else ""
+            shown.append(f"…{line[begin:begin + width - 2]}{tail}")
+    if len(lines) > end:
+        left = len(lines) - end
+        shown.append(f"… ({left} more line{'s' if left > 1 else ''})")
+    return shown
+
+
 def runs(response: Answer, style: Style) -> None:
     for run in response.runs:
         status = style(f"{run.status:<11}", run.status)
@@ -218,6 +247,15 @@ def context_text(label: str | None, branch: str | None, commit: str | None = Non
     """``label=nightly branch=main commit=0123abcd45``: what a run's line says of its origin."""
     return " ".join(f"{k}={v}" for k, v in (("label", label), ("branch", branch),
                                             ("commit", (commit or "")[:10] or None)) if v)
+
+
+def more_failures(shown: int, total: int, run: int | str | None, style: Style) -> None:
+    """Where the failure paths a ``--limit`` left out are (a run's 21 failed tests are not
+    10 because 10 were printed)."""
+    if total > shown:
+        unit = "" if run is None else f" {run}"
+        print(style(f"… {total - shown} more failure path{'s' if total - shown > 1 else ''}"
+                    f" ({total} in all): rf-log-mcp failures{unit} --limit {total}", "dim"))
 
 
 def failures(paths: list[dict[str, Any]], style: Style, run_id: int, of_group: bool = False) -> None:
@@ -463,7 +501,8 @@ def search(response: Answer, style: Style) -> None:
         where = hit.call_path or hit.node_id or "run errors"
         repeats = style(f"  {hit.count} times, last {hit.last.id}", "dim") if hit.count and hit.last else ""
         print(f"{style(f'{hit.level:<5}', hit.level)} {hit.id}  {style(where, 'dim')}{repeats}")
-        for line in first_lines(hit.text, 3) if hit.text or not hit.attachments else []:
+        for line in matching_lines(hit.text, response.query) if hit.text or not hit.attachments\
+                else []:
             print(f"      {line}")
         _attachments(hit.attachments, "      ", style, response.run_id)
         if hit.last:

@@ -112,3 +112,16 @@ def failure_paths(conn: sqlite3.Connection, run_id: int, test: str | None, limit
     return paths
 
 
+def failure_starts(conn: sqlite3.Connection, run_id: int, paths: list[dict]) -> int:
+    """How many failure paths a run has (failed tests and suite fixtures), from a path of it
+    read already or from its first."""
+    if not paths:
+        try:
+            paths = failure_paths(conn, run_id, None, 1)
+        except ResultError as err:
+            if err.code != "NO_FAILURES":
+                raise
+            return 0
+    return paths[0]["failed_tests_total"] + paths[0]["failed_suite_fixtures_total"]
+
+

@@ -17,6 +17,7 @@ from ..render import Style
 from .common import (
     connect,
     failure_paths,
+    failure_starts,
     print_json,
     resolve,
     resolve_unit,
@@ -78,7 +79,13 @@ def cmd_failures(args: argparse.Namespace) -> int:
     for rid, paths in found:
         if paths:
             render.failures(paths, Style(), rid, of_group=group is not None)
+    if not args.test:
+        shown = sum(len(paths) for _, paths in found)
+        total = sum(failure_starts(conn, rid, paths) for rid, paths in found) + sum(
+            failure_starts(conn, rid, []) for rid in runs[len(found):])
+        render.more_failures(shown, total, args.run, Style())
     return 0
+
 
 
 def cmd_tree(args: argparse.Namespace) -> int:

@@ -37,7 +37,7 @@ from rf_log_listener.store import (
 from .. import __version__, render
 from ..render import Style
 from ..service import INVALID_ARGUMENT, failed, finished
-from .common import connect, failure_paths, print_json, summary
+from .common import connect, failure_paths, failure_starts, print_json, summary
 
 
 def cmd_import(args: argparse.Namespace) -> int:
@@ -383,5 +383,8 @@ def cmd_demo(args: argparse.Namespace) -> int:
     print(f"\nImported run {outcome.run_id} into {shown(store_setting(args.db))}\n")
     render.summary(summary(conn, outcome.run_id), Style())
     print()
-    render.failures(failure_paths(conn, outcome.run_id, None, 5), Style(), outcome.run_id)
+    paths = failure_paths(conn, outcome.run_id, None, 5) if outcome.failed else []
+    render.failures(paths, Style(), outcome.run_id)
+    render.more_failures(len(paths), failure_starts(conn, outcome.run_id, paths), outcome.run_id,
+                         Style())
     return 0
