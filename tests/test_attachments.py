@@ -16,6 +16,7 @@ import base64
 import io
 import json
 import os
+import re
 import shutil
 import sqlite3
 from pathlib import Path
@@ -45,7 +46,7 @@ def shop(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     live = work / "live.sqlite3"
     done = robot("--outputdir", "out", "--listener", f"rf_log_listener:db={live}", str(SUITE),
                  cwd=work)
-    assert done.returncode == 4, done.stdout + done.stderr  # every test fails on purpose
+    assert done.returncode == 5, done.stdout + done.stderr  # every test fails on purpose
     imported = work / "import.sqlite3"
     import_result(open_store(imported), work / "out" / "output.xml", stable_window=0)
     return {"out": work / "out", "live": live, "import": imported, "work": work}
@@ -87,6 +88,28 @@ def test_failure_paths_list_the_screenshots(shop: dict[str, Path]) -> None:
     assert browser["attachments"][0]["reference"] == (
         "browser/screenshot/robotframework-browser-screenshot-1.png")
     assert "<img" not in json.dumps(paths) and "base64,iVBOR" not in json.dumps(paths)
+
+
+def test_a_browser_drivers_native_stack_is_folded_in_answers(shop: dict[str, Path]) -> None:
+    """chromedriver ends its error with "Stacktrace:" and ~18 frames ("#3 0x561d2c25d998
+    <unknown>"): ~150 tokens in each answer that names the failure, which no reader can
+    use. Answers fold them into one line; the message view gives them whole."""
+    frame = re.compile(r"^#\d+ 0x[0-9a-f]+ ", re.M)
+    with open_store(shop["import"]) as conn:
+        step = _paths(conn)["s1-t5"][-1]
+        assert step["name"] == "Execute Javascript"
+        text = step["messages"][-1]["text"]
+        assert text.startswith("JavascriptException: Message: javascript error: checkout widget"
+                               " failed to load\n  (Session info: chrome"), text
+        assert re.search(r"\nStacktrace:\n… \d+ native frames\n?$", text), text
+        summary = _dump(service.get_view(conn, "summary", run_id=1))
+        failed = next(t for t in summary["summary"]["failed_tests"] if t["node_id"] == "s1-t5")
+        assert "native frames" in failed["message"] and not frame.search(json.dumps(summary))
+        tree = _dump(service.get_view(conn, "tree", run_id=1, selector="s1-t5"))
+        assert not frame.search(json.dumps(tree))
+        whole = _dump(service.get_view(conn, "message", run_id=1,
+                                       selector=step["messages"][-1]["id"]))["message"]["text"]
+        assert len(frame.findall(whole)) == int(re.search(r"(\d+) native", text)[1]) >= 10
 
 
 def _image_bytes_of(shop: dict[str, Path], message_id: str) -> bytes:

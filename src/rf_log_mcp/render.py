@@ -8,7 +8,6 @@ person reads in a terminal. Colour is used only when the output is a terminal an
 
 from __future__ import annotations
 
-import functools
 import os
 import re
 import sys
@@ -92,30 +91,10 @@ def evidence(text: str, rest: str) -> list[str]:
 
 
 def folded(text: str | None) -> str:
-    """``text`` with a browser driver's native stack (chromedriver's "#3 0x5633d1a2
-    <unknown>", eighteen lines a reader can do nothing with) folded into one line."""
-    if not text or "0x" not in text:
-        return text or ""
-    lines: list[str] = []
-    frames = 0
-    for line in [*text.splitlines(), ""]:
-        if _native_frame().match(line.strip()):
-            frames += 1
-            continue
-        if frames:
-            lines.append(f"… {frames} native frame{'s' if frames > 1 else ''}")
-            frames = 0
-        lines.append(line)
-    return "\n".join(lines[:-1])
+    """``text`` with a browser driver's native stack folded into a line, wherever it is."""
+    from .native_frames import fold
 
-
-@functools.cache
-def _native_frame() -> re.Pattern[str]:
-    """A frame of a compiled program's stack as chromedriver (msedgedriver) prints it: on
-    Linux ``#0 0x560e338539be <unknown>``, on Windows ``GetHandleVerifier [0x00CB8893+48451]``
-    and ``(No symbol) [0x00C4B8A1]``."""
-    return re.compile(r"(?:#\d+ )?0x[0-9a-fA-F]{6,}\b.*|\(No symbol\) \[0x[0-9a-fA-F]+\].*"
-                      r"|[\w:]+ \[0x[0-9a-fA-F]+\+\d+\].*")
+    return fold(text or "", after_header=False)[0]
 
 
 def first_lines(text: str | None, count: int = 3, width: int = 160, rest: str = "") -> list[str]:

@@ -22,6 +22,7 @@ from rf_log_listener.step_masking import TRACE_LINE_STARTS
 
 from . import usage
 from .limits import DEFAULT_BUDGET
+from .native_frames import fold
 
 TYPE_CHECKING = False  # typing's own constant: loading typing is 4-5 ms (issue #19)
 if TYPE_CHECKING:
@@ -116,7 +117,9 @@ class Shaper:
 
     def message(self, value: str, node: Any = None, limit: int = MESSAGE_CHARS) -> str:
         """A log message of ``node`` (a row with name, args and assign; None for run errors),
-        masked, RF's TRACE argument and return lines included, then shortened."""
+        masked, RF's TRACE argument and return lines included, then shortened; a browser
+        driver's native stack folded (``native_frames``)."""
+        value = fold(value)[0]
         if len(value) > limit + 2 * MASK_MARGIN:
             return self.text(value, limit)
         return self.cut(self.counted(self.mask_message(value, node)), limit)
@@ -158,8 +161,9 @@ class Shaper:
 
     def status(self, value: str | None, limit: int = MESSAGE_CHARS) -> str:
         """A status message (a test's, a keyword's failure) as :meth:`text` shows it; an
-        ``*HTML*`` one (``Set Test Message``, ``rebot --merge``) as its visible text."""
-        return self.text(visible_status(value) if value else value, limit)
+        ``*HTML*`` one (``Set Test Message``, ``rebot --merge``) as its visible text, a browser
+        driver's native stack folded."""
+        return self.text(fold(visible_status(value))[0] if value else value, limit)
 
     def cut(self, value: str, limit: int) -> str:
         """``value`` (masked already) shortened to about ``limit``, head and tail kept; a

@@ -31,3 +31,7 @@ Links To Files
     Log    <a href="server.log">server log</a> and <a href="https://example.com/run/42">the CI job</a> and <a href="../../etc/passwd">elsewhere</a>    html=True
     Log    *HTML* <b>bold</b> <video src="missing.mp4"></video>
     Fail    see the server log
+
+Script Error
+    [Documentation]    chromedriver's error: the message, then "Stacktrace:" and its native frames.
+    Execute Javascript    throw new Error("checkout widget failed to load")
