@@ -188,8 +188,14 @@ def test_a_failure_path_names_the_failures_handled_before_its_failing_step(tmp_p
         ("s1-t4-k6", "s1-t4-k6-k1", "final probe refused"),
         ("s1-t4-k5", "s1-t4-k5-k1", "last probe refused"),
         ("s1-t4-k4", "s1-t4-k4-k4-k1-k1", "probe 3 refused"), ("total", None, "4")]}
+    # what the handling step assigns is what the failing step checks: `Should Be True  ${ok}`
+    assigned = {test: [h.get("assign") for step in _path(conn, run_id, test)["failure_path"]["path"]
+                       for h in step.get("handled_failures") or []]
+                for test in ("s1-t1", "s1-t2", "s1-t4")}
+    assert assigned == {"s1-t1": [["${ok}"]], "s1-t2": [["${status}", "${message}"]],
+                        "s1-t4": [None, None, None]}
     shown = cli("failures", str(run_id), "--test", "s1-t1", db=tmp_path / "store.sqlite3").stdout
-    assert "handled before: s1-t1-k2 Run Keyword And Return Status > s1-t1-k2-k1" \
+    assert "handled before: s1-t1-k2 ${ok} = Run Keyword And Return Status > s1-t1-k2-k1" \
            "  login-page != error-page\n" in shown
 
 

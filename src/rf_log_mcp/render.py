@@ -291,8 +291,10 @@ def _handled(step: dict[str, Any], indent: str, style: Style) -> None:
     for item in handled:
         where = f" > {item['failing_step_id']}" if item.get("failing_step_id") else ""
         said = first_lines(item.get("message") or "", 1)[0]
+        assigned = item.get("assign")
+        assigned = f"{' '.join(assigned)} = " if isinstance(assigned, list) else ""
         print(f"{indent}{style('handled before:', 'dim')} {item['node_id']}"
-              f" {item['name'] or item['type']}{where}  {said}")
+              f" {assigned}{item['name'] or item['type']}{where}  {said}")
     total = step.get("handled_failures_total", 0)
     if total > len(handled):
         print(f"{indent}{style(f'… {total} handled in all', 'dim')}")

@@ -249,6 +249,9 @@ class FailureRef(NodeRef):
 class HandledFailure(FailureRef):
     """A step that passed with a failure inside it handled, and that failure."""
 
+    assign: list[str] | dict[str, Any] | None = Field(  # type: ignore[assignment]
+        None, description="The variables the step assigns (`${ok}`: what a later step checks), "
+                          "or an iteration's loop values.")
     failing_step_id: str | None = Field(None, description="The handled failure's deepest step.")
 
 

@@ -167,6 +167,8 @@ def _handled(conn: sqlite3.Connection, run_id: int, wrapper: NodeRow,
     """A step that passed with a failure handled inside it, with that failure's deepest step
     and message."""
     item = _other(wrapper, shaper)
+    if wrapper.type == "KEYWORD" and wrapper.assign:  # `${ok} =`: what the failing step checks
+        item["assign"] = shown_assign(wrapper, shaper)
     failure = last_failure_inside(conn, run_id, wrapper)
     if failure is not None:
         deepest = failing_branch(conn, run_id, failure)[-1].node
