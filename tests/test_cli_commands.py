@@ -128,7 +128,13 @@ def test_a_text_cut_for_the_terminal_shows_a_last_line_rather_than_saying_it_is_
 
     hidden = "Failed test skipped using 'robot:skip-on-failure' tag.\n\nOriginal failure:\nflaky"
     assert first_lines(hidden) == hidden.splitlines()
-    assert first_lines(hidden + "\nmore") == [*hidden.splitlines()[:3], "… (2 more lines)"]
+    assert first_lines(hidden + "\nmore") == [*hidden.splitlines(), "more"]  # blank: not counted
+    assert first_lines(hidden + "\nmore\nand more") == [*hidden.splitlines(), "… (2 more lines)"]
+    # RF's status of a failed setup and teardown: its blank line is shown, not counted
+    both = "Setup failed:\nrefused\n\nAlso teardown failed:\ntable locked"
+    assert first_lines(both) == both.splitlines()
+    assert first_lines(both + "\nx\ny") == [*both.splitlines()[:4], "… (3 more lines)"]
+    assert first_lines(both, 2) == [*both.splitlines()[:2], "… (3 more lines)"]
     assert first_lines("one\ntwo", 1) == ["one", "two"]
     assert first_lines("one\ntwo\nthree", 1, rest=": see x") == ["one", "… (2 more lines: see x)"]
 
@@ -359,3 +365,25 @@ def test_a_limit_says_what_it_left_out_and_a_hit_shows_its_match(tmp_path: Path)
     assert "deadline missed" in line and line.strip().startswith("…x") and line.endswith("…")
     first = [line.strip() for line in cli("search", "line 1", db=db).stdout.splitlines()]
     assert first[1:4] == ["line 0", "line 1", "line 2"]
+
+
+def test_a_teardown_that_failed_too_is_named_and_rf_s_status_read_whole(tmp_path: Path) -> None:
+    """A test whose body (or setup) failed and whose teardown failed too: the failure path's
+    "also failed: s1-t1-k2" named the teardown by its id alone, and the summary's "Setup
+    failed: ... / Also teardown failed: ..." spent one of its three lines on RF's blank
+    line and hid the teardown's failure behind "… (2 more lines)"."""
+    suite = tmp_path / "fixtures.robot"
+    suite.write_text(
+        "*** Settings ***\nTest Teardown    Run Keywords    Log    cleaning    AND    Cleanup\n\n"
+        "*** Test Cases ***\nSetup Fails\n    [Setup]    Fail    could not connect\n    Log    never\n"
+        "\n*** Keywords ***\nCleanup\n    Fail    cleanup failed: table locked\n")
+    db = tmp_path / "s.db"
+    subprocess.run([sys.executable, "-m", "robot", "--output", "NONE", "--report", "NONE",
+                    "--console", "none", "--listener", f"rf_log_listener:db={db}", str(suite)],
+                   check=False, capture_output=True)
+    path = cli("failures", db=db).stdout
+    assert "also failed: TEARDOWN s1-t1-k2 Run Keywords  cleanup failed: table locked\n" in path
+    summary = [line.strip() for line in cli("summary", db=db).stdout.splitlines()]
+    at = summary.index("Setup failed:")
+    assert summary[at + 1:at + 5] == ["could not connect", "", "Also teardown failed:",
+                                      "cleanup failed: table locked"]

@@ -101,6 +101,9 @@ def first_lines(text: str | None, count: int = 3, width: int = 160, rest: str = 
     """The first ``count`` lines of ``text``, each cut at ``width``, and how many are left
     (``rest``: where to read them)."""
     lines = (text or "").splitlines() or [""]
+    # a blank line (RF's between "Setup failed: ..." and "Also teardown failed:") is shown
+    # without taking one of the ``count``
+    count += sum(not line.strip() for line in lines[:count])
     if len(lines) == count + 1:  # the last line takes the place "… (1 more line)" would
         count += 1
     shown = [line if len(line) <= width else line[: width - 1] + "…" for line in lines[:count]]
@@ -268,8 +271,11 @@ def failures(paths: list[dict[str, Any]], style: Style, run_id: int, of_group: b
                 for line in lines[1:]:
                     print(f"{indent}    {style(line, 'dim')}")
             for other in step.get("other_failures", []):
+                # a teardown that failed too is named as such (its id alone read as a step)
                 values = ", ".join(f"{k}={v}" for k, v in (other.get("assign") or {}).items())
-                print(f"{indent}  {style('also failed:', 'FAIL')} {other['node_id']} {values}"
+                named = " ".join(filter(None, (other["type"], other["node_id"], other.get("name"),
+                                               values)))
+                print(f"{indent}  {style('also failed:', 'FAIL')} {named}"
                       f"  {first_lines(other.get('message') or '', 1)[0]}")
             _handled(step, f"{indent}  ", style)
             _attachments(step.get("attachments"), f"{indent}  ", style, run_id)
