@@ -634,3 +634,28 @@ def test_ids_nest_under_their_parent_but_for_the_branches_of_if_and_try_roots(
         else:
             assert node_id.startswith(parent_id + "-"), node_id
     assert roots == 3
+
+
+def test_the_failing_keyword_shows_what_it_logged_just_before_failing(tmp_path: Path) -> None:
+    """RequestsLibrary logs the request and the response (its body: "order 42 belongs to
+    another tenant") at INFO, then fails with "HTTPError: 404 ... for url": the evidence is
+    what log.html shows above the FAIL line. The deepest step has its last 3 INFO messages
+    before the failure (not an HTML one: its attachment is listed; not DEBUG), masked; the
+    steps above it and the passing keyword beside it do not."""
+    conn, run_id = _imported(tmp_path, "info_before/orders.robot", 1)
+    path = _path(conn, run_id, "s1-t1")["failure_path"]["path"]
+    assert [step["node_id"] for step in path] == ["s1-t1", "s1-t1-k2", "s1-t1-k2-k2"]
+    assert [step.get("messages") for step in path[:2]] == [None, None]
+    shown = [(m["id"], m["level"], m["text"].splitlines()[0]) for m in path[-1]["messages"]]
+    assert shown == [
+        ("s1-t1-k2-k2-m2", "INFO", "using the tenant of the session"),
+        ("s1-t1-k2-k2-m3", "INFO", "GET Request : url=http://shop.local/api/orders/42"),
+        ("s1-t1-k2-k2-m5", "INFO", "GET Response : url=http://shop.local/api/orders/42"),
+        ("s1-t1-k2-k2-m6", "FAIL", "HTTPError: 404 Client Error: Not Found for url:"
+                                   " http://shop.local/api/orders/42")]
+    response = path[-1]["messages"][2]["text"]
+    assert "order 42 belongs to another tenant" in response and "s3cr3t-Value" not in response
+    assert [a["reference"] for a in path[-1]["attachments"]] == ["har/order.har"]
+    printed = cli("failures", str(run_id), db=tmp_path / "store.sqlite3").stdout
+    assert ' body={"error": "order 42 belongs to another tenant", "token": "***"}\n' \
+        in printed

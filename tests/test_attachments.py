@@ -72,8 +72,9 @@ def test_failure_paths_list_the_screenshots(shop: dict[str, Path]) -> None:
     with open_store(shop["import"]) as conn:
         paths = _paths(conn)
     click = paths["s1-t1"][-1]
-    assert (click["name"], click["messages"][0]["text"]) == (
-        "Click Element", "Element with locator 'id:confirm' not found.")
+    assert (click["name"], [(m["level"], m["text"]) for m in click["messages"]]) == (
+        "Click Element", [("INFO", "Clicking element 'id:confirm'."),  # what it did, then
+                          ("FAIL", "Element with locator 'id:confirm' not found.")])
     screenshot = shop["out"] / "selenium-screenshot-1.png"
     assert click["attachments"] == [{
         "message_id": "s1-t1-k2-m2", "index": 0, "kind": "image",

@@ -108,8 +108,11 @@ def test_failures_print_a_failures_diff_as_log_html_shows_it(tmp_path: Path) -> 
     at = lines.index("Failure path of s1-t3:")
     ends = [line for line in lines[at:] if line.startswith("… (")]
     message = json.loads(cli("failures", "s1-t3", "--json", db=db).stdout)
-    failed = message["failures"][0]["path"][-1]["messages"][-1]
-    assert ends == [f"… ({failed['text'].count(chr(10)) + 1 - 24} more lines:"
+    shown, failed = message["failures"][0]["path"][-1]["messages"]  # RF's INFO: both values
+    assert (shown["level"], failed["level"]) == ("INFO", "FAIL")
+    assert ends == [f"… ({shown['text'].count(chr(10)) + 1 - 3} more lines:"
+                    f" rf-log-mcp message 1 {shown['id']})",
+                    f"… ({failed['text'].count(chr(10)) + 1 - 24} more lines:"
                     f" rf-log-mcp message 1 {failed['id']})"]
     assert "+LINE 39" in cli("message", "1", failed["id"], db=db).stdout
     # a browser driver's native stack: folded, the lines around it kept

@@ -265,8 +265,10 @@ def failures(paths: list[dict[str, Any]], style: Style, run_id: int, of_group: b
                 # are different:") and a library's traceback (its frames say where in its
                 # code it failed) are the evidence: shown as log.html shows them
                 more = f": rf-log-mcp message {run_id} {message['id']}"
+                # what the failing keyword logged before failing (a response): its head
                 lines = evidence(message["text"], more) if message["level"] in ("FAIL", "DEBUG") \
-                    else first_lines(message["text"], 1, rest=more)
+                    else first_lines(message["text"], 3 if message["level"] == "INFO" else 1,
+                                     rest=more)
                 print(f"{indent}  {style(message['level'], message['level'])}: {lines[0]}")
                 for line in lines[1:]:
                     print(f"{indent}    {style(line, 'dim')}")

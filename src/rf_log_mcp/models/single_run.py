@@ -258,7 +258,8 @@ class HandledFailure(FailureRef):
 class PathStep(Node):
     messages: list[LogMessage] | None = Field(
         None, description="WARN and worse messages of this step, and a library's traceback "
-                          "(DEBUG; robot --loglevel DEBUG).")
+                          "(DEBUG; robot --loglevel DEBUG); the deepest step's also its last 3 "
+                          "INFO messages before it failed (a request and its response).")
     other_failures: list[FailureRef] | None = Field(
         None, description="Failing children the path does not follow (continuable failures, "
                           "other failing iterations), first 10; tree with projection=failures "

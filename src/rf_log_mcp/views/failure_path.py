@@ -118,7 +118,8 @@ class _ItemMaker:
         if cycle:
             return _fold_item(self.nodes, number, end, cycle)
         step = _step(self.conn, self.run_id, self.ids.seen(self.nodes[number]), self.shaper,
-                     self.ids, self.attachments.get(number), number in self.repeated)
+                     self.ids, self.attachments.get(number), number in self.repeated,
+                     deepest=number == len(self.nodes) - 1)
         following = self.levels[number + 1] if number + 1 < len(self.levels) else None
         if following is not None and following.others:
             step["other_failures"] = [_other(n, self.shaper) for n in following.others]
@@ -211,13 +212,18 @@ def _fit_keeping_last(shaper: Shaper, view: dict[str, Any], entries: list[Entry]
 
 def _step(conn: sqlite3.Connection, run_id: int, node: NodeRow, shaper: Shaper,
           ids: NodeContext, attachments: list[dict[str, Any]] | None,
-          repeated: bool) -> dict[str, Any]:
-    """A step of the path: the node, its WARN-and-worse messages and a library's traceback,
-    its attachments; its status message unless the next step or its own messages say the
-    same."""
-    logged = [message for message in own_messages(conn, run_id, node)
+          repeated: bool, deepest: bool = False) -> dict[str, Any]:
+    """A step of the path: the node, its WARN-and-worse messages and a library's traceback
+    (the deepest step: also what it logged just before failing), its attachments; its status
+    message unless the next step or its own messages say the same."""
+    own = own_messages(conn, run_id, node)
+    logged = [message for message in own
               if LEVELS.get(message[1], 3) >= LEVELS["WARN"] or _is_traceback(message)]
-    messages = [shown_message(i, lv, t, html, node, shaper, ids) for i, lv, t, html in logged]
+    if deepest:
+        logged = _with_info_before_failure(own, logged)
+    messages = [shown_message(i, lv, t, html, node, shaper, ids,
+                              limit=INFO_CHARS if lv == "INFO" else 1200)
+                for i, lv, t, html in logged]
     # the next step, or the failing message it logged, says its status message already
     said = repeated or node.message in {text for _, _, text, _ in logged}
     step = node_item(node, shaper, ids, message_limit=None if said else 1200)
@@ -226,6 +232,27 @@ def _step(conn: sqlite3.Connection, run_id: int, node: NodeRow, shaper: Shaper,
     if attachments:
         step["attachments"] = attachments
     return step
+
+
+# What the failing library keyword logged just before it failed: a request and its response
+# (RequestsLibrary's "GET Response : ... status=404 ... body=..."), the element it clicked,
+# the command it ran: what log.html shows above the FAIL line when the keyword is opened,
+# often the evidence its failure message leaves out. The last few, each shortened as a
+# window step's text is (the budget may give them back whole).
+INFO_SHOWN = 3
+INFO_CHARS = 300
+
+
+def _with_info_before_failure(own: list[tuple[str, str, str, int]],
+                              logged: list[tuple[str, str, str, int]]) -> list[tuple[str, str, str, int]]:
+    """``logged`` with the deepest step's last INFO messages before its first failure (not
+    HTML ones: their attachments are listed), in log order."""
+    end = next((n for n, message in enumerate(own) if message[1] == "FAIL"), len(own))
+    info = [message for message in own[:end] if message[1] == "INFO" and not message[3]]
+    if not info:
+        return logged
+    chosen = {message[0] for message in [*logged, *info[-INFO_SHOWN:]]}
+    return [message for message in own if message[0] in chosen]
 
 
 # RF logs the traceback of an exception a keyword raised, at DEBUG, on that keyword (seen
