@@ -368,6 +368,10 @@ def test_a_limit_says_what_it_left_out_and_a_hit_shows_its_match(tmp_path: Path)
     assert "deadline missed" in line and line.strip().startswith("…x") and line.endswith("…")
     first = [line.strip() for line in cli("search", "line 1", db=db).stdout.splitlines()]
     assert first[1:4] == ["line 0", "line 1", "line 2"]
+    # `search 8`: a number with nothing else to look for is the text ("Nothing to search
+    # for" in run 8 before); with a level it is still a run
+    assert "token expired at 8" in cli("search", "8", db=db).stdout
+    assert cli("search", "1", "--min-level", "FAIL", db=db).stdout.startswith("FAIL  s1-t1-k1-m1")
 
 
 def test_a_teardown_that_failed_too_is_named_and_rf_s_status_read_whole(tmp_path: Path) -> None:

@@ -126,6 +126,10 @@ def cmd_window(args: argparse.Namespace) -> int:
 
 
 def cmd_search(args: argparse.Namespace) -> int:
+    if args.query is None and not (args.level or args.min_level) and isinstance(args.run, int):
+        # `search 404`: run 404 with nothing to look for is no search; the number is the text
+        # (`search 3 --min-level WARN` stays run 3)
+        args.query, args.run = str(args.run), "latest"
     conn = connect(args)
     response = service.search_messages(
         conn, args.query, run_id=resolve(conn, args.run), selector=args.selector,
