@@ -72,7 +72,7 @@ def test_the_command_line_works_on_postgresql_and_never_shows_the_password(
     assert "values differ" in run("--db", pg_url, "search", "1", "values differ")
     doctor = run("--db", pg_url, "doctor")
     masked = pg_url.replace(SUPERUSER_PASSWORD, "***")
-    assert masked in doctor and "OK: ready; 1 runs in" in doctor and "writable        True" in doctor
+    assert masked in doctor and "OK: ready; 1 run in" in doctor and "writable        True" in doctor
     assert "deleted 1 runs: 1" in run("--db", pg_url, "prune", "--run", "1")
     assert "Fixture" not in run("--db", pg_url, "runs")
     # libpq's own ways to give the password: PGPASSWORD, a password file (service files too)

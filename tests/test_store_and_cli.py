@@ -285,8 +285,9 @@ def test_cli_tree_window_search_and_doctor(tmp_path: Path) -> None:
     found = cli("search", "1", "700", "--level", "fail", env=env).stdout.splitlines()
     assert found[0].startswith("FAIL  s1-s2-t1-k1-k701-k1-k1-m2")
     assert "ITERATION ${i}=700" in found[0] and found[1].strip() == "700 == 700"
-    nothing = cli("search", "1", env=env)
+    nothing = cli("search", "latest", env=env)
     assert nothing.returncode == 1 and "INVALID_QUERY" in nothing.stderr
+    assert cli("search", "1", env=env).stdout == cli("search", "latest", "1", env=env).stdout
     assert cli("search", "1", "--level", "LOUD", env=env).returncode == 2
 
     summary = cli("summary", "1", "--page-size", "2", env=env).stdout
@@ -297,7 +298,7 @@ def test_cli_tree_window_search_and_doctor(tmp_path: Path) -> None:
 
     doctor = cli("doctor", env=env)
     assert doctor.returncode == 0, doctor.stdout
-    assert doctor.stdout.splitlines()[-1] == f"OK: ready; 1 runs in {tmp_path / 's.db'}"
+    assert doctor.stdout.splitlines()[-1] == f"OK: ready; 1 run in {tmp_path / 's.db'}"
     facts = json.loads(cli("doctor", "--json", env=env).stdout)
     assert facts["schema_version"] == SCHEMA_VERSION and facts["writable"] is True
     assert facts["integrity"] == "ok" and facts["robotframework"] and facts["mcp"]

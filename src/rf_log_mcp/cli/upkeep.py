@@ -196,7 +196,8 @@ def cmd_doctor(args: argparse.Namespace) -> int:
     elif corrupt:
         store_problems.append("`rf-log-mcp doctor --repair` starts a new store")
     problems += store_problems
-    verdict = ("OK: ready; " + f"{sum(facts.get('runs', {}).values())} runs in {shown(path)}"
+    count = sum(facts.get("runs", {}).values())
+    verdict = (f"OK: ready; {count} run{'' if count == 1 else 's'} in {shown(path)}"
                if not problems else "PROBLEM: " + "; ".join(problems))
     facts["verdict"] = verdict
     if args.json:
