@@ -642,7 +642,7 @@ def test_the_failing_keyword_shows_what_it_logged_just_before_failing(tmp_path: 
     what log.html shows above the FAIL line. The deepest step has its last 3 INFO messages
     before the failure (not an HTML one: its attachment is listed; not DEBUG), masked; the
     steps above it and the passing keyword beside it do not."""
-    conn, run_id = _imported(tmp_path, "info_before/orders.robot", 1)
+    conn, run_id = _imported(tmp_path, "info_before/orders.robot", 2)
     path = _path(conn, run_id, "s1-t1")["failure_path"]["path"]
     assert [step["node_id"] for step in path] == ["s1-t1", "s1-t1-k2", "s1-t1-k2-k2"]
     assert [step.get("messages") for step in path[:2]] == [None, None]
@@ -659,3 +659,7 @@ def test_the_failing_keyword_shows_what_it_logged_just_before_failing(tmp_path: 
     printed = cli("failures", str(run_id), db=tmp_path / "store.sqlite3").stdout
     assert ' body={"error": "order 42 belongs to another tenant", "token": "***"}\n' \
         in printed
+    # `Should Be Equal As Integers` logs the types it converts away (503 and '200'): noise
+    status = _path(conn, run_id, "s1-t2")["failure_path"]["path"][-1]
+    assert [m["level"] for m in status["messages"]] == ["FAIL"]
+    assert status["message_count"] == 2

@@ -217,8 +217,6 @@ async def test_calls_made_while_the_server_prepares_them_are_answered_alike(tmp_
         assert answers["summary"]["summary"]["totals"] == {
             "total": 25, "passed": 12, "failed": 11, "skipped": 2}
         assert answers["path"]["failure_path"]["path"][-1]["messages"] == [
-            {"id": "s1-s2-t1-k1-k701-k1-k1-m1", "level": "INFO",
-             "text": "Argument types are:\n<class 'int'>\n<class 'str'>"},
             {"id": "s1-s2-t1-k1-k701-k1-k1-m2", "level": "FAIL", "text": "700 == 700"}]
         assert answers["tree"]["tree"]["children"][0]["node_id"] == "s1"
         assert "s1-s2-t1-k1-k701-k1-k1-m2" in [hit["id"] for hit in answers["search"]["hits"]]
@@ -262,8 +260,6 @@ async def test_import_summary_paging_and_failure_path(tmp_path: Path) -> None:
             "s1-s2-t1-k1-k701-k1-k1"]
         assert steps[2]["type"] == "ITERATION"
         assert steps[-1]["messages"] == [
-            {"id": "s1-s2-t1-k1-k701-k1-k1-m1", "level": "INFO",
-             "text": "Argument types are:\n<class 'int'>\n<class 'str'>"},
             {"id": "s1-s2-t1-k1-k701-k1-k1-m2", "level": "FAIL", "text": "700 == 700"}]
         # a node inside a test selects its test
         inner = await call(client, "get_view", run_id=run_id, view="failure_path",

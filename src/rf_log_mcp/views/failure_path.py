@@ -220,7 +220,7 @@ def _step(conn: sqlite3.Connection, run_id: int, node: NodeRow, shaper: Shaper,
     logged = [message for message in own
               if LEVELS.get(message[1], 3) >= LEVELS["WARN"] or _is_traceback(message)]
     if deepest:
-        logged = _with_info_before_failure(own, logged)
+        logged = _with_info_before_failure(own, logged, node)
     messages = [shown_message(i, lv, t, html, node, shaper, ids,
                               limit=INFO_CHARS if lv == "INFO" else 1200)
                 for i, lv, t, html in logged]
@@ -241,14 +241,22 @@ def _step(conn: sqlite3.Connection, run_id: int, node: NodeRow, shaper: Shaper,
 # window step's text is (the budget may give them back whole).
 INFO_SHOWN = 3
 INFO_CHARS = 300
+_ARGUMENT_TYPES = "Argument types are:\n"
 
 
 def _with_info_before_failure(own: list[tuple[str, str, str, int]],
-                              logged: list[tuple[str, str, str, int]]) -> list[tuple[str, str, str, int]]:
+                              logged: list[tuple[str, str, str, int]],
+                              node: NodeRow) -> list[tuple[str, str, str, int]]:
     """``logged`` with the deepest step's last INFO messages before its first failure (not
     HTML ones: their attachments are listed), in log order."""
     end = next((n for n, message in enumerate(own) if message[1] == "FAIL"), len(own))
-    info = [message for message in own[:end] if message[1] == "INFO" and not message[3]]
+    # BuiltIn's comparisons log "Argument types are: <class 'int'> <class 'str'>" whenever
+    # the types differ ('200' and 200: an HTTP status in every API test, which `... As
+    # Integers` converts away); where the types are what differs, its failure says so
+    # ("700 (integer) != 700 (string)"): no evidence
+    builtin = node.owner == "BuiltIn"
+    info = [message for message in own[:end] if message[1] == "INFO" and not message[3]
+            and not (builtin and message[2].startswith(_ARGUMENT_TYPES))]
     if not info:
         return logged
     chosen = {message[0] for message in [*logged, *info[-INFO_SHOWN:]]}
