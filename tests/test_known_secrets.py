@@ -38,14 +38,19 @@ environment the Process library logs, (54) ODBC's ``PWD=x``, (55) ``kubectl --to
 the passwords commands take as arguments, (56) Samba's ``-U user%x``, (57) ``htpasswd -b
 file user x`` and (58) ``rabbitmqctl add_user user x``, (59) the password of a user and
 password pair assigned to a secret-named variable (``${auth} = ['user', 'x']``,
-RequestsLibrary's ``auth``), each again alone.
-Twenty-nine values only look like secrets (look-alike names, values too short or too common,
+RequestsLibrary's ``auth``), (60) ``NET USER name password``, (61) ``mysqladmin ...
+password x``, (62) ``vault login x``, (63) ``sudo -S ... <<< x``, and collections under a
+secret's name in the plural: (64) ``api_keys=['a', 'b']`` in a message, (65) ``VAR
+@{API_TOKENS}  a  b``, (66) ``&{SECRETS} = Create Dictionary  db=x`` and (67) ``@{passwords}
+= Create List  a  b``, each again alone.
+Thirty values only look like secrets (look-alike names, values too short or too common,
 a keyword's name holding a secret's, ``Open Sidebar``'s "sid", a word after "password" among
 another keyword's arguments, text filled into a user-name field, ``Count Tokenizer Rules``'
 return, a repository's name after such a URL's host, the value of sqlcmd's ``-S`` beside its
 ``-p`` that is no password, the shell's working directories ``PWD`` and ``OLDPWD``: paths
 the run shows everywhere, the value of a ``--sort-key`` option, the user name htpasswd is
-given, the user name of a secret-named pair) and must stay readable.
+given, the user name of a secret-named pair, a plural name's single value: ``${tokens}`` and
+``tokens=x`` count) and must stay readable.
 
 Live capture and the imports of output.xml and output.json register the same values, and
 every tool, view, projection, resource and CLI command answers without any of them.
@@ -84,7 +89,8 @@ SECRETS = ("S01-Hunter2-pass", "S03-deep-Pw-9", "S05-set-var-Sec", "S07-var-pk-1
            "S51-store-Pw", "S52-stdin-Pw", "S53-env-Pw", "S54-odbc-Pw",
            "S55-kube-Tk", "S56-smb-Pw", "S57-htpasswd-Pw", "S58-rabbit-Pw",
            "S59-auth-Pw", "S60-netuser-Pw", "S61-mysqladmin-Pw", "S62-vault-Tk",
-           "S63-herestring-Pw")
+           "S63-herestring-Pw", "S64-plural-key-a", "S64-plural-key-b", "S65-var-tokens-a",
+           "S65-var-tokens-b", "S66-dict-secret-Pw", "S67-list-Pw-a", "S67-list-Pw-b")
 # Masked by its shape wherever it occurs, so never registered as a run's value.
 BY_SHAPE = ("S27webhooksecret99",)
 LOOKALIKES = ("L01-54321-count", "L02-all-tests-passed", "L03-bypass-enabled",
@@ -95,7 +101,7 @@ LOOKALIKES = ("L01-54321-count", "L02-all-tests-passed", "L03-bypass-enabled",
               "L19-build-label", "L20-after-the-word", "L21-filled-user",
               "L22-tokenizer-rules", "L23-clone-repo", "L24-sql-host",
               "L25-work-dir", "L26-old-dir", "L27-sort-key", "L28-web-user",
-              "L29-auth-user")
+              "L29-auth-user", "L30-plural-scalar")
 # What differs between the stores by nature: ids of the run, where it came from, times.
 _BY_NATURE = {"run_id", "source_path", "origin", "generator", "start_time", "elapsed",
               "elapsed_ms", "estimated_tokens", "next_cursor", "prev_cursor", "time", "seconds",
@@ -290,14 +296,18 @@ def test_live_capture_also_knows_the_secret_variables_in_rfs_scopes(tmp_path: Pa
     (tmp_path / "vars.py").write_text("LOGIN = {'user': 'bob', 'password': 'S31-dict-pw-8'}\n")
     (tmp_path / "scope.robot").write_text(
         "*** Settings ***\nLibrary    Reader.py\n\n*** Variables ***\n"
-        "${VAULT_PASSWORD}    S30-scope-only-9\n\n*** Test Cases ***\nConnects\n    Connect\n")
+        "${VAULT_PASSWORD}    S30-scope-only-9\n"
+        # a list or dict named like secrets in the plural: its values; a scalar so named counts
+        "@{DEPLOY_TOKENS}    S32-scope-tok-a    S32-scope-tok-b\n&{DB_SECRETS}    main=S33-scope-db\n"
+        "${TOKENS}    L33-plural-scalar\n\n*** Test Cases ***\nConnects\n    Connect\n")
     done = robot("--listener", f"rf_log_listener:db={tmp_path / 'live.sqlite3'}", "--variablefile",
                  str(tmp_path / "vars.py"), "--output", str(tmp_path / "out.xml"),
                  str(tmp_path / "scope.robot"), cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     live = open_store(tmp_path / "live.sqlite3")
     assert live.execute("SELECT value FROM secrets ORDER BY value").fetchall() == [
-        ("S30-scope-only-9",), ("S31-dict-pw-8",)]
+        ("S30-scope-only-9",), ("S31-dict-pw-8",), ("S32-scope-tok-a",), ("S32-scope-tok-b",),
+        ("S33-scope-db",)]
     found = service.search_messages(live, "connecting", run_id=1)
     assert [hit.text for hit in found.hits] == ["connecting with ***"]
     imported = open_store(tmp_path / "imported.sqlite3")

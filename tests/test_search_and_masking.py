@@ -287,6 +287,12 @@ def test_a_search_cannot_find_a_masked_value(store: sqlite3.Connection) -> None:
     ("password=${PASSWORD}", "password=${PASSWORD}"),  # a variable's name is no secret
     ("token_count=5", "token_count=5"),
     ("tokens=4 passed=3", "tokens=4 passed=3"),
+    # a secret's name in the plural before a collection: its values (a scalar counts)
+    ("api_keys=['sk-a1b2c3', 'sk-d4e5f6'] ok", "api_keys=*** ok"),
+    ('{"passwords": ["hunter2x", "pw-9"]}', '{"passwords": ***}'),
+    ("@{API_TOKENS} = [ tk-a1 | tk-b2 ]", "@{API_TOKENS} = ***"),
+    ("&{SECRETS} = { db=pw-db-1 }", "&{SECRETS} = ***"),
+    *[(counts, counts) for counts in ["tokens=[12, 40, 7]; ${tokens} = 1500; TOKENS=abc123def"]],
     ("Bearer authentication failed", "Bearer authentication failed"),
     ("password=", "password="),
     ('"password": null', '"password": null'),
@@ -304,6 +310,11 @@ def test_secret_shapes(text: str, shown: str) -> None:
     ("${secret} = ('Sc-one-1', 'Sc-two-2')", ["Sc-one-1", "Sc-two-2"]),  # not a pair's name
     ("auth=['Au-one', 'Au-two', 'Au-three', 'Au-Pw4']", ["Au-one", "Au-two", "Au-three", "Au-Pw4"]),
     ("password=Pw(1), token=HTTPBasicAuth('u', 'Tk-5')", ["Pw(1)", "Tk-5"]),  # u: too short
+    ("api_keys=['Ak-one-1', 'Ak-two-2']", ["Ak-one-1", "Ak-two-2"]),  # a plural: each
+    ("&{SECRETS} = { db=Db-Pw-1 | api=Api-Tk-2 }", ["Db-Pw-1", "Api-Tk-2"]),  # not the keys
+    ("secrets = {'db': 'Db-Pw-3', 'n': 1}", ["Db-Pw-3"]),
+    ("credentials=('alice', 'Cr-Pw-5')", ["Cr-Pw-5"]),  # a pair's name stays a pair's
+    ("tokens=abcdef12 tokens: [12, 40]", []),
 ])
 def test_a_structured_secret_registers_its_strings(text: str, registered: list[str]) -> None:
     """A tuple, list or call after a secret's name: its strings are what a run registers, of
@@ -338,7 +349,8 @@ _PIECES = [*_SHAPES, "password", "token", "auth", "cookie", "x-Session-Id", "=",
            " --password-stdin", "ldappasswd ", " -s ", "--token ", " -api-key ", "--with-token ",
            "_secret ", "key ", "smbclient ", " -U ", "%", "htpasswd ", " -b ", "rabbitmqctl ",
            " add_user ", "net use ", "\\\\", "net user ", "mysqladmin ", " password ",
-           "vault login ", "sudo -S ", " <<< ", "<<<"]
+           "vault login ", "sudo -S ", " <<< ", "<<<", "passwords", "api_keys", "s", "]", "(",
+           ")", "[ a1b2 | c3d4 ]", "['x1y2z3']", "{ db=p4q5 }"]
 
 
 def _every_rule(words: tuple[str, ...]) -> Redactor:
@@ -439,7 +451,8 @@ def test_an_operator_word_beyond_ascii_is_matched_case_insensitively() -> None:
 
 
 _NAMING = ["password", "Pass-Word", "api key", "api_key", "credential", "credentials", "sid", "pin",
-           "a.b c", "x|y", "=", ":", " = ", '"', "'", "}", "\t", " ", "${", "\n", "value", "inside"]
+           "a.b c", "x|y", "=", ":", " = ", '"', "'", "}", "\t", " ", "${", "\n", "value", "inside",
+           "passwords", "tokens", "s"]
 
 
 @pytest.mark.parametrize(("text", "named"), [
@@ -495,6 +508,13 @@ def test_a_secret_name_is_told_by_its_endings_as_by_the_pattern(
     ("pa\u017f\u017fword", True), ("sessionid", True), ("session-ids", False), ("", False)])
 def test_names_that_are_and_are_not_a_secrets(text: str, secret: bool) -> None:
     assert Redactor().names_secret(text) is secret
+
+
+@pytest.mark.parametrize(("text", "secrets"), [
+    ("@{API_TOKENS}", True), ("passwords", True), ("&{db_secrets}", True), ("api_keys", True),
+    ("tokens", True), ("token", False), ("keys", False), ("bypasses", False), ("sessions", False)])
+def test_names_of_secrets_in_the_plural(text: str, secrets: bool) -> None:
+    assert Redactor().names_secrets(text) is secrets
 
 
 def test_operator_words_without_ascii_endings_are_told_by_the_pattern() -> None:

@@ -181,7 +181,8 @@ class rf_log_listener(Flushing):
         self._ended = False
         self._early_errors: list[tuple[str, str, bool, str | None]] = []  # before the run starts
         # the registry's name rule, cached per name
-        self._scope = robot_scope.ScopeSecrets(SecretRegistry(registering_redactor()).names_secret)
+        registry = SecretRegistry(registering_redactor())
+        self._scope = robot_scope.ScopeSecrets(registry.names_secret, registry.redactor.names_secrets)
         self._definitions = robot_scope.Definitions()
         self._rf6 = rf_version() < (7, 0)
         # RF 7.2+: steps and messages are read from RF's result model (see result_events);

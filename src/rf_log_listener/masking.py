@@ -35,6 +35,7 @@ from rf_log_listener.secret_names import (
     SECRET_WORDS,
     alternation,
     key_value,
+    plural_collection,
     reversed_name,
     spellings,
     whole_line,
@@ -48,6 +49,7 @@ from rf_log_listener.secret_shapes import (
     SHAPE_MARKS,
     argument_password_spans,
     argument_passwords,
+    collection_items,
     command_passwords,
     compiled_shapes,
     curl_credentials,
@@ -147,8 +149,9 @@ class Redactor(StepMasking):
     def _trigger_parts(self) -> str:
         # a name, then a separator or the end of a tag (an XML element's closing tag ends so):
         # the names once, their alternation is most of this pattern's compiling
+        # (a plural too: ``api_keys=[...]``; ``tokens=4`` triggers and no rule masks it)
         return "|".join((*SHAPE_MARKS, PROSE_MARK,
-                         rf"""(?:{self._words})(?:["'}}]?\s*[:=]|\s*>)"""))
+                         rf"""(?:{self._words})s?(?:["'}}]?\s*[:=]|\s*>)"""))
 
     @functools.cached_property
     def _mentions(self) -> re.Pattern[str]:
@@ -156,8 +159,9 @@ class Redactor(StepMasking):
 
     @functools.cached_property
     def _named_value(self) -> re.Pattern[str]:
-        """A secret's name followed by a separator: where a value may follow (lower-cased)."""
-        return re.compile(rf"""(?P<name>{self._longest_first})["'}}]?[ \t]*[:=]""")
+        """A secret's name (or its plural: ``plural``) followed by a separator: where a value
+        may follow (lower-cased)."""
+        return re.compile(rf"""(?P<name>{self._longest_first})(?P<plural>s)?["'}}]?[ \t]*[:=]""")
 
     @functools.cached_property
     def _named_value_backwards(self) -> re.Pattern[str] | None:
@@ -170,7 +174,8 @@ class Redactor(StepMasking):
         names = [reversed_name(name) for name in self._longest_first_names]
         if None in names:
             return None
-        return re.compile(rf"""[:=][ \t]*["'}}]?(?:{'|'.join(names)})""")  # type: ignore[arg-type]
+        # a plural too (``api_keys=[``): ``secret_values`` reads a collection after one
+        return re.compile(rf"""[:=][ \t]*["'}}]?s?(?:{'|'.join(names)})""")  # type: ignore[arg-type]
 
     @functools.cached_property
     def _names_secret(self) -> re.Pattern[str]:
@@ -196,6 +201,30 @@ class Redactor(StepMasking):
     @functools.cached_property
     def _key_value(self) -> re.Pattern[str]:
         return key_value(rf"[\w.-]*?(?:{self._words})")
+
+    @functools.cached_property
+    def _plural_collection(self) -> re.Pattern[str]:
+        return plural_collection(self._words)
+
+    @functools.cached_property
+    def _plural_backwards(self) -> re.Pattern[str] | None:
+        """``_plural_collection``'s name, separator and opening bracket, for the reversed
+        lower-cased text (the bracket first: ``re`` skips to the few a text holds, where the
+        forward rule tries every name at every word)."""
+        names = [reversed_name(name) for name in self._longest_first_names]
+        if None in names:
+            return None
+        return re.compile(rf"""[\[({{]\s*[:=]\s*["'}}]?s(?:{'|'.join(names)})""")  # type: ignore[arg-type]
+
+    def _holds_plural(self, text: str) -> bool:
+        """Whether ``_plural_collection`` may match ``text``: a secret's plural name, a
+        separator and a collection's opening bracket (for ASCII texts; others are searched)."""
+        if "[" not in text and "(" not in text and "{" not in text:
+            return False
+        backwards = self._plural_backwards
+        if backwards is None or not text.isascii():
+            return self._plural_collection.search(text) is not None
+        return backwards.search(text.lower()[::-1]) is not None
 
     @functools.cached_property
     def _whole_line(self) -> re.Pattern[str]:
@@ -259,6 +288,8 @@ class Redactor(StepMasking):
             text = sub(shapes.private_key, text, masked_key)
             text = sub(self._whole_line, text, _masked_value)
             text = sub(self._key_value, text, _masked_value)
+            if self._holds_plural(text):
+                text = sub(self._plural_collection, text, _masked_collection)
             text = sub(self._xml_element, text, _masked_value)
             text = sub(shapes.url_credentials, text, masked_credentials)
             text = sub(shapes.curl_user, text, masked_curl_user)
@@ -322,6 +353,8 @@ class Redactor(StepMasking):
         lowered = text.lower() if lowered is None else lowered
         if len(lowered) == len(text):  # else positions would shift: no name to follow
             for mention in self._named_value.finditer(lowered):
+                if mention["plural"]:  # a collection's values: below; `tokens=4` counts
+                    continue
                 after = compiled_shapes().after_name.match(text, mention.end("name"))
                 if after is None:
                     continue
@@ -336,6 +369,10 @@ class Redactor(StepMasking):
                         _whole_name(lowered, mention), value):  # the shell's PWD=/path
                     continue
                 found += structured_secrets(_whole_name(lowered, mention), value.strip())
+        if self._holds_plural(text):  # api_keys=['a', 'b'], @{TOKENS} = [ a | b ]
+            for match in self._plural_collection.finditer(text):
+                if not self.names_secret(match["key"]):  # credentials=(user, x): a pair's
+                    found += collection_items(match["value"])
         if "://" in text and "@" in text:
             found += [m[2] for m in compiled_shapes().url_credentials.finditer(text)]
         if "</" in text:
@@ -353,6 +390,12 @@ class Redactor(StepMasking):
             found.append(text[typed[0]:typed[1]])
         found += prose_passwords(text, lowered)
         return [value for value in found if registrable(value)]
+
+    def names_secrets(self, text: str) -> bool:
+        """``text`` ends with a secret's name in the plural (``@{API_TOKENS}``, ``passwords``):
+        a collection of secrets when its value is one (``plural_collection``)."""
+        stripped = text.rstrip(_ASCII_NOT_ALNUM)
+        return stripped[-1:] in ("s", "S") and self.names_secret(stripped[:-1])
 
     def names_secret(self, text: str) -> bool:
         """``text`` ends with a secret's name: ``${TOKEN}``, ``id:password``, ``db_pwd``."""
@@ -391,6 +434,14 @@ def _masked_value(match: re.Match[str]) -> str:
     if not quote and "@" in inner and _in_url_user(match.string, match.start(0)):
         return f"{head}{MASK}{inner[inner.index('@'):]}"  # the URL's host and path stay
     return f"{head}{quote}{MASK}{quote}"
+
+
+def _masked_collection(match: re.Match[str]) -> str:
+    """A collection under a plural secret's name masked whole, when it holds a value that may
+    be a secret (``tokens=[12, 40, 7]`` stays: counts)."""
+    if not any(registrable(item) for item in collection_items(match["value"])):
+        return match[0]
+    return f"{match[0][:match.start('value') - match.start(0)]}{MASK}"
 
 
 def _whole_name(lowered: str, mention: re.Match[str]) -> str:

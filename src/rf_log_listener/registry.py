@@ -263,7 +263,8 @@ class SecretRegistry:
         ``resolved``: the template's literal text must match around them exactly."""
         parts = _REFERENCE().split(template)
         names = _REFERENCE().findall(template)
-        if not any(self.names_secret(n) for n in names):
+        secret = [self._secret_reference(n) for n in names]
+        if not any(secret):
             return
         pattern = "".join(
             re.escape(part) + (f"(?P<v{i}>.+?)" if i < len(names) else "")
@@ -271,9 +272,17 @@ class SecretRegistry:
         match = re.fullmatch(pattern, resolved, re.DOTALL)
         if match is None:
             return
-        for i, name in enumerate(names):
-            if self.names_secret(name):
+        for i in range(len(names)):
+            if secret[i]:
                 self.add(match[f"v{i}"])
+
+    def _secret_reference(self, name: str) -> bool:
+        """A reference to a secret: ``${TOKEN}``, ``${CREDS}[password]``, or an item of
+        secrets (``${API_TOKENS}[0]``, ``${SECRETS}[db]``)."""
+        if self.names_secret(name):
+            return True
+        base, item, _ = name.partition("}[")
+        return bool(item) and self.redactor.names_secrets(base + "}")
 
 
 def _traced(args: list[str], trace_arguments: str) -> list[tuple[str, str, str]]:

@@ -131,11 +131,14 @@ class ScopeSecrets:
     """The values of secret-named variables in RF's scopes (the Variables table, --variable,
     variable files, what tests set), each text once per run."""
 
-    def __init__(self, names_secret: Callable[[str], bool]) -> None:
+    def __init__(self, names_secret: Callable[[str], bool],
+                 names_secrets: Callable[[str], bool] | None = None) -> None:
         self.names_secret = names_secret
+        self.names_secrets = names_secrets  # a plural name: its list's or dict's values
         self.sent: set[str] = set()
         self.names_seen: set[str] = set()  # variable names already met in RF's scopes
         self.secret_names: set[str] = set()  # those of them that name a secret
+        self.plural_names: set[str] = set()  # those that name secrets (@{API_TOKENS})
         self.searched: set[tuple[int, int]] = set()  # collections looked into for Secrets
 
     def new_values(self, typed: bool = False) -> list[str]:
@@ -161,8 +164,19 @@ class ScopeSecrets:
         if unseen:
             self.names_seen |= unseen
             self.secret_names.update(filter(names_secret, unseen))
+            if self.names_secrets is not None:
+                self.plural_names.update(filter(self.names_secrets, unseen - self.secret_names))
         secret = names & self.secret_names
         values: list[Any] = []
+        for name in sorted(names & self.plural_names):  # a collection's values; not `tokens=4`
+            try:
+                value = store[name]
+            except Exception:
+                continue
+            if isinstance(value, (list, tuple)):
+                values += value
+            elif isinstance(value, dict):
+                values += value.values()
         for name in sorted(secret):
             try:
                 value = store[name]

@@ -199,6 +199,25 @@ def key_value(name: str) -> re.Pattern[str]:
     )
 
 
+# A collection on one line: a Python list, tuple or dict (``['a', 'b']``, ``{'db': 'x'}``) or
+# RF's own (``[ a | b ]``, ``{ db=x }``), not nested.
+COLLECTION = r"\[[^\[\]\n]{0,300}\]|\([^()\n]{0,300}\)|\{[^{}\n]{0,300}\}"
+
+
+def plural_collection(name: str) -> re.Pattern[str]:
+    """A secret's name in the plural before a collection (``api_keys=['a', 'b']``,
+    ``"passwords": [...]``, RF's ``@{API_TOKENS} = [ a | b ]`` and ``&{SECRETS} = { db=x
+    }``): every value of it is one. Only a collection: ``tokens=4`` and ``${tokens} = 1500``
+    count something. Groups: key, value."""
+    return re.compile(
+        rf"""(?ix)
+        (?P<key> [$@&%]\{{ [\w .-]*?(?:{name})s \}} | (?P<q>["'])[\w.-]*?(?:{name})s(?P=q)
+               | (?<![\w$.-])[\w.-]*?(?:{name})s )
+        (?![\w-]) \s*[:=]\s* (?P<value> {COLLECTION} )
+        """
+    )
+
+
 def whole_line(name: str) -> re.Pattern[str]:
     """Values that run to the end of the line: HTTP headers at the start of a line
     (``Cookie: a=1; b=2``, ``Authorization: Bearer …``, the scheme stays) and RF's own

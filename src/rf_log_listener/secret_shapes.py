@@ -492,6 +492,26 @@ def structured_secrets(name: str, value: str) -> list[str]:
     return items[-1:] if credential_pair(name, len(items)) else items
 
 
+_DICT_VALUE = lazy_pattern(r"""[:=]\s*(?:'((?:[^'\\\n]|\\.)*)'|"((?:[^"\\\n]|\\.)*)")""")
+
+
+def collection_items(value: str) -> list[str]:
+    """The values of a collection as ``secret_names.COLLECTION`` finds it: RF's ``[ a | b ]``
+    and ``{ k=a | j=b }`` (a dict's values, not its keys), a Python list's or tuple's strings,
+    a dict's string values (``{'db': 'x'}``: the key names the value)."""
+    inner = value[1:-1].strip()
+    if not inner:
+        return []
+    quoted = inner[:1] in ("'", '"')
+    if value[0] == "{":
+        if not quoted:  # RF's { db=x | api=y }
+            return [part.partition("=")[2].strip() for part in inner.split(" | ")]
+        return [m[1] if m[1] is not None else m[2] for m in _DICT_VALUE().finditer(inner)]
+    if not quoted and (" | " in inner or value[1:2] == " "):  # RF's [ a | b ]
+        return [part.strip() for part in inner.split(" | ")]
+    return [m[1] if m[1] is not None else m[2] for m in _QUOTED_ELEMENT().finditer(inner)]
+
+
 def masked_credentials_after(match: re.Match[str]) -> str:
     """The value after its head (curl's ``-u user:``, a webhook's host) masked."""
     return match[0] if match["value"] == MASK else f"{match['head']}{MASK}"

@@ -37,6 +37,7 @@ class StepMasking:
     if TYPE_CHECKING:  # what masking.Redactor gives the methods below
         def text(self, value: str) -> tuple[str, int]: ...
         def names_secret(self, text: str) -> bool: ...
+        def names_secrets(self, text: str) -> bool: ...
         def keyword_names_secret(self, name: str) -> bool: ...
 
     def args(self, keyword_name: str | None, args: list[str],
@@ -136,7 +137,13 @@ class StepMasking:
 
     def var_values(self, name: str | None, values: list[str]) -> tuple[list[str], int]:
         """A VAR's values: all masked when the variable's name is a secret's (a loop over
-        one variable, as far as masking goes)."""
+        one variable, as far as masking goes), or a list's or dict's is one in the plural
+        (``VAR  @{API_TOKENS}  a  b``; a dict's keys stay)."""
+        if name and name[:2] in ("@{", "&{") and self.names_secrets(name):
+            out = [value if is_reference(value) else
+                   f"{value.partition('=')[0]}={MASK}" if name[0] == "&" and "=" in value else MASK
+                   for value in values]
+            return out, sum(a != b for a, b in zip(out, values, strict=True))
         return self.for_values(name, None, values)
 
 

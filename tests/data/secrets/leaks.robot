@@ -1,6 +1,6 @@
 *** Settings ***
-Documentation     Secrets handled the ordinary way, each a value of its own (S01 ... S63), and
-...               values that only look like secrets (L01 ... L29), which must stay readable.
+Documentation     Secrets handled the ordinary way, each a value of its own (S01 ... S67), and
+...               values that only look like secrets (L01 ... L30), which must stay readable.
 Library           Vault.py
 Library           SSHLibrary.py
 Library           Browser.py
@@ -157,6 +157,16 @@ Shapes Next To Their Name
     Log    S62-vault-Tk reads the secrets
     Log    Running: sudo -S systemctl restart app <<< S63-herestring-Pw
     Log    S63-herestring-Pw is the deploy user's
+    Log    api_keys=['S64-plural-key-a', 'S64-plural-key-b']
+    Log    S64-plural-key-b is the backup key
+    VAR    @{API_TOKENS}    S65-var-tokens-a    S65-var-tokens-b
+    Log    calling with ${API_TOKENS}[1]
+    &{SECRETS} =    Create Dictionary    db=S66-dict-secret-Pw
+    Log    the database takes ${SECRETS}[db]
+    @{passwords} =    Create List    S67-list-Pw-a    S67-list-Pw-b
+    Log    tried ${passwords}[0] and ${passwords}[1]
+    ${tokens} =    Set Variable    L30-plural-scalar
+    Log    tokens=L30-plural-scalar and tokens=[12, 40, 7]
 
 Returned By Keywords Named Like Secrets
     ${session} =    Get Auth Token For User    alice
