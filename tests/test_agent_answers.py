@@ -167,7 +167,7 @@ def test_a_failure_path_names_the_failures_handled_before_its_failing_step(tmp_p
     says "'False' should be true." and the evidence is the handled failure before it, under
     a step that passed (what an engineer opens in log.html). The path names it at the level
     it was handled at, the nearest first, 3 at most; an expected error is no evidence."""
-    conn, run_id = _imported(tmp_path, "handled_before.robot", 4)
+    conn, run_id = _imported(tmp_path, "handled_before.robot", 6)
 
     def handled(test: str) -> dict[str, list[tuple[str, str | None, str | None]]]:
         path = _path(conn, run_id, test)["failure_path"]["path"]
@@ -188,6 +188,13 @@ def test_a_failure_path_names_the_failures_handled_before_its_failing_step(tmp_p
         ("s1-t4-k6", "s1-t4-k6-k1", "final probe refused"),
         ("s1-t4-k5", "s1-t4-k5-k1", "last probe refused"),
         ("s1-t4-k4", "s1-t4-k4-k4-k1-k1", "probe 3 refused"), ("total", None, "4")]}
+    # an EXCEPT that failed itself: the TRY branch it caught is what it was handling; a TRY
+    # no EXCEPT caught is a failure of its own (the path's, beside a FINALLY that failed)
+    assert handled("s1-t5") == {"s1-t5-r1": [
+        ("s1-t5-k1", "s1-t5-k1-k1", "Payment declined for visa"), ("total", None, "1")]}
+    assert handled("s1-t6") == {}
+    path = _path(conn, run_id, "s1-t6")["failure_path"]["path"]
+    assert [o["node_id"] for o in path[1]["other_failures"]] == ["s1-t6-k3"]
     # what the handling step assigns is what the failing step checks: `Should Be True  ${ok}`
     assigned = {test: [h.get("assign") for step in _path(conn, run_id, test)["failure_path"]["path"]
                        for h in step.get("handled_failures") or []]

@@ -58,11 +58,9 @@ def failing_branch(conn: sqlite3.Connection, run_id: int, start: NodeRow) -> lis
         failing = list(itertools.islice(
             notable_children(conn, run_id, node, "status = 'FAIL'"), SIBLINGS_COMPARED + 1))
         handled = 0
-        if node.type == ev.TRY_ROOT and failing and failing[0].type == ev.TRY:
-            from rf_log_listener.branches import error_handled  # loaded when needed
-
-            if error_handled(conn, run_base(run_id), node.pre, node.last):
-                failing, handled = failing[1:], 1
+        if node.type == ev.TRY_ROOT and failing and failing[0].type == ev.TRY and _caught(
+                conn, run_id, node):
+            failing, handled = failing[1:], 1
         if not failing:
             return levels
         total = len(failing) if len(failing) + handled <= SIBLINGS_COMPARED else _failed_children(
@@ -78,6 +76,13 @@ def failing_branch(conn: sqlite3.Connection, run_id: int, start: NodeRow) -> lis
         else:
             node, others = failing[0], []
         levels.append(Level(node, others[:OTHERS_SHOWN], len(others) + total - len(failing)))
+
+
+def _caught(conn: sqlite3.Connection, run_id: int, root: NodeRow) -> bool:
+    """Whether an EXCEPT branch of the TRY/EXCEPT ``root`` handled its TRY branch's error."""
+    from rf_log_listener.branches import error_handled  # loaded when needed
+
+    return error_handled(conn, run_base(run_id), root.pre, root.last)
 
 
 def _failed_children(conn: sqlite3.Connection, run_id: int, node: NodeRow) -> int:
@@ -111,8 +116,13 @@ def handled_before(conn: sqlite3.Connection, run_id: int, parent: NodeRow,
     failure handled inside them (``${ok} = Run Keyword And Return Status``, Run Keyword And
     Ignore Error, TRY/EXCEPT, a retry that passed): the nearest first, and how many in all.
     What log.html shows under a passing step, and often what the failing step checks."""
+    handled = _HANDLED
+    if parent.type == ev.TRY_ROOT and failing.type != ev.TRY and _caught(conn, run_id, parent):
+        # the TRY branch an EXCEPT caught, before the EXCEPT (ELSE, FINALLY) that failed:
+        # what the EXCEPT was handling ("Payment declined for visa", then for mastercard)
+        handled = f"({_HANDLED} OR (type = '{ev.TRY}' AND status = 'FAIL'))"
     where = (f"FROM nodes INDEXED BY nodes_notable WHERE parent_pre = ? AND key > ? AND key < ?"
-             f" AND {NOTABLE_NODES} AND {_HANDLED}")
+             f" AND {NOTABLE_NODES} AND {handled}")
     bounds = (parent.pre, parent.key, failing.key)
     rows = conn.execute(f"SELECT {NODE_COLUMNS} {where} ORDER BY key DESC LIMIT {HANDLED_SHOWN}",
                         bounds).fetchall()

@@ -26,6 +26,22 @@ Many Handled
     Run Keyword And Ignore Error    Fail    final probe refused
     Fail    gave up
 
+Handler Fails Too
+    TRY
+        Fail    Payment declined for visa
+    EXCEPT    Payment declined*    type=glob    AS    ${error}
+        Fail    Payment declined for mastercard
+    END
+
+Not Caught
+    TRY
+        Fail    disk full
+    EXCEPT    network*    type=glob
+        Log    not this one
+    FINALLY
+        Fail    cleanup failed
+    END
+
 *** Keywords ***
 Check Backend
     Fail    backend returned 503 Service Unavailable
