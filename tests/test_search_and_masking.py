@@ -287,6 +287,11 @@ def test_a_search_cannot_find_a_masked_value(store: sqlite3.Connection) -> None:
     ("password=${PASSWORD}", "password=${PASSWORD}"),  # a variable's name is no secret
     ("token_count=5", "token_count=5"),
     ("tokens=4 passed=3", "tokens=4 passed=3"),
+    ("AccountName=acct;AccountKey=Zm9vYmFy==;EndpointSuffix=core.windows.net",
+     "AccountName=acct;AccountKey=***;EndpointSuffix=core.windows.net"),
+    ("https://a.blob.core.windows.net/c/b?sv=2024&sp=r&sig=Ab%2B1x&se=1",
+     "https://a.blob.core.windows.net/c/b?sv=2024&sp=r&sig=***&se=1"),
+    ("signature=abc; the sig=x; design=1", "signature=abc; the sig=x; design=1"),
     # a secret's name in the plural before a collection: its values (a scalar counts)
     ("api_keys=['sk-a1b2c3', 'sk-d4e5f6'] ok", "api_keys=*** ok"),
     ('{"passwords": ["hunter2x", "pw-9"]}', '{"passwords": ***}'),
@@ -335,7 +340,8 @@ _SHAPES = ["ftp://user:pa55@host/f", "Bearer Zm9vYmFyYmF6cXV4", "eyJhbGciOi.eyJz
            "password 'hunter'", "echo pw | sudo -S x", "-passin pass:pw-1", "redis-cli -a rd-1",
            "sqlcmd -P Sq-1", "keytool -storepass ks-1", "ssh-keygen -N pp-1", "7z a -p7-1",
            "echo pw | docker login --password-stdin", "--token tk-1", "-client-secret cs-1",
-           "smbclient -U a%pw-1", "htpasswd -nb u pw-1", "rabbitmqctl add_user u pw-1"]
+           "smbclient -U a%pw-1", "htpasswd -nb u pw-1", "rabbitmqctl add_user u pw-1",
+           "https://a.blob.core.windows.net/c?sv=1&sig=Ab%2B1", "AccountKey=Zm9v=="]
 _PIECES = [*_SHAPES, "password", "token", "auth", "cookie", "x-Session-Id", "=", ": ", '"', "'",
            "${", "}", " ", "\n", "Bearer ", "://", "@", "user:pa55", "eyJ", ".fghij", "ghp_",
            "\u0130", "\u0131", "plain words", "42", "inside", "Author", "sid", "\t", "\u00a0",
@@ -350,7 +356,7 @@ _PIECES = [*_SHAPES, "password", "token", "auth", "cookie", "x-Session-Id", "=",
            "_secret ", "key ", "smbclient ", " -U ", "%", "htpasswd ", " -b ", "rabbitmqctl ",
            " add_user ", "net use ", "\\\\", "net user ", "mysqladmin ", " password ",
            "vault login ", "sudo -S ", " <<< ", "<<<", "passwords", "api_keys", "s", "]", "(",
-           ")", "[ a1b2 | c3d4 ]", "['x1y2z3']", "{ db=p4q5 }"]
+           ")", "[ a1b2 | c3d4 ]", "['x1y2z3']", "{ db=p4q5 }", "&sig=", "?sig=", "sig", "AccountKey"]
 
 
 def _every_rule(words: tuple[str, ...]) -> Redactor:

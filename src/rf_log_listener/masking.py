@@ -300,6 +300,7 @@ class Redactor(StepMasking):
             text = sub(shapes.openssl_pass, text, masked_credentials_after)
             text = sub(shapes.secret_option, text, masked_secret_option)
             text = sub(shapes.webhook, text, masked_credentials_after)
+            text = sub(shapes.sas_signature, text, masked_credentials_after)
             text = sub(shapes.bearer, text, lambda m: f"{m[1]}{MASK}" if looks_random(m[2]) else m[0])
             text = sub(PROSE_PASSWORD(), text, masked_prose_password)
             text = sub(shapes.jwt, text, lambda m: MASK)

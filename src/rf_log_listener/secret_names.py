@@ -19,6 +19,7 @@ SECRET_WORDS = (
     r"password", r"passwd", r"passphrase", r"pwd", r"pw", r"[-_]pass", r"secret", r"token",
     r"api[-_ ]?key",
     r"access[-_ ]?key", r"secret[-_ ]?key", r"private[-_ ]?key", r"ssh[-_ ]?key",
+    r"account[-_ ]?key",  # Azure Storage's connection string: AccountKey=...
     r"signing[-_ ]?key", r"encryption[-_ ]?key", r"auth", r"authorization", r"credentials?",
     r"cookie", r"session[-_ ]?id", r"sessid", r"sid",
 )
@@ -66,7 +67,8 @@ def credential_pair(name: str, items: int) -> bool:
 SECRET_WORD_SPELLINGS = (
     "encryption-key", "encryption_key", "encryption key", "encryptionkey", "private-key",
     "private_key", "private key", "privatekey", "signing-key", "signing_key", "signing key",
-    "signingkey", "access-key", "access_key", "access key", "accesskey", "secret-key",
+    "signingkey", "access-key", "access_key", "access key", "accesskey", "account-key",
+    "account_key", "account key", "accountkey", "secret-key",
     "secret_key", "secret key", "secretkey", "session-id", "session_id", "session id",
     "sessionid", "authorization", "api-key", "api_key", "api key", "apikey", "ssh-key",
     "ssh_key", "ssh key", "sshkey", "credentials", "credential", "passphrase", "password",

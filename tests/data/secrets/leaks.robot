@@ -1,5 +1,5 @@
 *** Settings ***
-Documentation     Secrets handled the ordinary way, each a value of its own (S01 ... S67), and
+Documentation     Secrets handled the ordinary way, each a value of its own (S01 ... S69), and
 ...               values that only look like secrets (L01 ... L30), which must stay readable.
 Library           Vault.py
 Library           SSHLibrary.py
@@ -167,6 +167,9 @@ Shapes Next To Their Name
     Log    tried ${passwords}[0] and ${passwords}[1]
     ${tokens} =    Set Variable    L30-plural-scalar
     Log    tokens=L30-plural-scalar and tokens=[12, 40, 7]
+    Log    connecting: DefaultEndpointsProtocol=https;AccountName=L31-acct-name;AccountKey=S68-azure-Key==;EndpointSuffix=core.windows.net
+    Log    S68-azure-Key== is the storage account's
+    Log    GET https://L31-acct-name.blob.core.windows.net/c/b.txt?sv=2024-11-04&sp=r&sig=S69sasSignature%2B9
 
 Returned By Keywords Named Like Secrets
     ${session} =    Get Auth Token For User    alice
