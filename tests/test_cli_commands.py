@@ -366,6 +366,8 @@ def test_a_limit_says_what_it_left_out_and_a_hit_shows_its_match(tmp_path: Path)
     line = next(hit for hit in cli("search", "deadline missed", db=db).stdout.splitlines()
                 if "x" * 20 in hit)
     assert "deadline missed" in line and line.strip().startswith("…x") and line.endswith("…")
+    grouped = cli("search", "token expired", "--group-by", "node", db=db).stdout.splitlines()
+    assert grouped[1].strip().endswith("  token expired at 8"), grouped  # the match, not line 0
     first = [line.strip() for line in cli("search", "line 1", db=db).stdout.splitlines()]
     assert first[1:4] == ["line 0", "line 1", "line 2"]
     # `search 8`: a number with nothing else to look for is the text ("Nothing to search

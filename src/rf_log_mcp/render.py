@@ -114,17 +114,17 @@ def first_lines(text: str | None, count: int = 3, width: int = 160, rest: str = 
 
 
 def matching_lines(text: str | None, query: str | None, count: int = 3,
-                   width: int = 160) -> list[str]:
+                   width: int = 160, context: int = 1) -> list[str]:
     """As ``first_lines``, but keeping the first line that holds ``query`` in sight (a hit
-    on the ninth line of a diff, at the 300th character of a long line): a search's hit shows
-    why it is one, as grep's does."""
+    on the ninth line of a diff, at the 300th character of a long line), after ``context``
+    lines before it: a search's hit shows why it is one, as grep's does."""
     lines = (text or "").splitlines() or [""]
     needle = (query or "").casefold()
     at = next((i for i, line in enumerate(lines) if needle in line.casefold()), None) \
         if needle and "\n" not in needle else None
     if at is None or (at < count and lines[at].casefold().find(needle) + len(needle) < width):
         return first_lines(text, count, width)
-    start = at - 1 if at >= count else 0  # a line of context before the match
+    start = at - context if at >= count else 0
     end = start + count + (len(lines) == start + count + 1)  # the last line takes "… (1 more"
     shown = [f"… ({start} line{'s' if start > 1 else ''} before)"] if start else []
     for index in range(start, min(len(lines), end)):
@@ -485,7 +485,8 @@ def search(response: Answer, style: Style) -> None:
         levels = ", ".join(f"{k} {v}" for k, v in group.levels.items())
         print(f"{group.type} {style(group.node_id, 'bold')}  {group.name or values}"
               f"  {group.count} hit{'s' if group.count != 1 else ''} ({levels})")
-        print(f"      first: {group.first.id}  {first_lines(group.first.text, 1)[0]}")
+        shown = matching_lines(group.first.text, response.query, 1, context=0)
+        print(f"      first: {group.first.id}  {shown[1 if shown[0].startswith('… (') else 0]}")
     for hit in response.hits:
         where = hit.call_path or hit.node_id or "run errors"
         repeats = style(f"  {hit.count} times, last {hit.last.id}", "dim") if hit.count and hit.last else ""
