@@ -295,6 +295,8 @@ def test_a_search_cannot_find_a_masked_value(store: sqlite3.Connection) -> None:
     # a secret's name in the plural before a collection: its values (a scalar counts)
     ("api_keys=['sk-a1b2c3', 'sk-d4e5f6'] ok", "api_keys=*** ok"),
     ('{"passwords": ["hunter2x", "pw-9"]}', '{"passwords": ***}'),
+    ('{\n  "api_keys": [\n    "ak-1x",\n    "ak-2y"\n  ],\n  "n": 2\n}',
+     '{\n  "api_keys": ***,\n  "n": 2\n}'),
     ("@{API_TOKENS} = [ tk-a1 | tk-b2 ]", "@{API_TOKENS} = ***"),
     ("&{SECRETS} = { db=pw-db-1 }", "&{SECRETS} = ***"),
     *[(counts, counts) for counts in ["tokens=[12, 40, 7]; ${tokens} = 1500; TOKENS=abc123def"]],
@@ -317,6 +319,7 @@ def test_secret_shapes(text: str, shown: str) -> None:
     ("password=Pw(1), token=HTTPBasicAuth('u', 'Tk-5')", ["Pw(1)", "Tk-5"]),  # u: too short
     ("api_keys=['Ak-one-1', 'Ak-two-2']", ["Ak-one-1", "Ak-two-2"]),  # a plural: each
     ("&{SECRETS} = { db=Db-Pw-1 | api=Api-Tk-2 }", ["Db-Pw-1", "Api-Tk-2"]),  # not the keys
+    ('{\n  "api_keys": [\n    "Ak-line-1",\n    "Ak-line-2"\n  ]\n}', ["Ak-line-1", "Ak-line-2"]),
     ("secrets = {'db': 'Db-Pw-3', 'n': 1}", ["Db-Pw-3"]),
     ("credentials=('alice', 'Cr-Pw-5')", ["Cr-Pw-5"]),  # a pair's name stays a pair's
     ("tokens=abcdef12 tokens: [12, 40]", []),
@@ -521,6 +524,17 @@ def test_names_that_are_and_are_not_a_secrets(text: str, secret: bool) -> None:
     ("tokens", True), ("token", False), ("keys", False), ("bypasses", False), ("sessions", False)])
 def test_names_of_secrets_in_the_plural(text: str, secrets: bool) -> None:
     assert Redactor().names_secrets(text) is secrets
+
+
+def test_a_list_or_dict_named_like_secrets_in_a_step_shows_no_value() -> None:
+    """``Set Test Variable  @{API_TOKENS}  a  b`` and ``VAR  &{SECRETS}  db=x``: the values
+    (a dict's keys stay, references stay); a scalar so named counts (``${tokens}``)."""
+    redactor = Redactor()
+    assert redactor.args("Set Test Variable", ["@{API_TOKENS}", "tk-a1", "${X}"]) == (
+        ["@{API_TOKENS}", "***", "${X}"], 1)
+    assert redactor.args("Set Test Variable", ["${tokens}", "1500"]) == (["${tokens}", "1500"], 0)
+    assert redactor.var_values("&{SECRETS}", ["db=pw-1", "api=${K}"]) == (["db=***", "api=${K}"], 1)
+    assert redactor.var_values("@{items}", ["a1b2"]) == (["a1b2"], 0)
 
 
 def test_operator_words_without_ascii_endings_are_told_by_the_pattern() -> None:

@@ -216,15 +216,16 @@ class Redactor(StepMasking):
             return None
         return re.compile(rf"""[\[({{]\s*[:=]\s*["'}}]?s(?:{'|'.join(names)})""")  # type: ignore[arg-type]
 
-    def _holds_plural(self, text: str) -> bool:
-        """Whether ``_plural_collection`` may match ``text``: a secret's plural name, a
-        separator and a collection's opening bracket (for ASCII texts; others are searched)."""
+    def _holds_plural(self, text: str, lowered: str | None = None) -> bool:
+        """Whether ``_plural_collection`` may match ``text`` (lower-cased: ``lowered``): a
+        secret's plural name, a separator and a collection's opening bracket (for ASCII
+        texts; others are searched)."""
         if "[" not in text and "(" not in text and "{" not in text:
             return False
         backwards = self._plural_backwards
         if backwards is None or not text.isascii():
             return self._plural_collection.search(text) is not None
-        return backwards.search(text.lower()[::-1]) is not None
+        return backwards.search((text.lower() if lowered is None else lowered)[::-1]) is not None
 
     @functools.cached_property
     def _whole_line(self) -> re.Pattern[str]:
@@ -370,7 +371,7 @@ class Redactor(StepMasking):
                         _whole_name(lowered, mention), value):  # the shell's PWD=/path
                     continue
                 found += structured_secrets(_whole_name(lowered, mention), value.strip())
-        if self._holds_plural(text):  # api_keys=['a', 'b'], @{TOKENS} = [ a | b ]
+        if self._holds_plural(text, lowered):  # api_keys=['a', 'b'], @{TOKENS} = [ a | b ]
             for match in self._plural_collection.finditer(text):
                 if not self.names_secret(match["key"]):  # credentials=(user, x): a pair's
                     found += collection_items(match["value"])

@@ -201,9 +201,9 @@ def key_value(name: str) -> re.Pattern[str]:
     )
 
 
-# A collection on one line: a Python list, tuple or dict (``['a', 'b']``, ``{'db': 'x'}``) or
-# RF's own (``[ a | b ]``, ``{ db=x }``), not nested.
-COLLECTION = r"\[[^\[\]\n]{0,300}\]|\([^()\n]{0,300}\)|\{[^{}\n]{0,300}\}"
+# A collection, not nested: a Python list, tuple or dict (``['a', 'b']``, ``{'db': 'x'}``),
+# RF's own (``[ a | b ]``, ``{ db=x }``), a JSON array printed over several lines.
+COLLECTION = r"\[[^\[\]]{0,300}\]|\([^()]{0,300}\)|\{[^{}]{0,300}\}"
 
 
 def plural_collection(name: str) -> re.Pattern[str]:

@@ -59,8 +59,9 @@ class StepMasking:
                     masked, n = f"{named[1]}{MASK}", 1
                 elif not named:
                     masked, n = MASK, 1
-            if not named and self.names_secret(arg):
-                secret_follows = True
+            if not named and (self.names_secret(arg) or (
+                    arg[:2] in ("@{", "&{") and self.names_secrets(arg))):
+                secret_follows = True  # Set Test Variable  @{API_TOKENS}  a  b
             out.append(masked)
             count += n
         return out, count
@@ -140,11 +141,17 @@ class StepMasking:
         one variable, as far as masking goes), or a list's or dict's is one in the plural
         (``VAR  @{API_TOKENS}  a  b``; a dict's keys stay)."""
         if name and name[:2] in ("@{", "&{") and self.names_secrets(name):
-            out = [value if is_reference(value) else
-                   f"{value.partition('=')[0]}={MASK}" if name[0] == "&" and "=" in value else MASK
-                   for value in values]
+            out = [_masked_item(value, name[0] == "&") for value in values]
             return out, sum(a != b for a, b in zip(out, values, strict=True))
         return self.for_values(name, None, values)
+
+
+def _masked_item(value: str, keyed: bool) -> str:
+    """An item of a collection of secrets (``key=value`` in a dict's VAR): references stay."""
+    key, equals, item = value.partition("=") if keyed else ("", "", value)
+    if is_reference(item if equals else value):
+        return value
+    return f"{key}={MASK}" if equals else MASK
 
 
 def signature_position(owner: str | None, keyword_name: str | None,
