@@ -87,7 +87,6 @@ def cmd_failures(args: argparse.Namespace) -> int:
     return 0
 
 
-
 def cmd_tree(args: argparse.Namespace) -> int:
     conn = connect(args)
     if args.depth:
