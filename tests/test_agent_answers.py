@@ -451,6 +451,13 @@ def test_a_keyword_or_variable_not_found_names_the_import_that_failed(tmp_path: 
     causes = {tuple(g.test_ids): g.cause and g.cause.node_id for g in summary.failure_groups or []}
     # a group's cause holds for its tests: two missing variables, two imports, none said
     assert causes == {("s1-s3-t1", "s1-s3-t2"): "errors-m4", ("s1-s1-t3", "s1-s4-t1"): None}
+    # a failed test the summary lists alone says its cause too (the error's first line: its
+    # traceback and PYTHONPATH are in the run's errors and the failure path)
+    listed = {t.node_id: t.cause for t in summary.failed_tests or []}
+    assert {test: cause and cause.node_id for test, cause in listed.items()} == {
+        test: expected[test][0] if test in expected else None for test in listed}
+    assert len(listed) >= 6 and all("\n" not in c.message for c in listed.values() if c)
+    assert listed["s1-s1-t1"].message == errors["errors-m2"].split("\n")[0]
     shown = cli("failures", "--test", "s1-s3-t1", db=tmp_path / "store.sqlite3")
     assert "caused by import failed: ERROR errors-m4\n" in shown.stdout
     assert shown.stderr == ""  # RF's parser read the suite again and told its warnings: not here

@@ -184,6 +184,8 @@ def summary(response: Answer, style: Style) -> None:
             print(f"  {style(f'{test_id:<14}', 'FAIL')} {test.name}{style(seen, 'dim')}")
             for line in first_lines(folded(test.message)):
                 print(f"  {'':<14}   {line}")
+            if test.cause:
+                _cause(test.cause, f"  {'':<14}   ", style)
         if response.next_cursor:
             print(style(f"  … more failed tests: --cursor {response.next_cursor}", "dim"))
     if data.failure_groups:

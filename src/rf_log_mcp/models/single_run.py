@@ -36,6 +36,9 @@ class FailedTest(BaseModel):
     message: str
     signature_seen: SignatureSeen | None = Field(
         None, description="Its failure signature failed tests in earlier runs too.")
+    cause: FailureCause | None = Field(
+        None, description="Why it failed from outside its steps, as failure_path's cause (a "
+                          "library that did not import, a parent suite setup, a fatal stop).")
 
 
 class RunErrorItem(BaseModel):

@@ -133,6 +133,14 @@ def _failed_page(conn: sqlite3.Connection, view: dict[str, Any], wanted: _Wanted
     tests = [{**({"run_id": key >> RUN_SHIFT} if grouped else {}), "node_id": i, "name": n,
               "message": shaper.status(m or "", 500), **seen.get(key, {})}
              for key, i, n, m in page]
+    # why a test failed from outside its steps ("No keyword with name 'Open Browser' found."
+    # and the library's import error), as its failure path says it, by its first line (an
+    # import error's traceback and PYTHONPATH: the run's errors and the path have them)
+    rows = nodes_by_keys(conn, [key for key, *_ in page])
+    for test, (key, *_) in zip(tests, page, strict=True):
+        cause = shown_cause(conn, key >> RUN_SHIFT, rows[key], shaper)
+        if cause:
+            test["cause"] = {**cause, "message": str(cause["message"]).split("\n", 1)[0]}
     kept = shaper.fit(view, tests, "failed_tests")
     return page[kept - 1][0] if kept else after_key, more or kept < len(page)
 
