@@ -247,7 +247,10 @@ def shown_cause(conn: sqlite3.Connection, run_id: int, test: NodeRow,
         stop = _stopped_by(test.message or "") if test.type == "TEST" else None
         if stop == EXIT_ON_ERROR:
             return error_cause(conn, run_id, shaper)
-        from .failed_imports import import_cause  # its patterns: for a test that failed
+        message = test.message or ""
+        if "No keyword with name" not in message and "' not found." not in message:
+            return None  # RF's words for what an import would have defined: the module unloaded
+        from .failed_imports import import_cause  # its patterns: for a test that failed so
 
         return import_cause(conn, run_id, test, shaper)
     reason, origin = found
