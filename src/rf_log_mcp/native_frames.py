@@ -17,15 +17,15 @@ import re
 HEADER = "Stacktrace:"
 
 
-def fold(text: str, after_header: bool = True) -> tuple[str, int]:
-    """``text`` with each run of native frames as "… N native frames", and how many frames
-    were folded. ``after_header``: only the run that starts on the line after "Stacktrace:"
-    (Selenium's layout; a hex dump a keyword logs is left as it is)."""
+def fold(text: str, after_header: bool = True) -> str:
+    """``text`` with each run of native frames as "… N native frames". ``after_header``: only
+    the run that starts on the line after "Stacktrace:" (Selenium's layout; a hex dump a
+    keyword logs is left as it is)."""
     if "0x" not in text or (after_header and HEADER not in text):
-        return text, 0
+        return text
     frame = _native_frame()
     lines: list[str] = []
-    frames = folded = 0
+    frames = folded = 0  # in the run being read, in all
     inside = not after_header
     for line in [*text.splitlines(), ""]:
         if inside and frame.match(line.strip()):
@@ -38,8 +38,8 @@ def fold(text: str, after_header: bool = True) -> tuple[str, int]:
         inside = not after_header or line.strip() == HEADER
         lines.append(line)
     if not folded:
-        return text, 0
-    return "\n".join(lines[:-1]) + ("\n" if text.endswith("\n") else ""), folded
+        return text
+    return "\n".join(lines[:-1]) + ("\n" if text.endswith("\n") else "")
 
 
 @functools.cache

@@ -94,7 +94,7 @@ def folded(text: str | None) -> str:
     """``text`` with a browser driver's native stack folded into a line, wherever it is."""
     from .native_frames import fold
 
-    return fold(text or "", after_header=False)[0]
+    return fold(text or "", after_header=False)
 
 
 def first_lines(text: str | None, count: int = 3, width: int = 160, rest: str = "") -> list[str]:

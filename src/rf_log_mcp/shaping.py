@@ -119,7 +119,7 @@ class Shaper:
         """A log message of ``node`` (a row with name, args and assign; None for run errors),
         masked, RF's TRACE argument and return lines included, then shortened; a browser
         driver's native stack folded (``native_frames``)."""
-        value = fold(value)[0]
+        value = fold(value)
         if len(value) > limit + 2 * MASK_MARGIN:
             return self.text(value, limit)
         return self.cut(self.counted(self.mask_message(value, node)), limit)
@@ -163,7 +163,7 @@ class Shaper:
         """A status message (a test's, a keyword's failure) as :meth:`text` shows it; an
         ``*HTML*`` one (``Set Test Message``, ``rebot --merge``) as its visible text, a browser
         driver's native stack folded."""
-        return self.text(fold(visible_status(value))[0] if value else value, limit)
+        return self.text(fold(visible_status(value)) if value else value, limit)
 
     def cut(self, value: str, limit: int) -> str:
         """``value`` (masked already) shortened to about ``limit``, head and tail kept; a
