@@ -168,24 +168,17 @@ class ScopeSecrets:
                 self.plural_names.update(filter(self.names_secrets, unseen - self.secret_names))
         secret = names & self.secret_names
         values: list[Any] = []
-        for name in sorted(names & self.plural_names):  # a collection's values; not `tokens=4`
-            try:
-                value = store[name]
-            except Exception:
-                continue
-            if isinstance(value, (list, tuple)):
-                values += value
-            elif isinstance(value, dict):
-                values += value.values()
-        for name in sorted(secret):
+        for name in sorted(secret | (names & self.plural_names)):
             try:
                 value = store[name]
             except Exception:  # a variable RF cannot resolve here
                 continue
             if isinstance(value, (list, tuple)):  # a user's credentials: the password
-                values += value[-1:] if credential_pair(name, len(value)) else value
-            else:
-                values += value.values() if isinstance(value, dict) else (value,)
+                values += value[-1:] if name in secret and credential_pair(name, len(value)) else value
+            elif isinstance(value, dict):
+                values += value.values()
+            elif name in secret:  # a plural name's single value counts something (`tokens=4`)
+                values.append(value)
         for name, raw in dictionaries:  # &{USER} with a password key
             if name not in secret:
                 try:
