@@ -272,8 +272,8 @@ class SecretRegistry:
         match = re.fullmatch(pattern, resolved, re.DOTALL)
         if match is None:
             return
-        for i in range(len(names)):
-            if secret[i]:
+        for i, is_secret in enumerate(secret):
+            if is_secret:
                 self.add(match[f"v{i}"])
 
     def _secret_reference(self, name: str) -> bool:

@@ -59,8 +59,7 @@ class StepMasking:
                     masked, n = f"{named[1]}{MASK}", 1
                 elif not named:
                     masked, n = MASK, 1
-            if not named and (self.names_secret(arg) or (
-                    arg[:2] in ("@{", "&{") and self.names_secrets(arg))):
+            if not named and (self.names_secret(arg) or self._collection_of_secrets(arg)):
                 secret_follows = True  # Set Test Variable  @{API_TOKENS}  a  b
             out.append(masked)
             count += n
@@ -92,6 +91,11 @@ class StepMasking:
                 or any(self.names_secret(str(name)) for name in _names_of(assign))):
             return f"{match[1]}{MASK}", 1
         return self.text(text)
+
+    def _collection_of_secrets(self, name: str) -> bool:
+        """A list or dict variable named like secrets in the plural (``@{API_TOKENS}``,
+        ``&{SECRETS}``): each of its values is one."""
+        return name[:2] in ("@{", "&{") and self.names_secrets(name)
 
     def secret_positions(self, keyword_name: str | None, args: list[str],
                          owner: str | None = None) -> set[int]:
@@ -140,7 +144,7 @@ class StepMasking:
         """A VAR's values: all masked when the variable's name is a secret's (a loop over
         one variable, as far as masking goes), or a list's or dict's is one in the plural
         (``VAR  @{API_TOKENS}  a  b``; a dict's keys stay)."""
-        if name and name[:2] in ("@{", "&{") and self.names_secrets(name):
+        if name and self._collection_of_secrets(name):
             out = [_masked_item(value, name[0] == "&") for value in values]
             return out, sum(a != b for a, b in zip(out, values, strict=True))
         return self.for_values(name, None, values)
