@@ -841,6 +841,9 @@ def test_a_store_that_indexed_payloads_is_migrated_to_index_around_them(
 HTML_SUITE = """\
 *** Variables ***
 ${LINK}    <a href="https://shop.example/o/42">shop</a>
+${TABLE}    <div><table><caption>Query returned 2 rows</caption>
+...    <tr><th>Row</th><th>id</th><th>name</th></tr><tr><th>0</th><td>1</td><td>alice</td></tr>
+...    <tr><th>1</th><td>2</td><td>bob</td></tr></table></div>Done
 
 *** Test Cases ***
 Order
@@ -850,6 +853,7 @@ Order
 
 Login
     Log    <b>Login</b> with password=Qx-77-html    html=True
+    Log    ${TABLE}    html=True
 """
 
 
@@ -900,6 +904,11 @@ def test_html_log_messages_are_searched_as_they_show(
     grouped = dumped(service.search_messages(conn, "login with", run_id=1, group_by="node"))
     assert grouped["groups"][0]["first"]["text"] == "Login with password=***"
     assert plain["masked_values"] == grouped["masked_values"] == 1
+    # a table (DatabaseLibrary's query results) shows a row a line, its cells apart
+    table = search(conn, query="alice")["hits"]
+    assert [(hit["id"], hit["text"]) for hit in table] == [(
+        "s1-t2-k2-m1", "Query returned 2 rows\nRow | id | name\n0 | 1 | alice\n1 | 2 | bob\nDone")]
+    assert found("1alice") == found("rowsRow") == []
     if origin == "live":
         out = cli("search", "1", "42 failed & rolled", "--db", str(db))
         assert out.returncode == 0 and "s1-t1-k1-m1" in out.stdout and "<b>" not in out.stdout, out

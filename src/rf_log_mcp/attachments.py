@@ -64,6 +64,7 @@ class _Markup(HTMLParser):
         self.found: list[Reference] = []
         self.text: list[str] = []
         self.labels: list[str] = []
+        self.cells = 0  # the cells of the table row being read so far
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         attributes = dict(attrs)
@@ -74,10 +75,26 @@ class _Markup(HTMLParser):
         self.labels.extend(label for name in ("alt", "title") if (label := attributes.get(name)))
         if tag in ("br", "hr"):
             self.text.append(_BREAK)
+        elif tag == "tr":
+            self.cells = 0
+        elif tag in ("td", "th"):
+            # a row's cells apart, as log.html's table shows them (DatabaseLibrary's query
+            # results: "0 | 1 | alice", not "01alice")
+            if self.cells:
+                self.text.append(" | ")
+            self.cells += 1
 
     def handle_endtag(self, tag: str) -> None:
-        if tag in _BLOCKS:
+        if tag in _BLOCKS and not self._at_line_start():  # nested blocks end on one line
             self.text.append(_BREAK)
+
+    def _at_line_start(self) -> bool:
+        for piece in reversed(self.text):
+            if piece == _BREAK:
+                return True
+            if piece.strip():
+                return False
+        return True
 
     def handle_data(self, data: str) -> None:
         self.text.append(data)
@@ -86,7 +103,8 @@ class _Markup(HTMLParser):
 # Where log.html starts a new line (as ``status_text`` reads a status message): kept as a line
 # break in the text, which otherwise reads as HTML does, each run of white space one space.
 _BREAK = "\x00"
-_BLOCKS = frozenset({"p", "div", "li", "tr", "h1", "h2", "h3", "h4", "h5", "h6"})
+_BLOCKS = frozenset({"p", "div", "li", "tr", "caption", "table", "h1", "h2", "h3", "h4", "h5",
+                     "h6"})
 _AROUND_BREAK = re.compile(" ?\x00 ?")
 
 
