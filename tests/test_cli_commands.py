@@ -110,7 +110,7 @@ def test_failures_print_a_failures_diff_as_log_html_shows_it(tmp_path: Path) -> 
     message = json.loads(cli("failures", "s1-t3", "--json", db=db).stdout)
     shown, failed = message["failures"][0]["path"][-1]["messages"]  # RF's INFO: both values
     assert (shown["level"], failed["level"]) == ("INFO", "FAIL")
-    assert ends == [f"… ({shown['text'].count(chr(10)) + 1 - 3} more lines:"
+    assert ends == [f"… ({shown['text'].count(chr(10)) + 1 - 4} more lines:"
                     f" rf-log-mcp message 1 {shown['id']})",
                     f"… ({failed['text'].count(chr(10)) + 1 - 24} more lines:"
                     f" rf-log-mcp message 1 {failed['id']})"]

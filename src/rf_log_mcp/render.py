@@ -82,6 +82,9 @@ def control(sequence: str) -> None:
 # A failure's message as the failure path prints it: a diff or a traceback whole, as far as a
 # screen goes (the rest: `rf-log-mcp message`, which the line that ends it names)
 EVIDENCE_LINES = 24
+# What the failing keyword logged before failing, each message by its head: RequestsLibrary's
+# response is its url, status, headers and body, a line each
+INFO_LINES = 4
 
 
 def evidence(text: str, rest: str) -> list[str]:
@@ -100,7 +103,9 @@ def folded(text: str | None) -> str:
 def first_lines(text: str | None, count: int = 3, width: int = 160, rest: str = "") -> list[str]:
     """The first ``count`` lines of ``text``, each cut at ``width``, and how many are left
     (``rest``: where to read them)."""
-    lines = (text or "").splitlines() or [""]
+    # trailing white space is not seen (RequestsLibrary ends each line of its request and
+    # response with " ", and the response with a line of " ": a line of the count)
+    lines = [line.rstrip() for line in (text or "").rstrip().splitlines()] or [""]
     # a blank line (RF's between "Setup failed: ..." and "Also teardown failed:") is shown
     # without taking one of the ``count``
     count += sum(not line.strip() for line in lines[:count])
@@ -269,8 +274,8 @@ def failures(paths: list[dict[str, Any]], style: Style, run_id: int, of_group: b
                 more = f": rf-log-mcp message {run_id} {message['id']}"
                 # what the failing keyword logged before failing (a response): its head
                 lines = evidence(message["text"], more) if message["level"] in ("FAIL", "DEBUG") \
-                    else first_lines(message["text"], 3 if message["level"] == "INFO" else 1,
-                                     rest=more)
+                    else first_lines(message["text"], INFO_LINES if message["level"] == "INFO"
+                                     else 1, rest=more)
                 print(f"{indent}  {style(message['level'], message['level'])}: {lines[0]}")
                 for line in lines[1:]:
                     print(f"{indent}    {style(line, 'dim')}")
