@@ -43,7 +43,10 @@ password x``, (62) ``vault login x``, (63) ``sudo -S ... <<< x``, and collection
 secret's name in the plural: (64) ``api_keys=['a', 'b']`` in a message, (65) ``VAR
 @{API_TOKENS}  a  b``, (66) ``&{SECRETS} = Create Dictionary  db=x`` and (67) ``@{passwords}
 = Create List  a  b``, (68) Azure Storage's ``AccountKey=x`` in a connection string, each
-again alone; (69) an Azure SAS URL's ``sig=x`` (by its shape).
+again alone; (69) an Azure SAS URL's ``sig=x`` (by its shape); JSON in a string, its quotes
+escaped: (70) an API's echo of its request (``"echo": "{\\"password\\": \\"x\\"}"``) and
+(71) RequestsLibrary's request body as bytes (``b'"{\\\\"api_token\\\\": ...}"'``), each
+again alone.
 Thirty-one values only look like secrets (look-alike names, values too short or too common,
 a keyword's name holding a secret's, ``Open Sidebar``'s "sid", a word after "password" among
 another keyword's arguments, text filled into a user-name field, ``Count Tokenizer Rules``'
@@ -92,7 +95,7 @@ SECRETS = ("S01-Hunter2-pass", "S03-deep-Pw-9", "S05-set-var-Sec", "S07-var-pk-1
            "S59-auth-Pw", "S60-netuser-Pw", "S61-mysqladmin-Pw", "S62-vault-Tk",
            "S63-herestring-Pw", "S64-plural-key-a", "S64-plural-key-b", "S65-var-tokens-a",
            "S65-var-tokens-b", "S66-dict-secret-Pw", "S67-list-Pw-a", "S67-list-Pw-b",
-           "S68-azure-Key==")
+           "S68-azure-Key==", "S70-escaped-json-Pw", "S71-repr-json-Tk")
 # Masked by its shape wherever it occurs, so never registered as a run's value.
 BY_SHAPE = ("S27webhooksecret99", "S69sasSignature%2B9")
 LOOKALIKES = ("L01-54321-count", "L02-all-tests-passed", "L03-bypass-enabled",

@@ -31,9 +31,11 @@ from functools import cache
 from rf_log_listener.errors import ResultError
 from rf_log_listener.known_values import KnownValues, registrable
 from rf_log_listener.secret_names import (
+    NAME_CLOSE,
     SECRET_WORD_SPELLINGS,
     SECRET_WORDS,
     alternation,
+    escaped_string,
     key_value,
     plural_collection,
     reversed_name,
@@ -151,7 +153,7 @@ class Redactor(StepMasking):
         # the names once, their alternation is most of this pattern's compiling
         # (a plural too: ``api_keys=[...]``; ``tokens=4`` triggers and no rule masks it)
         return "|".join((*SHAPE_MARKS, PROSE_MARK,
-                         rf"""(?:{self._words})s?(?:["'}}]?\s*[:=]|\s*>)"""))
+                         rf"""(?:{self._words})s?(?:{NAME_CLOSE}?\s*[:=]|\s*>)"""))
 
     @functools.cached_property
     def _mentions(self) -> re.Pattern[str]:
@@ -161,7 +163,8 @@ class Redactor(StepMasking):
     def _named_value(self) -> re.Pattern[str]:
         """A secret's name (or its plural: ``plural``) followed by a separator: where a value
         may follow (lower-cased)."""
-        return re.compile(rf"""(?P<name>{self._longest_first})(?P<plural>s)?["'}}]?[ \t]*[:=]""")
+        return re.compile(
+            rf"""(?P<name>{self._longest_first})(?P<plural>s)?{NAME_CLOSE}?[ \t]*[:=]""")
 
     @functools.cached_property
     def _named_value_backwards(self) -> re.Pattern[str] | None:
@@ -174,8 +177,10 @@ class Redactor(StepMasking):
         names = self._reversed_names
         if names is None:
             return None
-        # a plural too (``api_keys=[``): ``secret_values`` reads a collection after one
-        return re.compile(rf"""[:=][ \t]*["'}}]?s?(?:{names})""")
+        # a plural too (``api_keys=[``): ``secret_values`` reads a collection after one; an
+        # escaped quote (``\"token\":``) as the quote and backslashes, a little wider than
+        # NAME_CLOSE: one optional group fewer (0.98 → 0.88 µs a message)
+        return re.compile(rf"""[:=][ \t]*["'}}]?\\{{0,3}}s?(?:{names})""")
 
     @functools.cached_property
     def _reversed_names(self) -> str | None:
@@ -368,8 +373,12 @@ class Redactor(StepMasking):
                 if after is None:
                     continue
                 value = after["value"]
-                if after["close"] == "}":  # RF's assignment line: the value runs to its end
+                close = after["close"] or ""
+                if close == "}":  # RF's assignment line: the value runs to its end
                     value = text[after.start("value"):].split("\n", 1)[0]
+                elif close[:1] == "\\":  # \"token\": \"x\": JSON in a string
+                    inside = escaped_string(text, after.start("value"))
+                    value = text[inside[0]:inside[1]] if inside else ""
                 elif len(value) > 1 and value[0] in "'\"" and value[-1] == value[0]:
                     value = value[1:-1]
                 elif "@" in value and _in_url_user(text, mention.start("name")):
@@ -433,6 +442,14 @@ class Redactor(StepMasking):
 def _masked_value(match: re.Match[str]) -> str:
     value = match["value"]
     quote = value[0] if len(value) > 1 and value[0] in "'\"" and value[-1] == value[0] else ""
+    escaped = match.groupdict().get("eq")
+    if escaped and value.startswith(escaped):  # \"token\": \"x\": its quotes stay
+        closed = value.endswith(escaped) and len(value) >= 2 * len(escaped)
+        inner = value[len(escaped):len(value) - len(escaped) * closed]  # or cut: to its end
+        if is_reference(inner) or inner.strip().endswith(MASK):
+            return match[0]
+        head = match[0][: match.start("value") - match.start(0) + len(escaped)]
+        return f"{head}{MASK}{escaped if closed else ''}"
     inner = value[1:-1] if quote else value
     if is_reference(inner) or inner.strip().endswith(MASK):
         return match[0]

@@ -185,18 +185,46 @@ VALUE = (r""""(?:[^"\\\n]|\\.)*"|'(?:[^'\\\n]|\\.)*'|""" + STRUCTURED_VALUE
          + r"""|(?:\((?!['"])|[^\s,;&'"<>()\]}|{\[])[^\s,;&'"<>)\]}|]*""")
 
 
+# A quote escaped inside a string: JSON held in a JSON string (``"echo": "{\"password\":
+# \"x\"}"``, an API echoing its request) and a Python repr of that (RequestsLibrary logs a
+# request's body as bytes: ``b'"{\\"password\\": \\"x\\"}"'``).
+ESCAPED_QUOTE = r"""\\{1,3}["']"""
+# After a name, before its separator: a closing quote (perhaps escaped) or brace.
+NAME_CLOSE = rf"""(?:{ESCAPED_QUOTE}|["'}}])"""
+
+
+def escaped_string(text: str, at: int) -> tuple[int, int] | None:
+    """Where the string that starts at ``at`` with an escaped quote (ESCAPED_QUOTE) holds its
+    text, up to the same escaped quote on its line (and 300 characters), or None. Read by
+    hand where ``key_value``'s pattern reads it: the registry follows each mention of a name."""
+    quote = re.match(ESCAPED_QUOTE, text[at:at + 4])
+    if quote is None:
+        return None
+    start = end = at + quote.end()
+    while True:  # to the same escaped quote, not one more escaped (\\\" inside \"...\")
+        end = text.find(quote[0], end, start + 301)
+        if end < 0 or "\n" in text[start:end]:
+            return None
+        if text[end - 1] != "\\":
+            return start, end
+        end += 1
+
+
 def key_value(name: str) -> re.Pattern[str]:
-    """``name=value``, ``name: value``, ``"name": "value"``, ``&{d}[name]=value``; the value may
-    be quoted (then it may hold spaces). Groups: key, sep, value.
+    """``name=value``, ``name: value``, ``"name": "value"``, ``&{d}[name]=value``, and with
+    escaped quotes (``\\"name\\": \\"value\\"``, ESCAPED_QUOTE); the value may be quoted (then it
+    may hold spaces). Groups: key, sep, value; eq, an escaped quote around both.
 
     A bare name starts only where a run of name characters starts (the lookbehind), so a
     long identifier-like text (an id, base64) is scanned once, not once per character."""
     return re.compile(
         rf"""(?ix)
-        (?P<key> [$@&%]\{{ {name} \}} | (?P<q>["']) {name} (?P=q) | (?<![\w$.-]) {name} )
+        (?P<key> [$@&%]\{{ {name} \}} | (?P<q>["']) {name} (?P=q)
+               | (?P<eq>{ESCAPED_QUOTE}) {name} (?P=eq) | (?<![\w$.-]) {name} )
         (?![\w-])
         (?P<sep> \s*[:=]\s* (?:(?:{AUTH_SCHEMES})[ \t]+)? )
-        (?P<value> [$@&%]\{{[^{{}}]*\}}(?:\[[^\]]*\])? | {VALUE} )
+        (?P<value> (?P=eq)(?:(?!(?<!\\)(?P=eq))[^\n]){{0,300}}(?:(?<!\\)(?P=eq)|(?=\n|\Z))
+                 | [$@&%]\{{[^{{}}]*\}}(?:\[[^\]]*\])? | {VALUE} )
         """
     )
 

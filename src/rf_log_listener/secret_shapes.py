@@ -13,7 +13,7 @@ import re
 from collections.abc import Callable
 from functools import cache
 
-from .secret_names import AUTH_SCHEMES, VALUE, credential_pair
+from .secret_names import AUTH_SCHEMES, ESCAPED_QUOTE, VALUE, credential_pair
 
 MASK = "***"
 
@@ -141,7 +141,8 @@ class _Shapes:
         # What follows a secret's name: a closing quote or brace (``"token":``, ``${token} =``),
         # the separator, an auth scheme, the value.
         self.after_name = re.compile(
-            r"""(?P<close>[}"'])? [ \t]*[:=][ \t]* (?:(?:""" + AUTH_SCHEMES + r""")[ \t]+)?
+            r"""(?P<close>""" + ESCAPED_QUOTE + r"""|[}"'])? [ \t]*[:=][ \t]*
+                (?:(?:""" + AUTH_SCHEMES + r""")[ \t]+)?
                 (?P<value> """ + VALUE + r""" )""",
             re.IGNORECASE | re.VERBOSE)
 

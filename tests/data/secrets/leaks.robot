@@ -170,6 +170,10 @@ Shapes Next To Their Name
     Log    connecting: DefaultEndpointsProtocol=https;AccountName=L31-acct-name;AccountKey=S68-azure-Key==;EndpointSuffix=core.windows.net
     Log    S68-azure-Key== is the storage account's
     Log    GET https://L31-acct-name.blob.core.windows.net/c/b.txt?sv=2024-11-04&sp=r&sig=S69sasSignature%2B9
+    Log    body={"created": true, "echo": "{\\"user\\": \\"bob\\", \\"password\\": \\"S70-escaped-json-Pw\\"}"}
+    Log    S70-escaped-json-Pw was echoed
+    Log    body=b'"{\\\\"user\\\\": \\\\"bob\\\\", \\\\"api_token\\\\": \\\\"S71-repr-json-Tk\\\\"}"'
+    Log    S71-repr-json-Tk was sent
 
 Returned By Keywords Named Like Secrets
     ${session} =    Get Auth Token For User    alice
