@@ -127,7 +127,7 @@ def test_failures_print_a_failures_diff_as_log_html_shows_it(tmp_path: Path) -> 
 def test_a_text_cut_for_the_terminal_shows_a_last_line_rather_than_saying_it_is_left() -> None:
     """A skip-on-failure test's message is three lines and the failure it hid: "… (1 more
     line)" took the line the failure would have taken."""
-    from rf_log_mcp.render import first_lines
+    from rf_log_mcp.render import first_lines, matching_lines
 
     hidden = "Failed test skipped using 'robot:skip-on-failure' tag.\n\nOriginal failure:\nflaky"
     assert first_lines(hidden) == hidden.splitlines()
@@ -140,6 +140,11 @@ def test_a_text_cut_for_the_terminal_shows_a_last_line_rather_than_saying_it_is_
     assert first_lines(both, 2) == [*both.splitlines()[:2], "… (3 more lines)"]
     assert first_lines("one\ntwo", 1) == ["one", "two"]
     assert first_lines("one\ntwo\nthree", 1, rest=": see x") == ["one", "… (2 more lines: see x)"]
+    # RequestsLibrary's response: each line ends with " ", the last is " ": not counted
+    response = "GET Response : url=x \n status=404 \n headers={} \n body={} \n "
+    seen = ["GET Response : url=x", " status=404", " headers={}", " body={}"]
+    assert first_lines(response, 4) == seen
+    assert matching_lines(response, "body", 2) == ["… (2 lines before)", *seen[2:]]
 
 
 def test_db_goes_before_or_after_the_command(tmp_path: Path) -> None:

@@ -103,9 +103,7 @@ def folded(text: str | None) -> str:
 def first_lines(text: str | None, count: int = 3, width: int = 160, rest: str = "") -> list[str]:
     """The first ``count`` lines of ``text``, each cut at ``width``, and how many are left
     (``rest``: where to read them)."""
-    # trailing white space is not seen (RequestsLibrary ends each line of its request and
-    # response with " ", and the response with a line of " ": a line of the count)
-    lines = [line.rstrip() for line in (text or "").rstrip().splitlines()] or [""]
+    lines = _seen_lines(text)
     # a blank line (RF's between "Setup failed: ..." and "Also teardown failed:") is shown
     # without taking one of the ``count``
     count += sum(not line.strip() for line in lines[:count])
@@ -118,12 +116,19 @@ def first_lines(text: str | None, count: int = 3, width: int = 160, rest: str = 
     return shown
 
 
+def _seen_lines(text: str | None) -> list[str]:
+    """``text``'s lines without the white space that ends them or it, which is not seen
+    (RequestsLibrary ends each line of its request and response with " ", and the response
+    with a line of " ", which took a line of a count)."""
+    return [line.rstrip() for line in (text or "").rstrip().splitlines()] or [""]
+
+
 def matching_lines(text: str | None, query: str | None, count: int = 3,
                    width: int = 160, context: int = 1) -> list[str]:
     """As ``first_lines``, but keeping the first line that holds ``query`` in sight (a hit
     on the ninth line of a diff, at the 300th character of a long line), after ``context``
     lines before it: a search's hit shows why it is one, as grep's does."""
-    lines = (text or "").splitlines() or [""]
+    lines = _seen_lines(text)
     needle = (query or "").casefold()
     at = next((i for i, line in enumerate(lines) if needle in line.casefold()), None) \
         if needle and "\n" not in needle else None
