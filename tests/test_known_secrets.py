@@ -45,16 +45,18 @@ secret's name in the plural: (64) ``api_keys=['a', 'b']`` in a message, (65) ``V
 = Create List  a  b``, (68) Azure Storage's ``AccountKey=x`` in a connection string, each
 again alone; (69) an Azure SAS URL's ``sig=x`` (by its shape); JSON in a string, its quotes
 escaped: (70) an API's echo of its request (``"echo": "{\\"password\\": \\"x\\"}"``) and
-(71) RequestsLibrary's request body as bytes (``b'"{\\\\"api_token\\\\": ...}"'``), each
-again alone.
-Thirty-one values only look like secrets (look-alike names, values too short or too common,
+(71) RequestsLibrary's request body as bytes (``b'"{\\\\"api_token\\\\": ...}"'``), (72) a
+Redis URL's password without a user (``redis://:x@cache``), (73) Azure API Management's
+``Ocp-Apim-Subscription-Key`` and (74) Azure Functions' ``x-functions-key`` in a request's
+headers, (75) a ``passcode=x``, each again alone.
+Thirty-two values only look like secrets (look-alike names, values too short or too common,
 a keyword's name holding a secret's, ``Open Sidebar``'s "sid", a word after "password" among
 another keyword's arguments, text filled into a user-name field, ``Count Tokenizer Rules``'
 return, a repository's name after such a URL's host, the value of sqlcmd's ``-S`` beside its
 ``-p`` that is no password, the shell's working directories ``PWD`` and ``OLDPWD``: paths
 the run shows everywhere, the value of a ``--sort-key`` option, the user name htpasswd is
 given, the user name of a secret-named pair, a plural name's single value: ``${tokens}`` and
-``tokens=x`` count, an Azure account's name) and must stay readable.
+``tokens=x`` count, an Azure account's name, a ``function_key``) and must stay readable.
 
 Live capture and the imports of output.xml and output.json register the same values, and
 every tool, view, projection, resource and CLI command answers without any of them.
@@ -95,7 +97,8 @@ SECRETS = ("S01-Hunter2-pass", "S03-deep-Pw-9", "S05-set-var-Sec", "S07-var-pk-1
            "S59-auth-Pw", "S60-netuser-Pw", "S61-mysqladmin-Pw", "S62-vault-Tk",
            "S63-herestring-Pw", "S64-plural-key-a", "S64-plural-key-b", "S65-var-tokens-a",
            "S65-var-tokens-b", "S66-dict-secret-Pw", "S67-list-Pw-a", "S67-list-Pw-b",
-           "S68-azure-Key==", "S70-escaped-json-Pw", "S71-repr-json-Tk")
+           "S68-azure-Key==", "S70-escaped-json-Pw", "S71-repr-json-Tk", "S72-redis-Pw",
+           "S73-apim-Key", "S74-func-Key", "S75-mfa-Code")
 # Masked by its shape wherever it occurs, so never registered as a run's value.
 BY_SHAPE = ("S27webhooksecret99", "S69sasSignature%2B9")
 LOOKALIKES = ("L01-54321-count", "L02-all-tests-passed", "L03-bypass-enabled",
@@ -106,7 +109,7 @@ LOOKALIKES = ("L01-54321-count", "L02-all-tests-passed", "L03-bypass-enabled",
               "L19-build-label", "L20-after-the-word", "L21-filled-user",
               "L22-tokenizer-rules", "L23-clone-repo", "L24-sql-host",
               "L25-work-dir", "L26-old-dir", "L27-sort-key", "L28-web-user",
-              "L29-auth-user", "L30-plural-scalar", "L31-acct-name")
+              "L29-auth-user", "L30-plural-scalar", "L31-acct-name", "L32-fkey-f5")
 # What differs between the stores by nature: ids of the run, where it came from, times.
 _BY_NATURE = {"run_id", "source_path", "origin", "generator", "start_time", "elapsed",
               "elapsed_ms", "estimated_tokens", "next_cursor", "prev_cursor", "time", "seconds",

@@ -724,10 +724,16 @@ def test_the_secret_words_spelled_out_are_their_spellings() -> None:
     assert sorted(secret_names.SECRET_WORD_SPELLINGS) == sorted(spelled)
     assert len(set(spelled)) == len(spelled)
     default, extended = Redactor(), Redactor(["pin"])
-    assert default._secret_endings == (secret_names.SECRET_WORD_SPELLINGS, 14)
+    assert default._secret_endings == (secret_names.SECRET_WORD_SPELLINGS, 16)  # subscription-key
     assert set(extended._secret_endings[0]) == {*spelled, "pin"}
     for name in ("db_password", "X-Api-Key", "sessionId", "pin", "tokens", "author", "SID"):
         assert default.names_secret(name) == (name != "pin" and extended.names_secret(name))
+    # the words as one tree of their shared prefixes match what their alternation matches
+    tree, backwards = re.compile(default._names_tree), re.compile(default._reversed_names)
+    for text in (*spelled, "pass", "apikeys", "api--key", "session", "passcodes", "credentialss"):
+        words = re.fullmatch(f"(?:{default._words})", text) is not None
+        assert (tree.fullmatch(text) is not None) == words == (text in spelled), text
+        assert (backwards.fullmatch(text[::-1]) is not None) == words, text
 
 
 # -- embedded data -------------------------------------------------------------------------

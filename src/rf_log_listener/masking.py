@@ -37,8 +37,9 @@ from rf_log_listener.secret_names import (
     alternation,
     escaped_string,
     key_value,
+    name_steps,
     plural_collection,
-    reversed_name,
+    shared_prefixes,
     spellings,
     whole_line,
     working_directory,
@@ -153,7 +154,7 @@ class Redactor(StepMasking):
         # the names once, their alternation is most of this pattern's compiling
         # (a plural too: ``api_keys=[...]``; ``tokens=4`` triggers and no rule masks it)
         return "|".join((*SHAPE_MARKS, PROSE_MARK,
-                         rf"""(?:{self._words})s?(?:{NAME_CLOSE}?\s*[:=]|\s*>)"""))
+                         rf"""(?:{self._names_tree})s?(?:{NAME_CLOSE}?\s*[:=]|\s*>)"""))
 
     @functools.cached_property
     def _mentions(self) -> re.Pattern[str]:
@@ -184,10 +185,11 @@ class Redactor(StepMasking):
 
     @functools.cached_property
     def _reversed_names(self) -> str | None:
-        """The names reversed, as one alternation (longest first); None when one has no
-        reversed form (``reversed_name``)."""
-        names = [reversed_name(name) for name in self._longest_first_names]
-        return None if None in names else "|".join(names)  # type: ignore[arg-type]
+        """The names reversed, their steps' shared prefixes once (``shared_prefixes``: for
+        the reversed text ``yek[-_ ]?ipa`` and ``yek[-_ ]?ssecca`` share ``yek[-_ ]?``); None
+        when one is more than steps."""
+        steps = self._name_steps
+        return None if steps is None else shared_prefixes(each[::-1] for each in steps)
 
     @functools.cached_property
     def _names_secret(self) -> re.Pattern[str]:
@@ -212,11 +214,24 @@ class Redactor(StepMasking):
 
     @functools.cached_property
     def _key_value(self) -> re.Pattern[str]:
-        return key_value(rf"[\w.-]*?(?:{self._words})")
+        return key_value(rf"[\w.-]*?(?:{self._names_tree})")
+
+    @functools.cached_property
+    def _names_tree(self) -> str:
+        """The names as one pattern, their shared prefixes once (``shared_prefixes``) where
+        each is a sequence of steps, else their alternation."""
+        steps = self._name_steps
+        return self._words if steps is None else shared_prefixes(steps)
+
+    @functools.cached_property
+    def _name_steps(self) -> list[list[str]] | None:
+        """Each name's steps (``name_steps``); None when one is more than steps."""
+        steps = [name_steps(name) for name in self._longest_first_names]
+        return None if None in steps else steps  # type: ignore[return-value]
 
     @functools.cached_property
     def _plural_collection(self) -> re.Pattern[str]:
-        return plural_collection(self._words)
+        return plural_collection(self._names_tree)
 
     @functools.cached_property
     def _plural_backwards(self) -> re.Pattern[str] | None:
@@ -241,11 +256,11 @@ class Redactor(StepMasking):
 
     @functools.cached_property
     def _whole_line(self) -> re.Pattern[str]:
-        return whole_line(self._words)
+        return whole_line(self._names_tree)
 
     @functools.cached_property
     def _xml_element(self) -> re.Pattern[str]:
-        return xml_element(self._words)
+        return xml_element(self._names_tree)
 
     def prepare(self) -> None:
         """Compile what :meth:`text` can use, ahead of its first text: the MCP server does it
@@ -442,7 +457,7 @@ class Redactor(StepMasking):
 def _masked_value(match: re.Match[str]) -> str:
     value = match["value"]
     quote = value[0] if len(value) > 1 and value[0] in "'\"" and value[-1] == value[0] else ""
-    escaped = match.groupdict().get("eq")
+    escaped = match["q"] if match.groupdict().get("bs") else None
     if escaped and value.startswith(escaped):  # \"token\": \"x\": its quotes stay
         closed = value.endswith(escaped) and len(value) >= 2 * len(escaped)
         inner = value[len(escaped):len(value) - len(escaped) * closed]  # or cut: to its end

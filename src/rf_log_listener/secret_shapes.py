@@ -85,8 +85,9 @@ class _Shapes:
     loads the listener."""
 
     def __init__(self) -> None:
+        # the user may be empty: Redis' ``redis://:password@cache:6379/0``
         self.url_credentials = re.compile(
-            r"(?i)(?<![a-z0-9+.-])([a-z][a-z0-9+.-]*://[^\s:/@]+:)([^\s/@]+)(@)")
+            r"(?i)(?<![a-z0-9+.-])([a-z][a-z0-9+.-]*://[^\s:/@]*:)([^\s/@]+)(@)")
         self.bearer = re.compile(r"(?i)\b(Bearer\s+)([A-Za-z0-9\-._~+/]{8,}=*)")
         self.private_key = re.compile(
             r"(-----BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----)(.*?)"

@@ -174,6 +174,12 @@ Shapes Next To Their Name
     Log    S70-escaped-json-Pw was echoed
     Log    body=b'"{\\\\"user\\\\": \\\\"bob\\\\", \\\\"api_token\\\\": \\\\"S71-repr-json-Tk\\\\"}"'
     Log    S71-repr-json-Tk was sent
+    Log    connecting to redis://:S72-redis-Pw@cache:6379/0
+    Log    S72-redis-Pw opens the cache
+    Log    GET Request : url=https://apim.example.net/orders \n headers={'Ocp-Apim-Subscription-Key': 'S73-apim-Key', 'x-functions-key': 'S74-func-Key'}
+    Log    S73-apim-Key and S74-func-Key are the API's
+    Log    mfa passcode=S75-mfa-Code accepted, function_key=L32-fkey-f5
+    Log    S75-mfa-Code was used and L32-fkey-f5 pressed
 
 Returned By Keywords Named Like Secrets
     ${session} =    Get Auth Token For User    alice
