@@ -671,6 +671,12 @@ def test_the_failing_keyword_shows_what_it_logged_just_before_failing(tmp_path: 
     assert "order 42 belongs to another tenant" in response and "s3cr3t-Value" not in response
     assert [a["reference"] for a in path[-1]["attachments"]] == ["har/order.har"]
     printed = cli("failures", str(run_id), db=tmp_path / "store.sqlite3").stdout
+    # where each step of the path is written, as an editor opens it
+    steps = [line.strip() for line in printed.splitlines() if line.strip().startswith(
+        ("TEST s1-t1", "KEYWORD s1-t1"))]
+    assert steps == ["TEST s1-t1  Order Lookup  [FAIL]  orders.robot:5",
+                     "KEYWORD s1-t1-k2  Lookup Order  [FAIL]  orders.robot:7",
+                     "KEYWORD s1-t1-k2-k2  Get Order  [FAIL]  orders.robot:17"], printed
     # its body is the response's fourth line: printed, not "… (2 more lines ...)"
     assert ' body={"error": "order 42 belongs to another tenant", "token": "***"}\n' \
         in printed and "more line" not in printed

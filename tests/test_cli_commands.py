@@ -268,9 +268,10 @@ def test_control_structures_read_as_log_html_shows_them(tmp_path: Path) -> None:
     failures = cli("failures", db=db)
     assert failures.returncode == 0, failures.stderr
     lines = [line.strip() for line in failures.stdout.splitlines()]
-    assert "FOR s1-t1-k6  [FAIL]  ${i}  IN RANGE  5" in lines
+    # each step where it is written (an iteration is its FOR's line: none of its own)
+    assert "FOR s1-t1-k6  [FAIL]  ${i}  IN RANGE  5  controls.robot:13" in lines
     assert "ITERATION s1-t1-k6-k4  [FAIL]  ${i}=3" in lines
-    assert "IF s1-t1-k6-k4-k1  [FAIL]  ${i} == 3" in lines
+    assert "IF s1-t1-k6-k4-k1  [FAIL]  ${i} == 3  controls.robot:14" in lines
     assert "args: item ${i} is corrupt" in lines and "FAIL: item 3 is corrupt" in lines
     tree = cli("tree", "latest", "s1-t1", db=db).stdout
     assert "s1-t1-k5  [PASS]  ${n} > 0  limit=10" in tree

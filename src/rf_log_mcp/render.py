@@ -269,7 +269,7 @@ def failures(paths: list[dict[str, Any]], style: Style, run_id: int, of_group: b
             detail = "" if step.get("args") else node_detail(step)  # args: a line of their own
             print(f"{indent}{step['type']} {step['node_id']}{_named(step)}"
                   f"  [{style(step['status'], step['status'])}]"
-                  + _shown_detail(detail, style))
+                  + _shown_detail(detail, style) + _written_at(step, style))
             if step.get("args"):
                 print(f"{indent}  {style('args: ' + '  '.join(step['args']), 'dim')}")
             for message in step.get("messages", []):
@@ -414,6 +414,13 @@ def node_detail(node: Any) -> str:
     elif node_type in ("VAR", "RETURN"):
         parts = get("value") or get("values") or []
     return "  ".join(str(part) for part in parts)
+
+
+def _written_at(node: dict[str, Any], style: Style) -> str:
+    """Where a step is written, as an editor opens it (``orders.robot:12``): the answer has
+    it (the suite files read again), the terminal printed none of it."""
+    source, lineno = node.get("source"), node.get("lineno")
+    return f"  {style(f'{source}:{lineno}', 'dim')}" if source and lineno else ""
 
 
 def _shown_detail(detail: str, style: Style) -> str:
