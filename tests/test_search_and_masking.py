@@ -461,14 +461,14 @@ def test_an_operator_word_beyond_ascii_is_matched_case_insensitively() -> None:
 
 _NAMING = ["password", "Pass-Word", "api key", "api_key", "credential", "credentials", "sid", "pin",
            "a.b c", "x|y", "=", ":", " = ", '"', "'", "}", "\t", " ", "${", "\n", "value", "inside",
-           "passwords", "tokens", "s"]
+           "passwords", "tokens", "s", "\\", '\\"', "\\\\'"]
 
 
 @pytest.mark.parametrize(("text", "named"), [
     ('{"Password": "x"}', True), ("api key' = 1", True), ("credentials}\t:", True),
     ("SID  =", True), ("a.b c=", True), ("x|y:", True), ("my pin:", True), ("ftp://u:p@h", True),
     ("password x = 1", False), ("inside=1", False), ("a.b  c=", False), ("pin", False),
-    ('password"" = 1', False),
+    ('password"" = 1', False), ('{\\"token\\": \\"x\\"}', True), ("b'{\\\\'pw\\\\': 1", True),
 ])
 def test_a_secret_name_followed_by_a_separator(text: str, named: bool) -> None:
     redactor = Redactor(extra_words=("pin", "a.b c", "x|y"))
