@@ -528,11 +528,19 @@ def test_names_of_secrets_in_the_plural(text: str, secrets: bool) -> None:
 
 def test_a_list_or_dict_named_like_secrets_in_a_step_shows_no_value() -> None:
     """``Set Test Variable  @{API_TOKENS}  a  b`` and ``VAR  &{SECRETS}  db=x``: the values
-    (a dict's keys stay, references stay); a scalar so named counts (``${tokens}``)."""
+    (a dict's keys stay, references stay); a scalar so named counts (``${tokens}``). A
+    reference named like a secret is a value elsewhere, not a name before its value: what
+    follows it stays (a pattern it is checked against, a failure message)."""
     redactor = Redactor()
     assert redactor.args("Set Test Variable", ["@{API_TOKENS}", "tk-a1", "${X}"]) == (
         ["@{API_TOKENS}", "***", "${X}"], 1)
     assert redactor.args("Set Test Variable", ["${tokens}", "1500"]) == (["${tokens}", "1500"], 0)
+    # a reference is a name before its value only where a keyword sets a variable by it
+    assert redactor.args("BuiltIn.Set Suite Variable", ["${API_TOKEN}", "tk-9"]) == (
+        ["${API_TOKEN}", "***"], 1)
+    checked = ["${password}", "^Al1ce", "wrong password for ${username}"]
+    assert redactor.args("Should Match Regexp", checked) == (checked, 0)
+    assert redactor.args("Input Text", ["id:password", "pw-9x"]) == (["id:password", "***"], 1)
     assert redactor.var_values("&{SECRETS}", ["db=pw-1", "api=${K}"]) == (["db=***", "api=${K}"], 1)
     assert redactor.var_values("@{items}", ["a1b2"]) == (["a1b2"], 0)
 

@@ -59,8 +59,12 @@ class StepMasking:
                     masked, n = f"{named[1]}{MASK}", 1
                 elif not named:
                     masked, n = MASK, 1
-            if not named and (self.names_secret(arg) or self._collection_of_secrets(arg)):
-                secret_follows = True  # Set Test Variable  @{API_TOKENS}  a  b
+            if not named and (self.names_secret(arg) or self._collection_of_secrets(arg)) and (
+                    not _VARIABLE().match(arg.strip()) or _sets_a_variable(keyword_name)):
+                # ``id:password  x``, ``Set Test Variable  @{API_TOKENS}  a  b``; a reference
+                # elsewhere is a value, not a name before one (``Should Match Regexp
+                # ${password}  ^Al1ce  msg`` hid the pattern and the message it failed with)
+                secret_follows = True
             out.append(masked)
             count += n
         return out, count
@@ -148,6 +152,17 @@ class StepMasking:
             out = [_masked_item(value, name[0] == "&") for value in values]
             return out, sum(a != b for a, b in zip(out, values, strict=True))
         return self.for_values(name, None, values)
+
+
+# BuiltIn's keywords that take a variable's name, then its value (``Set Test Variable
+# ${TOKEN}  x``), normalized as ``secret_names`` normalizes keyword names
+_SETS_A_VARIABLE = frozenset({"settestvariable", "settaskvariable", "setsuitevariable",
+                              "setglobalvariable", "setlocalvariable"})
+
+
+def _sets_a_variable(keyword_name: str | None) -> bool:
+    name = (keyword_name or "").rpartition(".")[2]
+    return "".join(name.lower().split()).replace("_", "") in _SETS_A_VARIABLE
 
 
 def _masked_item(value: str, keyed: bool) -> str:
