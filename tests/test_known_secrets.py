@@ -48,7 +48,9 @@ escaped: (70) an API's echo of its request (``"echo": "{\\"password\\": \\"x\\"}
 (71) RequestsLibrary's request body as bytes (``b'"{\\\\"api_token\\\\": ...}"'``), (72) a
 Redis URL's password without a user (``redis://:x@cache``), (73) Azure API Management's
 ``Ocp-Apim-Subscription-Key`` and (74) Azure Functions' ``x-functions-key`` in a request's
-headers, (75) a ``passcode=x``, each again alone.
+headers, (75) a ``passcode=x``, values RF's comparisons name (Collections): (76) ``Key
+api_token: a != b`` of two dictionaries and (77) ``Index 1 (Password): a != b`` of two lists
+with names, each again alone.
 Thirty-two values only look like secrets (look-alike names, values too short or too common,
 a keyword's name holding a secret's, ``Open Sidebar``'s "sid", a word after "password" among
 another keyword's arguments, text filled into a user-name field, ``Count Tokenizer Rules``'
@@ -98,7 +100,7 @@ SECRETS = ("S01-Hunter2-pass", "S03-deep-Pw-9", "S05-set-var-Sec", "S07-var-pk-1
            "S63-herestring-Pw", "S64-plural-key-a", "S64-plural-key-b", "S65-var-tokens-a",
            "S65-var-tokens-b", "S66-dict-secret-Pw", "S67-list-Pw-a", "S67-list-Pw-b",
            "S68-azure-Key==", "S70-escaped-json-Pw", "S71-repr-json-Tk", "S72-redis-Pw",
-           "S73-apim-Key", "S74-func-Key", "S75-mfa-Code")
+           "S73-apim-Key", "S74-func-Key", "S75-mfa-Code", "S76-returned-Tk", "S77-row-Pw")
 # Masked by its shape wherever it occurs, so never registered as a run's value.
 BY_SHAPE = ("S27webhooksecret99", "S69sasSignature%2B9")
 LOOKALIKES = ("L01-54321-count", "L02-all-tests-passed", "L03-bypass-enabled",

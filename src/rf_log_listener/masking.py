@@ -35,6 +35,7 @@ from rf_log_listener.secret_names import (
     SECRET_WORD_SPELLINGS,
     SECRET_WORDS,
     alternation,
+    compared_values,
     escaped_string,
     key_value,
     name_steps,
@@ -154,7 +155,8 @@ class Redactor(StepMasking):
         # the names once, their alternation is most of this pattern's compiling
         # (a plural too: ``api_keys=[...]``; ``tokens=4`` triggers and no rule masks it)
         return "|".join((*SHAPE_MARKS, PROSE_MARK,
-                         rf"""(?:{self._names_tree})s?(?:{NAME_CLOSE}?\s*[:=]|\s*>)"""))
+                         rf"""(?:{self._names_tree})s?(?:(?:{NAME_CLOSE}|\)|' does not match)?\s*[:=]"""
+                         rf"""|\s*>)"""))
 
     @functools.cached_property
     def _mentions(self) -> re.Pattern[str]:
@@ -255,6 +257,10 @@ class Redactor(StepMasking):
         return backwards.search((text.lower() if lowered is None else lowered)[::-1]) is not None
 
     @functools.cached_property
+    def _compared_values(self) -> re.Pattern[str]:
+        return compared_values(self._names_tree)
+
+    @functools.cached_property
     def _whole_line(self) -> re.Pattern[str]:
         return whole_line(self._names_tree)
 
@@ -315,6 +321,8 @@ class Redactor(StepMasking):
             shapes = compiled_shapes()
             text = sub(shapes.private_key, text, masked_key)
             text = sub(self._whole_line, text, _masked_value)
+            if " != " in text:
+                text = sub(self._compared_values, text, _masked_compared)
             text = sub(self._key_value, text, _masked_value)
             if self._holds_plural(text):
                 text = sub(self._plural_collection, text, _masked_collection)
@@ -368,6 +376,8 @@ class Redactor(StepMasking):
             return True
         if "</" in text and self._xml_element.search(text) is not None:
             return True
+        if " != " in text and self._compared_values.search(text) is not None:
+            return True
         return "pass" in lowered and bool(prose_passwords(text, lowered))
 
     def secret_values(self, text: str, lowered: str | None = None) -> list[str]:
@@ -406,6 +416,9 @@ class Redactor(StepMasking):
             for match in self._plural_collection.finditer(text):
                 if not self.names_secret(match["key"]):  # credentials=(user, x): a pair's
                     found += collection_items(match["value"])
+        if " != " in text:  # Key password: a != b
+            found += [_compared_side(m[side]) for m in self._compared_values.finditer(text)
+                      for side in ("first", "second")]
         if "://" in text and "@" in text:
             found += [m[2] for m in compiled_shapes().url_credentials.finditer(text)]
         if "</" in text:
@@ -475,6 +488,24 @@ def _masked_value(match: re.Match[str]) -> str:
     if not quote and "@" in inner and _in_url_user(match.string, match.start(0)):
         return f"{head}{MASK}{inner[inner.index('@'):]}"  # the URL's host and path stay
     return f"{head}{quote}{MASK}{quote}"
+
+
+def _masked_compared(match: re.Match[str]) -> str:
+    """Both values of RF's ``Key password: a != b``, references and masks kept."""
+    head = match[0][:match.start("first") - match.start(0)]
+    first, second = (side if is_reference(_compared_side(side)) else MASK
+                     for side in (match["first"], match["second"]))
+    return f"{head}{first} != {second}"
+
+
+def _compared_side(side: str) -> str:
+    """A value as RF's failure shows it, without the quotes and type it adds where two
+    values print alike (``'1' (string) != 1 (integer)``)."""
+    typed = _TYPED_SIDE().match(side)
+    return typed[1] if typed else side
+
+
+_TYPED_SIDE = lazy_pattern(r"^'?(.*?)'? \(\w+\)$", re.DOTALL)
 
 
 def _masked_collection(match: re.Match[str]) -> str:

@@ -295,6 +295,20 @@ def whole_line(name: str) -> re.Pattern[str]:
     )
 
 
+def compared_values(name: str) -> re.Pattern[str]:
+    """RF's line of two values that differ under a secret's name (Collections' ``Dictionaries
+    Should Be Equal``: ``Key password: a != b``; ``Lists Should Be Equal`` with names:
+    ``Index 2 (Password): a != b``; ``Dictionary Should Contain Item``: ``Value of dictionary
+    key 'password' does not match: a != b``): both are the secret's. Groups: first, second."""
+    return re.compile(
+        rf"""(?imx)
+        ^(?:Key\ [\w .-]*?(?:{name}) | Index\ \d+\ \([\w .-]*?(?:{name})\)
+          | Value\ of\ dictionary\ key\ '[\w .-]*?(?:{name})'\ does\ not\ match ):[ ]
+        (?P<first> [^\n]*? ) [ ]!=[ ] (?P<second> [^\n]* )$
+        """
+    )
+
+
 def xml_element(name: str) -> re.Pattern[str]:
     """An XML element named like a secret, its text the value (``<password>x</password>``,
     ``<ns:AuthToken type="t">x</ns:AuthToken>``: SOAP and XML bodies), closed by its own

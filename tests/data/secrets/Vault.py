@@ -22,3 +22,18 @@ def fetch_api_key():
 
 def fetch_api_keys():
     return ["S44-key-one-Aa", "S44-key-two-Bb"]
+
+
+class _Session(dict):
+    def __repr__(self):  # RF's TRACE "Return:" line does not show (and register) the token
+        return "<session of bob>"
+
+
+def get_session_info():
+    """What an API returned, compared with what was expected: its token is known only from
+    the comparison's failure."""
+    return _Session(user="bob", api_token="S76-returned-Tk")
+
+
+def get_user_row():
+    return ["bob", "S77-row-Pw"]

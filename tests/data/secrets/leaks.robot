@@ -180,6 +180,14 @@ Shapes Next To Their Name
     Log    S73-apim-Key and S74-func-Key are the API's
     Log    mfa passcode=S75-mfa-Code accepted, function_key=L32-fkey-f5
     Log    S75-mfa-Code was used and L32-fkey-f5 pressed
+    &{expected} =    Create Dictionary    user=bob    api_token=${None}
+    ${session} =    Get Session Info
+    Run Keyword And Expect Error    *    Dictionaries Should Be Equal    ${expected}    ${session}
+    Log    S76-returned-Tk came back
+    ${row} =    Get User Row
+    ${names} =    Create List    Name    Password
+    Run Keyword And Expect Error    *    Lists Should Be Equal    ${row}    ${{['bob', 'x']}}    names=${names}
+    Log    S77-row-Pw is in the row
 
 Returned By Keywords Named Like Secrets
     ${session} =    Get Auth Token For User    alice
