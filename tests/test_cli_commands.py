@@ -402,3 +402,29 @@ def test_a_teardown_that_failed_too_is_named_and_rf_s_status_read_whole(tmp_path
     at = summary.index("Setup failed:")
     assert summary[at + 1:at + 5] == ["could not connect", "", "Also teardown failed:",
                                       "cleanup failed: table locked"]
+
+
+def test_a_node_s_messages_the_tree_does_not_show_are_counted_with_their_command(
+        tmp_path: Path) -> None:
+    """``tree`` of a library keyword showed "0 children" and nothing of the request and
+    response it logged (the tree sends INFO text to no one: search reads it): it says how
+    many there are and the command that prints them, which does."""
+    from test_listener import robot
+
+    (tmp_path / "logs.robot").write_text(
+        "*** Test Cases ***\nLogs\n    Log Many    GET /orders/42    status=404\n"
+        "    Log    careful    WARN\n")
+    db = tmp_path / "store.sqlite3"
+    done = robot("--listener", f"rf_log_listener:db={db}", "--output", "NONE", "--report",
+                 "NONE", "--log", "NONE", str(tmp_path / "logs.robot"), cwd=tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr
+    lines = [line.strip() for line in cli("tree", "1", "s1-t1-k1", db=db).stdout.splitlines()]
+    assert lines[1] == ("2 messages (2 INFO): rf-log-mcp search 1 --selector s1-t1-k1 --scope"
+                        " node --min-level TRACE")
+    warned = [line.strip() for line in cli("tree", "1", "s1-t1-k2", db=db).stdout.splitlines()]
+    assert warned[1:] == ["WARN: careful"]  # shown: nothing more to read
+    found = cli(*lines[1].split(": ", 1)[1].split()[1:], db=db).stdout
+    assert "GET /orders/42" in found and "status=404" in found, found
+    # with a selector, a lone number is the run (not the text "1" looked for in the node)
+    bare = cli("search", "1", "--selector", "s1-t1-k1", db=db)
+    assert bare.returncode != 0 and "Nothing to search for" in bare.stderr, bare

@@ -356,14 +356,30 @@ def tree(response: Answer, style: Style) -> None:
     else:
         print(f"{node['type']} {style(node['node_id'], 'bold')}{_named(node)}"
               f"  [{style(node['status'], node['status'])}]  {node.get('child_count', 0)} children")
-        for message in (node.get("messages") or {}).get("important") or []:
+        messages = node.get("messages") or {}
+        for message in messages.get("important") or []:
             print(f"    {style(message['level'], message['level'])}: "
                   f"{first_lines(message['text'], 1)[0]}")
+        _unshown_messages(messages, len(messages.get("important") or []),
+                          f"{response.run_id} --selector {node['node_id']}", style)
     for child in view.children:
         print("  " + _tree_item(child, style))
     if response.page_truncated:
         print(style(f"  … more: --cursor {response.next_cursor}", "dim"))
     _masked(response, style)
+
+
+def _unshown_messages(messages: dict[str, Any], shown: int, where: str, style: Style) -> None:
+    """A node's messages the tree counts but does not show (INFO and below: a request and
+    its response, what a keyword logged), with the command that reads them: the terminal
+    said "0 children" and nothing of them."""
+    by_level = messages.get("by_level") or {}
+    left = sum(by_level.values()) - shown
+    if left > 0:
+        levels = ", ".join(f"{count} {level}" for level, count in by_level.items())
+        more = " more" if shown else ""
+        print(style(f"    {left}{more} message{'s' if left > 1 else ''} ({levels}):"
+                    f" rf-log-mcp search {where} --scope node --min-level TRACE", "dim"))
 
 
 _CALLS = ("KEYWORD", "SETUP", "TEARDOWN")

@@ -125,9 +125,11 @@ def cmd_window(args: argparse.Namespace) -> int:
 
 
 def cmd_search(args: argparse.Namespace) -> int:
-    if args.query is None and not (args.level or args.min_level) and isinstance(args.run, int):
+    if args.query is None and not (args.level or args.min_level or args.selector) \
+            and isinstance(args.run, int):
         # `search 404`: run 404 with nothing to look for is no search; the number is the text
-        # (`search 3 --min-level WARN` stays run 3)
+        # (`search 3 --min-level WARN` and `search 3 --selector s1-t1-k2` stay run 3: a
+        # node's messages, the command `tree` names for them)
         args.query, args.run = str(args.run), "latest"
     conn = connect(args)
     response = service.search_messages(
