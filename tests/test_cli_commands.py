@@ -428,3 +428,4 @@ def test_a_node_s_messages_the_tree_does_not_show_are_counted_with_their_command
     # with a selector, a lone number is the run (not the text "1" looked for in the node)
     bare = cli("search", "1", "--selector", "s1-t1-k1", db=db)
     assert bare.returncode != 0 and "Nothing to search for" in bare.stderr, bare
+    assert "--selector ID --min-level TRACE" in bare.stderr  # the terminal's way, not the tool's

@@ -84,7 +84,8 @@ def make_filter(query: str | None, level: str | None, min_level: str | None) -> 
     if text is None and not level and not min_level:
         raise ResultError(INVALID_QUERY, "Nothing to search for.",
                           "Pass query (plain text), or level / min_level (e.g. min_level='WARN') "
-                          "to list messages by severity, or both.")
+                          "to list messages by severity, or both (command line: QUERY, --level "
+                          "or --min-level: a node's messages, --selector ID --min-level TRACE).")
     if level and min_level:
         raise ResultError(INVALID_QUERY, "Pass level or min_level, not both.",
                           "level='WARN' finds WARN messages; min_level='WARN' finds WARN and worse.")
