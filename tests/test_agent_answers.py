@@ -684,3 +684,36 @@ def test_the_failing_keyword_shows_what_it_logged_just_before_failing(tmp_path: 
     status = _path(conn, run_id, "s1-t2")["failure_path"]["path"][-1]
     assert [m["level"] for m in status["messages"]] == ["FAIL"]
     assert status["message_count"] == 2
+
+
+def test_a_long_comparison_cut_for_the_budget_keeps_where_its_values_differ(
+        tmp_path: Path) -> None:
+    """``Should Be Equal As Strings`` of two JSON bodies that differ in one field of their
+    31st item fails with a line of ~8,000 characters: cut to its head and tail, it showed
+    neither side where they differ. The cut keeps that place in both values, the separator
+    between them, and the head and tail; the command line prints it under the line it cuts."""
+    conn, run_id = _imported(tmp_path, "long_values.robot", 1)
+    step = _path(conn, run_id, "s1-t1", budget=1500)["failure_path"]["path"][-1]
+    shown = next(m["text"] for m in step["messages"] if m["level"] == "FAIL")
+    assert "characters cut] …" in shown and len(shown) < 2000
+    assert '{"id": 31, "state": "closed", "owner": "team-31"}' in shown.split(" != ")[0]
+    assert '{"id": 31, "state": "open", "owner": "team-31"}' in shown.split(" != ")[1]
+    assert shown.startswith('order list: {"items": [{"id": 0,') and shown.endswith('"team-59"}]}')
+    printed = cli("failures", str(run_id), db=tmp_path / "store.sqlite3").stdout
+    difference = next(line.strip() for line in printed.splitlines() if "first difference" in line)
+    assert '"id": 31, "state": "closed"' in difference.split(" != ")[0]
+    assert '"id": 31, "state": "open"' in difference.split(" != ")[1]
+
+
+@pytest.mark.parametrize(("text", "points"), [
+    ("abc != abd", (2, 9)),  # the third character of each
+    ("msg: status: 201 != 200", (15, 22)),  # after RF's custom message (and a colon in it)
+    ("1 != 2", (0, 5)),
+    ("abc != abc", None), ("ab != abc", None),  # one is the other's beginning
+    ("a != b != c", None),  # which separator splits the values cannot be told
+    ("no comparison", None),
+])
+def test_where_rf_s_compared_values_first_differ(text: str, points: tuple[int, int] | None) -> None:
+    from rf_log_mcp.differences import first_difference
+
+    assert first_difference(text) == points

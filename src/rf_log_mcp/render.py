@@ -87,10 +87,26 @@ EVIDENCE_LINES = 24
 INFO_LINES = 4
 
 
-def evidence(text: str, rest: str) -> list[str]:
+def evidence(text: str, rest: str, width: int = 160) -> list[str]:
     """A failure's message as the failure path prints it: to EVIDENCE_LINES lines, a browser
-    driver's native stack folded."""
-    return first_lines(folded(text), EVIDENCE_LINES, rest=rest)
+    driver's native stack folded; where RF's ``first != second`` differ, when a line too long
+    for the terminal hides it (two JSON bodies that differ in their 31st item)."""
+    return with_difference(first_lines(folded(text), EVIDENCE_LINES, width, rest=rest), text,
+                           width)
+
+
+def with_difference(lines: list[str], text: str | None, width: int = 160) -> list[str]:
+    """``lines`` (``text`` cut for the terminal) with, after the first, where RF's ``first !=
+    second`` differ when a line too long for the terminal hides it."""
+    if not text or " != " not in text or all(len(line) <= width for line in text.splitlines()):
+        return lines
+    from .differences import first_difference
+
+    points = first_difference(text)
+    if points is not None:
+        first, second = (" ".join(text[max(0, at - 20):at + 40].split()) for at in points)
+        lines.insert(1, f"first difference: …{first}… != …{second}…")
+    return lines
 
 
 def folded(text: str | None) -> str:
@@ -192,7 +208,7 @@ def summary(response: Answer, style: Style) -> None:
             seen = f"  ({seen_text(test.signature_seen)})" if test.signature_seen else ""
             test_id = f"{test.run_id}:{test.node_id}" if runs else test.node_id
             print(f"  {style(f'{test_id:<14}', 'FAIL')} {test.name}{style(seen, 'dim')}")
-            for line in first_lines(folded(test.message)):
+            for line in with_difference(first_lines(folded(test.message)), test.message):
                 print(f"  {'':<14}   {line}")
             if test.cause:
                 _cause(test.cause, f"  {'':<14}   ", style)

@@ -170,9 +170,8 @@ class Shaper:
         ``Cut`` that ``grow`` may give back whole."""
         if len(value) <= limit + CUT_MARK:  # cutting less than its own mark saves nothing
             return value
-        head, tail = _head_tail(limit)
         self.soft_cuts += 1
-        return Cut(_marked(value[:head], len(value) - head - tail, value[-tail:]), value)
+        return Cut(_shortened(value, limit), value)
 
     def _joined(self, head: str, cut: int, tail: str) -> str:
         self.message_truncated = True  # a huge text: masked only around what is shown
@@ -250,6 +249,25 @@ def clean_cut(text: str, at: int, mask: Callable[[str], str]) -> bool:
 
 def _marked(head: str, cut: int, tail: str) -> str:
     return f"{head}… [{cut} characters cut] …{tail}"
+
+
+def _shortened(value: str, limit: int) -> str:
+    """``value`` to about ``limit`` characters: its head and tail, and where RF's ``first !=
+    second`` differ when neither shows it (two long JSON bodies that differ in one field)."""
+    head, tail = _head_tail(limit)
+    if " != " in value:
+        from itertools import pairwise
+
+        from .differences import first_difference, kept_around
+
+        points = first_difference(value)
+        if points is not None and not (points[0] < head and points[1] >= len(value) - tail):
+            ranges = kept_around(value, limit, points)
+            pieces = [value[ranges[0][0]:ranges[0][1]]]
+            for (_, end), (start, stop) in pairwise(ranges):
+                pieces.append(f"… [{start - end} characters cut] …{value[start:stop]}")
+            return "".join(pieces)
+    return _marked(value[:head], len(value) - head - tail, value[-tail:])
 
 
 def _find_cuts(value: Any, places: dict[str, list[tuple[Any, Any]]]) -> None:
