@@ -50,15 +50,17 @@ Redis URL's password without a user (``redis://:x@cache``), (73) Azure API Manag
 ``Ocp-Apim-Subscription-Key`` and (74) Azure Functions' ``x-functions-key`` in a request's
 headers, (75) a ``passcode=x``, values RF's comparisons name (Collections): (76) ``Key
 api_token: a != b`` of two dictionaries and (77) ``Index 1 (Password): a != b`` of two lists
-with names, each again alone.
-Thirty-two values only look like secrets (look-alike names, values too short or too common,
+with names, each again alone; (78) a PEM private key in base64 (kubeconfig's
+``client-key-data``, by its shape).
+Thirty-three values only look like secrets (look-alike names, values too short or too common,
 a keyword's name holding a secret's, ``Open Sidebar``'s "sid", a word after "password" among
 another keyword's arguments, text filled into a user-name field, ``Count Tokenizer Rules``'
 return, a repository's name after such a URL's host, the value of sqlcmd's ``-S`` beside its
 ``-p`` that is no password, the shell's working directories ``PWD`` and ``OLDPWD``: paths
 the run shows everywhere, the value of a ``--sort-key`` option, the user name htpasswd is
 given, the user name of a secret-named pair, a plural name's single value: ``${tokens}`` and
-``tokens=x`` count, an Azure account's name, a ``function_key``) and must stay readable.
+``tokens=x`` count, an Azure account's name, a ``function_key``, a certificate in base64) and must stay
+readable.
 
 Live capture and the imports of output.xml and output.json register the same values, and
 every tool, view, projection, resource and CLI command answers without any of them.
@@ -102,7 +104,9 @@ SECRETS = ("S01-Hunter2-pass", "S03-deep-Pw-9", "S05-set-var-Sec", "S07-var-pk-1
            "S68-azure-Key==", "S70-escaped-json-Pw", "S71-repr-json-Tk", "S72-redis-Pw",
            "S73-apim-Key", "S74-func-Key", "S75-mfa-Code", "S76-returned-Tk", "S77-row-Pw")
 # Masked by its shape wherever it occurs, so never registered as a run's value.
-BY_SHAPE = ("S27webhooksecret99", "S69sasSignature%2B9")
+BY_SHAPE = ("S27webhooksecret99", "S69sasSignature%2B9",
+            # (78) kubeconfig's client-key-data: a PEM private key in base64
+            "LS0tLS1CRUdJTiBSU0EgUFJJVkFURSBLRVktLS0tLQpNSUlFb3dJQkFBS0NB")
 LOOKALIKES = ("L01-54321-count", "L02-all-tests-passed", "L03-bypass-enabled",
               "L04-whitespace-tokenizer", "L05-ask-the-admin", "L06-feature-flag-on", "L7x",
               "True", "None", "1234", "L11-sessions-open-3", "L12-jane-and-john",
@@ -111,7 +115,9 @@ LOOKALIKES = ("L01-54321-count", "L02-all-tests-passed", "L03-bypass-enabled",
               "L19-build-label", "L20-after-the-word", "L21-filled-user",
               "L22-tokenizer-rules", "L23-clone-repo", "L24-sql-host",
               "L25-work-dir", "L26-old-dir", "L27-sort-key", "L28-web-user",
-              "L29-auth-user", "L30-plural-scalar", "L31-acct-name", "L32-fkey-f5")
+              "L29-auth-user", "L30-plural-scalar", "L31-acct-name", "L32-fkey-f5",
+              # kubeconfig's client-certificate-data: a certificate in base64, public
+              "LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0tCk1JSUM1ekNDQWMrZ0F3SUJB")
 # What differs between the stores by nature: ids of the run, where it came from, times.
 _BY_NATURE = {"run_id", "source_path", "origin", "generator", "start_time", "elapsed",
               "elapsed_ms", "estimated_tokens", "next_cursor", "prev_cursor", "time", "seconds",

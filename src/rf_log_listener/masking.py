@@ -60,6 +60,7 @@ from rf_log_listener.secret_shapes import (
     lazy_pattern,
     looks_random,
     masked_argument_passwords,
+    masked_base64_key,
     masked_credentials,
     masked_credentials_after,
     masked_curl_user,
@@ -340,6 +341,7 @@ class Redactor(StepMasking):
             text = sub(shapes.bearer, text, lambda m: f"{m[1]}{MASK}" if looks_random(m[2]) else m[0])
             text = sub(PROSE_PASSWORD(), text, masked_prose_password)
             text = sub(shapes.jwt, text, lambda m: MASK)
+            text = sub(shapes.base64_pem, text, masked_base64_key)
             text = sub(shapes.vendor_tokens, text, lambda m: MASK)
         for pattern in self._extra:
             text = sub(pattern, text, _masked_group)

@@ -72,7 +72,7 @@ _OPTION_WORDS = (r"token|secret|password|passwd|passphrase"
 # rules' own context is: CURL_REACH.) A command's password option is looked for apart
 # (``may_hold_password_option``): as a mark, its fifteen commands made the scan of every
 # text a third slower and its compiling 1 ms longer.
-SHAPE_MARKS = ("://", "bearer", "eyj", "private key", "curl",
+SHAPE_MARKS = ("://", "bearer", "eyj", "private key", "ls0tls1crudjti", "curl",
                r"identified[ \t]+(?:by|with)\b", r"\|[ \t]*sudo\b", "password-stdin", "<<<",
                r"-pass(?:in|out)?[ \t]+['\"]?pass:",
                r"-[\w-]*?(?:token|secret|passw|passphrase|key)[ \t]", "sig=",
@@ -137,6 +137,9 @@ class _Shapes:
         # URL grants access to the blob, queue or service bus until it expires
         self.sas_signature = re.compile(r"(?P<head>[?&]sig=)(?P<value>[^&\s'\"<>#]+)")
         self.jwt = re.compile(r"\beyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]*")
+        # a PEM block in base64 ("-----BEGIN " is "LS0tLS1CRUdJTi"): kubeconfig's
+        # client-key-data, a Kubernetes secret's tls.key (``masked_base64_key``)
+        self.base64_pem = re.compile(r"\bLS0tLS1CRUdJTi[A-Za-z0-9+/]{16,}={0,2}")
         self.vendor_tokens = re.compile(
             rf"\b(?:{'|'.join(prefix + body for prefix, body in VENDOR_TOKENS)})\b")
         # What follows a secret's name: a closing quote or brace (``"token":``, ``${token} =``),
@@ -163,6 +166,20 @@ PROSE_PASSWORD = lazy_pattern(
 # _-+/ (or a dot inside it), so "Password Reset" in a test's name compiles no rule.
 PROSE_MARK = (rf"""{_PROSE_WORDS}(?:['"]?{_PROSE_CHAR}*?(?:[0-9_+/-]|\.{_PROSE_CHAR})"""
               rf"""|'{_PROSE_CHAR}{{4,}}'|"{_PROSE_CHAR}{{4,}}")""")
+
+
+def masked_base64_key(match: re.Match[str]) -> str:
+    """A PEM block in base64 when its armour says it is a private key (a certificate, public,
+    stays)."""
+    import base64
+    import binascii
+
+    head = match[0][:96]
+    try:
+        armour = base64.b64decode(head[:len(head) // 4 * 4])
+    except (binascii.Error, ValueError):
+        return match[0]
+    return MASK if b"PRIVATE KEY" in armour.split(b"\n", 1)[0] else match[0]
 
 
 def masked_key(match: re.Match[str]) -> str:

@@ -188,6 +188,7 @@ Shapes Next To Their Name
     ${names} =    Create List    Name    Password
     Run Keyword And Expect Error    *    Lists Should Be Equal    ${row}    ${{['bob', 'x']}}    names=${names}
     Log    S77-row-Pw is in the row
+    Log    kubeconfig user ci:\nclient-certificate-data: LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0tCk1JSUM1ekNDQWMrZ0F3SUJBZ0lCQVRBTkwzM2NlcnRCb2R5Ci0tLS0tRU5EIENFUlRJRklDQVRFLS0tLS0K\nclient-key-data: LS0tLS1CRUdJTiBSU0EgUFJJVkFURSBLRVktLS0tLQpNSUlFb3dJQkFBS0NBUUVBUzc4a2V5TWF0ZXJpYWwKLS0tLS1FTkQgUlNBIFBSSVZBVEUgS0VZLS0tLS0K
 
 Returned By Keywords Named Like Secrets
     ${session} =    Get Auth Token For User    alice
