@@ -51,16 +51,17 @@ Redis URL's password without a user (``redis://:x@cache``), (73) Azure API Manag
 headers, (75) a ``passcode=x``, values RF's comparisons name (Collections): (76) ``Key
 api_token: a != b`` of two dictionaries and (77) ``Index 1 (Password): a != b`` of two lists
 with names, each again alone; (78) a PEM private key in base64 (kubeconfig's
-``client-key-data``, by its shape).
-Thirty-three values only look like secrets (look-alike names, values too short or too common,
+``client-key-data``, by its shape), (79) ``aws configure set aws_secret_access_key x`` and
+again alone.
+Thirty-four values only look like secrets (look-alike names, values too short or too common,
 a keyword's name holding a secret's, ``Open Sidebar``'s "sid", a word after "password" among
 another keyword's arguments, text filled into a user-name field, ``Count Tokenizer Rules``'
 return, a repository's name after such a URL's host, the value of sqlcmd's ``-S`` beside its
 ``-p`` that is no password, the shell's working directories ``PWD`` and ``OLDPWD``: paths
 the run shows everywhere, the value of a ``--sort-key`` option, the user name htpasswd is
 given, the user name of a secret-named pair, a plural name's single value: ``${tokens}`` and
-``tokens=x`` count, an Azure account's name, a ``function_key``, a certificate in base64) and must stay
-readable.
+``tokens=x`` count, an Azure account's name, a ``function_key``, a certificate in base64,
+the region ``aws configure set`` is given) and must stay readable.
 
 Live capture and the imports of output.xml and output.json register the same values, and
 every tool, view, projection, resource and CLI command answers without any of them.
@@ -102,7 +103,8 @@ SECRETS = ("S01-Hunter2-pass", "S03-deep-Pw-9", "S05-set-var-Sec", "S07-var-pk-1
            "S63-herestring-Pw", "S64-plural-key-a", "S64-plural-key-b", "S65-var-tokens-a",
            "S65-var-tokens-b", "S66-dict-secret-Pw", "S67-list-Pw-a", "S67-list-Pw-b",
            "S68-azure-Key==", "S70-escaped-json-Pw", "S71-repr-json-Tk", "S72-redis-Pw",
-           "S73-apim-Key", "S74-func-Key", "S75-mfa-Code", "S76-returned-Tk", "S77-row-Pw")
+           "S73-apim-Key", "S74-func-Key", "S75-mfa-Code", "S76-returned-Tk", "S77-row-Pw",
+           "S79-aws-Secret")
 # Masked by its shape wherever it occurs, so never registered as a run's value.
 BY_SHAPE = ("S27webhooksecret99", "S69sasSignature%2B9",
             # (78) kubeconfig's client-key-data: a PEM private key in base64
@@ -116,6 +118,7 @@ LOOKALIKES = ("L01-54321-count", "L02-all-tests-passed", "L03-bypass-enabled",
               "L22-tokenizer-rules", "L23-clone-repo", "L24-sql-host",
               "L25-work-dir", "L26-old-dir", "L27-sort-key", "L28-web-user",
               "L29-auth-user", "L30-plural-scalar", "L31-acct-name", "L32-fkey-f5",
+              "L34-eu-region",
               # kubeconfig's client-certificate-data: a certificate in base64, public
               "LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0tCk1JSUM1ekNDQWMrZ0F3SUJB")
 # What differs between the stores by nature: ids of the run, where it came from, times.

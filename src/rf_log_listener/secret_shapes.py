@@ -356,14 +356,19 @@ def piped_passwords(text: str) -> list[str]:
 # words on its line, not by a pattern of each shape.
 _ARGUMENT_COMMANDS = lazy_pattern(
     r"(?i)(?<![\w.-])(smbclient|rpcclient|smbcacls|smbget|smbtree|wbinfo|samba-tool|pdbedit"
-    r"|net|htpasswd|rabbitmqctl|mysqladmin|vault)(?![\w-])")
+    r"|net|htpasswd|rabbitmqctl|mysqladmin|vault|aws)(?![\w-])")
 # a word (its span: inside its quotes), or what ends the command
 _COMMAND_WORDS = lazy_pattern(r"""'([^'\n]*)'|"([^"\n]*)"|([^\s'";|&]+)|([;|&\n])""")
 _SAMBA_USER_OPTIONS = ("-U", "--user", "--username")
 # the options of htpasswd (its cost, its rounds) and rabbitmqctl that take a value apart
 _VALUED_OPTIONS = {"htpasswd": ("-C", "-r"), "rabbitmqctl": ("-n", "-t", "-l", "--node", "--timeout"),
-                   "net": (), "vault": (),
+                   "net": (), "vault": (), "aws": ("--profile", "--region", "--output"),
                    "mysqladmin": ("-u", "-h", "-P", "-S", "--user", "--host", "--port", "--socket")}
+
+
+# what ``aws configure set NAME VALUE`` sets that is a credential (a profile's too:
+# ``profile.ci.aws_secret_access_key``)
+_AWS_SECRETS = ("aws_secret_access_key", "aws_session_token")
 
 
 def _words_after(text: str, at: int) -> list[tuple[int, int, str]]:
@@ -416,6 +421,9 @@ def _positional_password(words: list[tuple[int, int, str]], command: str) -> tup
     elif command == "vault":  # vault login token (not -, not key=value of another method)
         index = 1 if names[:1] == ["login"] and len(names) > 1 and names[1] != "-" \
             and "=" not in names[1] else None
+    elif command == "aws":  # aws configure set aws_secret_access_key x (or a session token)
+        index = 3 if names[:2] == ["configure", "set"] and len(names) > 2 \
+            and names[2].rpartition(".")[2] in _AWS_SECRETS else None
     elif names[:1] == ["use"]:  # net use [device] \\server\share password
         found = [n for n, name in enumerate(names) if name.startswith("\\\\")]
         index = found[0] + 1 if found else None
@@ -430,8 +438,8 @@ def argument_password_spans(text: str) -> list[tuple[int, int]]:
     """Where the passwords commands take as arguments are in ``text`` (their spans)."""
     if not ("%" in text or "\\\\" in text or "htpasswd" in text or "rabbitmqctl" in text
             or "et user " in text or "ET USER " in text or "et User " in text
-            or "mysqladmin" in text or "vault login" in text):
-        return []  # most messages: nine substring tests (~0.5 µs), run by the writer on each
+            or "mysqladmin" in text or "vault login" in text or "configure set" in text):
+        return []  # most messages: ten substring tests (~0.5 µs), run by the writer on each
     spans = []
     for command in _ARGUMENT_COMMANDS().finditer(text):
         name = command[1].lower()

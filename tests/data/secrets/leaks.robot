@@ -189,6 +189,8 @@ Shapes Next To Their Name
     Run Keyword And Expect Error    *    Lists Should Be Equal    ${row}    ${{['bob', 'x']}}    names=${names}
     Log    S77-row-Pw is in the row
     Log    kubeconfig user ci:\nclient-certificate-data: LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0tCk1JSUM1ekNDQWMrZ0F3SUJBZ0lCQVRBTkwzM2NlcnRCb2R5Ci0tLS0tRU5EIENFUlRJRklDQVRFLS0tLS0K\nclient-key-data: LS0tLS1CRUdJTiBSU0EgUFJJVkFURSBLRVktLS0tLQpNSUlFb3dJQkFBS0NBUUVBUzc4a2V5TWF0ZXJpYWwKLS0tLS1FTkQgUlNBIFBSSVZBVEUgS0VZLS0tLS0K
+    Log    Starting process:\naws configure set aws_secret_access_key S79-aws-Secret && aws configure set region L34-eu-region
+    Log    S79-aws-Secret is the CI user's
 
 Returned By Keywords Named Like Secrets
     ${session} =    Get Auth Token For User    alice
