@@ -153,8 +153,10 @@ class Redactor(StepMasking):
     @functools.cached_property
     def _trigger_parts(self) -> str:
         # a name, then a separator or the end of a tag (an XML element's closing tag ends so):
-        # the names once, their alternation is most of this pattern's compiling
-        # (a plural too: ``api_keys=[...]``; ``tokens=4`` triggers and no rule masks it)
+        # the names once, their tree is most of this pattern's compiling (a plural too:
+        # ``api_keys=[...]``; ``tokens=4`` triggers and no rule masks it); before the
+        # separator an escaped quote (``\"token\":``) or RF's comparisons' ``(Password):``
+        # and ``'password' does not match:`` (``compared_values``)
         return "|".join((*SHAPE_MARKS, PROSE_MARK,
                          rf"""(?:{self._names_tree})s?(?:(?:{NAME_CLOSE}|\)|' does not match)?\s*[:=]"""
                          rf"""|\s*>)"""))
@@ -273,7 +275,7 @@ class Redactor(StepMasking):
         """Compile what :meth:`text` can use, ahead of its first text: the MCP server does it
         while the host's model writes its first call (issue #19)."""
         _ = self._ascii_trigger, self._trigger, compiled_shapes(), self._whole_line, self._key_value, \
-            self._xml_element, PROSE_PASSWORD()
+            self._xml_element, self._compared_values, PROSE_PASSWORD()
 
     # -- texts -------------------------------------------------------------------------
 
