@@ -30,6 +30,14 @@ from functools import cache
 
 from rf_log_listener.errors import ResultError
 from rf_log_listener.known_values import KnownValues, registrable
+from rf_log_listener.named_values import (
+    compared_side,
+    in_url_user,
+    masked_collection,
+    masked_compared,
+    masked_value,
+    whole_name,
+)
 from rf_log_listener.secret_names import (
     NAME_CLOSE,
     SECRET_WORD_SPELLINGS,
@@ -78,7 +86,7 @@ from rf_log_listener.secret_shapes import (
     structured_secrets,
     typed_password,
 )
-from rf_log_listener.step_masking import StepMasking, is_reference
+from rf_log_listener.step_masking import StepMasking
 
 TYPE_CHECKING = False  # typing's own constant: loading typing is 4-5 ms (issue #19)
 if TYPE_CHECKING:
@@ -323,13 +331,13 @@ class Redactor(StepMasking):
         if triggered:
             shapes = compiled_shapes()
             text = sub(shapes.private_key, text, masked_key)
-            text = sub(self._whole_line, text, _masked_value)
+            text = sub(self._whole_line, text, masked_value)
             if " != " in text:
-                text = sub(self._compared_values, text, _masked_compared)
-            text = sub(self._key_value, text, _masked_value)
+                text = sub(self._compared_values, text, masked_compared)
+            text = sub(self._key_value, text, masked_value)
             if self._holds_plural(text):
-                text = sub(self._plural_collection, text, _masked_collection)
-            text = sub(self._xml_element, text, _masked_value)
+                text = sub(self._plural_collection, text, masked_collection)
+            text = sub(self._xml_element, text, masked_value)
             text = sub(shapes.url_credentials, text, masked_credentials)
             text = sub(shapes.curl_user, text, masked_curl_user)
             text = sub(shapes.password_option, text, masked_password_option)
@@ -410,18 +418,18 @@ class Redactor(StepMasking):
                     value = text[inside[0]:inside[1]] if inside else ""
                 elif len(value) > 1 and value[0] in "'\"" and value[-1] == value[0]:
                     value = value[1:-1]
-                elif "@" in value and _in_url_user(text, mention.start("name")):
+                elif "@" in value and in_url_user(text, mention.start("name")):
                     value = value[:value.index("@")]
                 if (value[:1] in "/\\" or value[1:2] == ":") and working_directory(
-                        _whole_name(lowered, mention), value):  # the shell's PWD=/path
+                        whole_name(lowered, mention), value):  # the shell's PWD=/path
                     continue
-                found += structured_secrets(_whole_name(lowered, mention), value.strip())
+                found += structured_secrets(whole_name(lowered, mention), value.strip())
         if self._holds_plural(text, lowered):  # api_keys=['a', 'b'], @{TOKENS} = [ a | b ]
             for match in self._plural_collection.finditer(text):
                 if not self.names_secret(match["key"]):  # credentials=(user, x): a pair's
                     found += collection_items(match["value"])
         if " != " in text:  # Key password: a != b
-            found += [_compared_side(m[side]) for m in self._compared_values.finditer(text)
+            found += [compared_side(m[side]) for m in self._compared_values.finditer(text)
                       for side in ("first", "second")]
         if "://" in text and "@" in text:
             found += [m[2] for m in compiled_shapes().url_credentials.finditer(text)]
@@ -469,71 +477,6 @@ class Redactor(StepMasking):
                 self.names_secret(name[:end]) or (name[end - 1] in "sS" and self.names_secret(
                     name[:end - 1])) for end in (word.end() for word in _WORD().finditer(name)))
         return known
-
-
-def _masked_value(match: re.Match[str]) -> str:
-    value = match["value"]
-    quote = value[0] if len(value) > 1 and value[0] in "'\"" and value[-1] == value[0] else ""
-    escaped = match["q"] if match.groupdict().get("bs") else None
-    if escaped and value.startswith(escaped):  # \"token\": \"x\": its quotes stay
-        closed = value.endswith(escaped) and len(value) >= 2 * len(escaped)
-        inner = value[len(escaped):len(value) - len(escaped) * closed]  # or cut: to its end
-        if is_reference(inner) or inner.strip().endswith(MASK):
-            return match[0]
-        head = match[0][: match.start("value") - match.start(0) + len(escaped)]
-        return f"{head}{MASK}{escaped if closed else ''}"
-    inner = value[1:-1] if quote else value
-    if is_reference(inner) or inner.strip().endswith(MASK):
-        return match[0]
-    key = match.groupdict().get("key")
-    if key is not None and working_directory(key, inner):
-        return match[0]
-    head = match[0][: match.start("value") - match.start(0)]
-    if not quote and "@" in inner and _in_url_user(match.string, match.start(0)):
-        return f"{head}{MASK}{inner[inner.index('@'):]}"  # the URL's host and path stay
-    return f"{head}{quote}{MASK}{quote}"
-
-
-def _masked_compared(match: re.Match[str]) -> str:
-    """Both values of RF's ``Key password: a != b``, references and masks kept."""
-    head = match[0][:match.start("first") - match.start(0)]
-    first, second = (side if is_reference(_compared_side(side)) else MASK
-                     for side in (match["first"], match["second"]))
-    return f"{head}{first} != {second}"
-
-
-def _compared_side(side: str) -> str:
-    """A value as RF's failure shows it, without the quotes and type it adds where two
-    values print alike (``'1' (string) != 1 (integer)``)."""
-    typed = _TYPED_SIDE().match(side)
-    return typed[1] if typed else side
-
-
-_TYPED_SIDE = lazy_pattern(r"^'?(.*?)'? \(\w+\)$", re.DOTALL)
-
-
-def _masked_collection(match: re.Match[str]) -> str:
-    """A collection under a plural secret's name masked whole, when it holds a value that may
-    be a secret (``tokens=[12, 40, 7]`` stays: counts)."""
-    if not any(registrable(item) for item in collection_items(match["value"])):
-        return match[0]
-    return f"{match[0][:match.start('value') - match.start(0)]}{MASK}"
-
-
-def _whole_name(lowered: str, mention: re.Match[str]) -> str:
-    """The name a secret's word ends (``oldpwd`` of ``'OLDPWD': x``): the name characters
-    before it, too."""
-    start = mention.start("name")
-    while start > 0 and (lowered[start - 1].isalnum() or lowered[start - 1] in "_.-"):
-        start -= 1
-    return lowered[start:mention.end("name")]
-
-
-def _in_url_user(text: str, at: int) -> bool:
-    """Whether ``at`` is in a URL's user name (``https://x-access-token:x@github.com/o/r``):
-    the value after it ends at ``@``, as URL credentials do."""
-    start = text.rfind("://", max(0, at - 200), at + 1)
-    return start >= 0 and not any(c in text[start + 3:at] for c in " \t\n/@")
 
 
 def _masked_group(match: re.Match[str]) -> str:

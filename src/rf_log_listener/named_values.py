@@ -1,0 +1,83 @@
+"""What replaces a value a secret's name makes secret (shared by both sides, through
+``masking``): the value after ``password=`` or ``"token": `` (its quotes, escaped or not,
+kept; a URL's host kept after a user name that names one), both values of RF's ``Key
+password: a != b``, a collection under a plural name; and where a name or a URL's user
+begins. ``masking.Redactor`` finds the matches (``secret_names``' patterns) and hands them
+here.
+"""
+
+from __future__ import annotations
+
+import re
+
+from rf_log_listener.known_values import registrable
+from rf_log_listener.secret_names import working_directory
+from rf_log_listener.secret_shapes import MASK, collection_items, lazy_pattern
+from rf_log_listener.step_masking import is_reference
+
+
+def masked_value(match: re.Match[str]) -> str:
+    """The value of a name rule's match (``key_value``, ``whole_line``, ``xml_element``)
+    masked, its quotes kept; a reference, a mask or the shell's working directory stays."""
+    value = match["value"]
+    quote = value[0] if len(value) > 1 and value[0] in "'\"" and value[-1] == value[0] else ""
+    escaped = match["q"] if match.groupdict().get("bs") else None
+    if escaped and value.startswith(escaped):  # \"token\": \"x\": its quotes stay
+        closed = value.endswith(escaped) and len(value) >= 2 * len(escaped)
+        inner = value[len(escaped):len(value) - len(escaped) * closed]  # or cut: to its end
+        if is_reference(inner) or inner.strip().endswith(MASK):
+            return match[0]
+        head = match[0][: match.start("value") - match.start(0) + len(escaped)]
+        return f"{head}{MASK}{escaped if closed else ''}"
+    inner = value[1:-1] if quote else value
+    if is_reference(inner) or inner.strip().endswith(MASK):
+        return match[0]
+    key = match.groupdict().get("key")
+    if key is not None and working_directory(key, inner):
+        return match[0]
+    head = match[0][: match.start("value") - match.start(0)]
+    if not quote and "@" in inner and in_url_user(match.string, match.start(0)):
+        return f"{head}{MASK}{inner[inner.index('@'):]}"  # the URL's host and path stay
+    return f"{head}{quote}{MASK}{quote}"
+
+
+def masked_compared(match: re.Match[str]) -> str:
+    """Both values of RF's ``Key password: a != b``, references and masks kept."""
+    head = match[0][:match.start("first") - match.start(0)]
+    first, second = (side if is_reference(compared_side(side)) else MASK
+                     for side in (match["first"], match["second"]))
+    return f"{head}{first} != {second}"
+
+
+def compared_side(side: str) -> str:
+    """A value as RF's failure shows it, without the quotes and type it adds where two
+    values print alike (``'1' (string) != 1 (integer)``)."""
+    typed = _TYPED_SIDE().match(side)
+    return typed[1] if typed else side
+
+
+_TYPED_SIDE = lazy_pattern(r"^'?(.*?)'? \(\w+\)$", re.DOTALL)
+
+
+def masked_collection(match: re.Match[str]) -> str:
+    """A collection under a plural secret's name masked whole, when it holds a value that may
+    be a secret (``tokens=[12, 40, 7]`` stays: counts)."""
+    if not any(registrable(item) for item in collection_items(match["value"])):
+        return match[0]
+    return f"{match[0][:match.start('value') - match.start(0)]}{MASK}"
+
+
+def whole_name(lowered: str, mention: re.Match[str]) -> str:
+    """The name a secret's word ends (``oldpwd`` of ``'OLDPWD': x``): the name characters
+    before it, too."""
+    start = mention.start("name")
+    while start > 0 and (lowered[start - 1].isalnum() or lowered[start - 1] in "_.-"):
+        start -= 1
+    return lowered[start:mention.end("name")]
+
+
+def in_url_user(text: str, at: int) -> bool:
+    """Whether ``at`` is in a URL's user name (``https://x-access-token:x@github.com/o/r``):
+    the value after it ends at ``@``, as URL credentials do."""
+    start = text.rfind("://", max(0, at - 200), at + 1)
+    return start >= 0 and not any(c in text[start + 3:at] for c in " \t\n/@")
