@@ -1050,3 +1050,46 @@ def test_the_listener_named_twice_captures_one_run_per_store(tmp_path: Path) -> 
     conn = open_store(db)
     assert [row[0] for row in conn.execute("SELECT status FROM runs ORDER BY run_id")] == [
         "complete"] * 3
+
+
+def test_no_row_a_live_run_writes_lacks_its_parent(tmp_path: Path) -> None:
+    """A live run writes its open nodes (RUNNING) with every batch, not only at the clock's
+    flush: a batch written mid-suite, or a suite's teardown rewrite, committed a test whose
+    suite (opened since the clock's last flush) had no row, and the summary's walk from a
+    test up to its suites' fixtures failed with NODE_NOT_FOUND (seen on PostgreSQL with
+    three robots writing under load)."""
+    from rf_log_listener import events as ev
+    from rf_log_listener.event_pipe import CLOSE, OPEN, apply_batch
+
+    conn, _, local = _written_in_robots_process(tmp_path / "store.sqlite3")
+    local.writer.batch_rows = 2  # a batch at nearly every node
+
+    def applied(*events: Any) -> None:  # as robot's events come, no clock's flush between
+        apply_batch(local.writer, local.stack, list(events), flush=False)
+
+    def orphans() -> list[str]:
+        return [node_id for node_id, in conn.execute(
+            "SELECT child.node_id FROM nodes AS child WHERE child.parent_pre IS NOT NULL AND"
+            " NOT EXISTS (SELECT 1 FROM nodes AS parent WHERE parent.key ="
+            " (child.key >> 32 << 32) + child.parent_pre)")]
+
+    def opened(kind: str, name: str) -> tuple[Any, ...]:
+        return (OPEN, kind, kind.lower(), name, None, None, None, None)
+
+    def closed(status: str, message: str = "") -> tuple[Any, ...]:
+        return (CLOSE, status, message, "2026-12-05T00:00:00", 0.1, None, None)
+
+    applied(*opened(ev.SUITE, "Root"), *opened(ev.SUITE, "Outer"), *opened(ev.SUITE, "Inner"),
+            *opened(ev.TEST, "One"), *opened(ev.KEYWORD, "Fail"), *closed("FAIL", "boom"),
+            *closed("FAIL", "boom"), *opened(ev.TEST, "Two"), *opened(ev.KEYWORD, "Log"),
+            *closed("PASS"), *closed("PASS"), *opened(ev.TEARDOWN, "Clean Up"),
+            *closed("FAIL", "teardown broke"))
+    assert conn.execute("SELECT count(*) FROM nodes").fetchone()[0] > 3  # batches written
+    assert orphans() == []
+    applied(*closed("FAIL"))  # Inner ends: its teardown failed, its tests re-marked
+    assert conn.execute("SELECT message FROM nodes WHERE node_id = 's1-s1-s1-t2'").fetchone() == (
+        "Parent suite teardown failed:\nteardown broke",)
+    assert orphans() == []
+    applied(*closed("FAIL"), *closed("FAIL"))
+    local.writer.flush()
+    assert orphans() == []

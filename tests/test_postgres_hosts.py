@@ -81,7 +81,7 @@ def _on_host(namespace: str, hostname: str, *command: str) -> list[str]:
             f'hostname {hostname} && exec "$@"', "sh", *command]
 
 
-async def _read_while_they_run(url: str, prefix: list[str], until: Any) -> dict[str, int]:
+async def _read_while_they_run(url: str, prefix: list[str], until: Any) -> dict[str, Any]:
     """An MCP server (on the host ``prefix`` runs it on) asked for runs and summaries until
     ``until()``; how many answers were ok and how many not."""
     from mcp import Client
@@ -90,16 +90,23 @@ async def _read_while_they_run(url: str, prefix: list[str], until: Any) -> dict[
     command = [*prefix, sys.executable, "-m", "rf_log_mcp"]
     params = StdioServerParameters(command=command[0], args=command[1:],
                                    env={**os.environ, "RF_LOG_MCP_DB": url})
-    counts = {"ok": 0, "failed": 0}
+    counts: dict[str, Any] = {"ok": 0, "failed": 0, "errors": []}
     async with Client(params) as client:
         while not until():
             runs = (await client.call_tool("list_runs", {})).structured_content or {}
-            counts["ok" if runs.get("ok") else "failed"] += 1
+            _count(counts, runs)
             for run in runs.get("runs", [])[:3]:
                 view = (await client.call_tool("get_view", {"view": "summary", "run_id": run["run_id"]}))
-                counts["ok" if (view.structured_content or {}).get("ok") else "failed"] += 1
+                _count(counts, view.structured_content or {})
             await asyncio.sleep(0.05)
     return counts
+
+
+def _count(counts: dict[str, Any], answer: dict[str, Any]) -> None:
+    """An answer counted ok or failed; a failed one's error kept (what the test says)."""
+    counts["ok" if answer.get("ok") else "failed"] += 1
+    if not answer.get("ok"):
+        counts["errors"].append(answer.get("error") or answer)
 
 
 @pytest.mark.anyio

@@ -263,7 +263,7 @@ class RunWriter:
             self.secrets.step(node, frame.opening, frame.assigned)
         self._node_rows.append(self._row(frame, status))
         if len(self._node_rows) + len(self._message_rows) >= self.batch_rows:
-            self._flush()
+            self._flush_with_open()
 
     def _row(self, frame: _Frame, status: str) -> tuple[Any, ...]:
         """The node's row as it stands: final at close, provisional while it is open."""
@@ -326,10 +326,20 @@ class RunWriter:
         """Write what is pending now. A live run also writes its open nodes, as RUNNING rows
         that their final rows replace, so readers see what is running."""
         totals = None
+        if self.live and self._stack:
+            totals = (self._stack[0].node.name, *self._tests_so_far())
+        self._flush_with_open(totals=totals)
+
+    def _flush_with_open(self, closing: _Frame | None = None,
+                         totals: LiveTotals | None = None) -> None:
+        """Write what is pending, and in a live run the open nodes with it (and ``closing``,
+        a suite taken off the stack and not yet written): every flush, not only the clock's,
+        so no row a reader sees lacks its parent (a batch written mid-suite, or a suite's
+        teardown rewrite, left a suite opened since the last clock's flush unwritten: the
+        summary's walk up from a test to its suites' fixtures found no suite there)."""
         if self.live:
-            self._node_rows.extend(self._row(frame, ev.RUNNING) for frame in self._stack)
-            if self._stack:
-                totals = (self._stack[0].node.name, *self._tests_so_far())
+            frames = self._stack if closing is None else [*self._stack, closing]
+            self._node_rows.extend(self._row(frame, ev.RUNNING) for frame in frames)
         self._flush(totals)
 
     def _tests_so_far(self) -> tuple[int, int, int]:
@@ -356,7 +366,7 @@ class RunWriter:
         """
         teardown = frame.teardown
         assert teardown is not None
-        self._flush()
+        self._flush_with_open(closing=frame)
         newly_failed, counts = self.sink.rewrite_suite_tests(
             self.base + frame.pre, self.base + self._next_pre - 1, teardown.status,
             teardown.message,
