@@ -300,10 +300,10 @@ def compared_values(name: str) -> re.Pattern[str]:
     Should Be Equal``: ``Key password: a != b``; ``Lists Should Be Equal`` with names:
     ``Index 2 (Password): a != b``; ``Dictionary Should Contain Item``: ``Value of dictionary
     key 'password' does not match: a != b``): both are the secret's. Groups: first, second."""
-    return re.compile(
+    return re.compile(  # the names once: compiling them is most of the pattern's cost
         rf"""(?imx)
-        ^(?:Key\ [\w .-]*?(?:{name}) | Index\ \d+\ \([\w .-]*?(?:{name})\)
-          | Value\ of\ dictionary\ key\ '[\w .-]*?(?:{name})'\ does\ not\ match ):[ ]
+        ^(?:Key\ | Index\ \d+\ \( | Value\ of\ dictionary\ key\ ') [\w .-]*?(?:{name})
+         (?:\) | '\ does\ not\ match)? :[ ]
         (?P<first> [^\n]*? ) [ ]!=[ ] (?P<second> [^\n]* )$
         """
     )
