@@ -44,7 +44,6 @@ from rf_log_listener.secret_names import (
     SECRET_WORDS,
     alternation,
     compared_values,
-    escaped_string,
     key_value,
     name_steps,
     plural_collection,
@@ -413,9 +412,9 @@ class Redactor(StepMasking):
                 close = after["close"] or ""
                 if close == "}":  # RF's assignment line: the value runs to its end
                     value = text[after.start("value"):].split("\n", 1)[0]
-                elif close[:1] == "\\":  # \"token\": \"x\": JSON in a string
-                    inside = escaped_string(text, after.start("value"))
-                    value = text[inside[0]:inside[1]] if inside else ""
+                elif after["bs"]:  # \"token\": \"x\": JSON in a string (not cut before its end)
+                    closed = len(value) >= 2 * len(close) and value.endswith(close)
+                    value = value[len(close):-len(close)] if closed else ""
                 elif len(value) > 1 and value[0] in "'\"" and value[-1] == value[0]:
                     value = value[1:-1]
                 elif "@" in value and in_url_user(text, mention.start("name")):

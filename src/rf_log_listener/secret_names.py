@@ -224,21 +224,14 @@ ESCAPED_QUOTE = r"""\\{1,3}["']"""
 NAME_CLOSE = rf"""(?:{ESCAPED_QUOTE}|["'}}])"""
 
 
-def escaped_string(text: str, at: int) -> tuple[int, int] | None:
-    """Where the string that starts at ``at`` with an escaped quote (ESCAPED_QUOTE) holds its
-    text, up to the same escaped quote on its line (and 300 characters), or None. Read by
-    hand where ``key_value``'s pattern reads it: the registry follows each mention of a name."""
-    quote = re.match(ESCAPED_QUOTE, text[at:at + 4])
-    if quote is None:
-        return None
-    start = end = at + quote.end()
-    while True:  # to the same escaped quote, not one more escaped (\\\" inside \"...\")
-        end = text.find(quote[0], end, start + 301)
-        if end < 0 or "\n" in text[start:end]:
-            return None
-        if text[end - 1] != "\\":
-            return start, end
-        end += 1
+def escaped_value(quote: str) -> str:
+    """The value after a name between escaped quotes, as a pattern: from the escaped quote
+    the group ``quote`` holds to the same one (not one escaped once more, ``\\\"`` inside
+    ``\"...\"``), on its line and within 300 characters, or to the line's end (a text cut
+    there). One grammar for the masking rule (``key_value``) and the registry
+    (``secret_shapes``' ``after_name``)."""
+    return (rf"(?P={quote})(?:(?!(?<!\\)(?P={quote}))[^\n]){{0,300}}"
+            rf"(?:(?<!\\)(?P={quote})|(?=\n|\Z))")
 
 
 def key_value(name: str) -> re.Pattern[str]:
@@ -256,7 +249,7 @@ def key_value(name: str) -> re.Pattern[str]:
                | (?<![\w$.-]) {name} )
         (?![\w-])
         (?P<sep> \s*[:=]\s* (?:(?:{AUTH_SCHEMES})[ \t]+)? )
-        (?P<value> (?(bs) (?P=q)(?:(?!(?<!\\)(?P=q))[^\n]){{0,300}}(?:(?<!\\)(?P=q)|(?=\n|\Z))
+        (?P<value> (?(bs) {escaped_value("q")}
                         | (?:[$@&%]\{{[^{{}}]*\}}(?:\[[^\]]*\])? | {VALUE} ) ) )
         """
     )

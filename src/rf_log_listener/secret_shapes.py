@@ -13,7 +13,7 @@ import re
 from collections.abc import Callable
 from functools import cache
 
-from .secret_names import AUTH_SCHEMES, ESCAPED_QUOTE, VALUE, credential_pair
+from .secret_names import AUTH_SCHEMES, VALUE, credential_pair, escaped_value
 
 MASK = "***"
 
@@ -142,12 +142,13 @@ class _Shapes:
         self.base64_pem = re.compile(r"\bLS0tLS1CRUdJTi[A-Za-z0-9+/]{16,}={0,2}")
         self.vendor_tokens = re.compile(
             rf"\b(?:{'|'.join(prefix + body for prefix, body in VENDOR_TOKENS)})\b")
-        # What follows a secret's name: a closing quote or brace (``"token":``, ``${token} =``),
-        # the separator, an auth scheme, the value.
+        # What follows a secret's name: a closing quote, perhaps escaped (``bs``), or brace
+        # (``"token":``, ``\"token\":``, ``${token} =``), the separator, an auth scheme, the
+        # value (between escaped quotes after an escaped one: ``escaped_value``).
         self.after_name = re.compile(
-            r"""(?P<close>""" + ESCAPED_QUOTE + r"""|[}"'])? [ \t]*[:=][ \t]*
+            r"""(?P<close>(?P<bs>\\{1,3})?["']|[}])? [ \t]*[:=][ \t]*
                 (?:(?:""" + AUTH_SCHEMES + r""")[ \t]+)?
-                (?P<value> """ + VALUE + r""" )""",
+                (?P<value> (?(bs) """ + escaped_value("close") + " | (?:" + VALUE + r""") ) )""",
             re.IGNORECASE | re.VERBOSE)
 
 
