@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 
+from rf_log_listener.events import keyword_key
 from rf_log_listener.secret_names import PAIRS, POSITION, signature_secret
 from rf_log_listener.secret_shapes import MASK, lazy_pattern, password_field
 
@@ -155,14 +156,13 @@ class StepMasking:
 
 
 # BuiltIn's keywords that take a variable's name, then its value (``Set Test Variable
-# ${TOKEN}  x``), normalized as ``secret_names`` normalizes keyword names
+# ${TOKEN}  x``), as RF matches names (``events.keyword_key``)
 _SETS_A_VARIABLE = frozenset({"settestvariable", "settaskvariable", "setsuitevariable",
                               "setglobalvariable", "setlocalvariable"})
 
 
 def _sets_a_variable(keyword_name: str | None) -> bool:
-    name = (keyword_name or "").rpartition(".")[2]
-    return "".join(name.lower().split()).replace("_", "") in _SETS_A_VARIABLE
+    return keyword_key((keyword_name or "").rpartition(".")[2]) in _SETS_A_VARIABLE
 
 
 def _masked_item(value: str, keyed: bool) -> str:

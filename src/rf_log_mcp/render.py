@@ -376,8 +376,7 @@ def tree(response: Answer, style: Style) -> None:
         for message in messages.get("important") or []:
             print(f"    {style(message['level'], message['level'])}: "
                   f"{first_lines(message['text'], 1)[0]}")
-        _unshown_messages(messages, len(messages.get("important") or []),
-                          f"{response.run_id} --selector {node['node_id']}", style)
+        _unshown_messages(messages, f"{response.run_id} --selector {node['node_id']}", style)
     for child in view.children:
         print("  " + _tree_item(child, style))
     if response.page_truncated:
@@ -385,11 +384,12 @@ def tree(response: Answer, style: Style) -> None:
     _masked(response, style)
 
 
-def _unshown_messages(messages: dict[str, Any], shown: int, where: str, style: Style) -> None:
+def _unshown_messages(messages: dict[str, Any], where: str, style: Style) -> None:
     """A node's messages the tree counts but does not show (INFO and below: a request and
     its response, what a keyword logged), with the command that reads them: the terminal
     said "0 children" and nothing of them."""
     by_level = messages.get("by_level") or {}
+    shown = len(messages.get("important") or [])
     left = sum(by_level.values()) - shown
     if left > 0:
         levels = ", ".join(f"{count} {level}" for level, count in by_level.items())
