@@ -51,8 +51,10 @@ Redis URL's password without a user (``redis://:x@cache``), (73) Azure API Manag
 headers, (75) a ``passcode=x``, values RF's comparisons name (Collections): (76) ``Key
 api_token: a != b`` of two dictionaries and (77) ``Index 1 (Password): a != b`` of two lists
 with names, each again alone; (78) a PEM private key in base64 (kubeconfig's
-``client-key-data``, by its shape), (79) ``aws configure set aws_secret_access_key x`` and
-again alone.
+``client-key-data``, by its shape), (79) ``aws configure set aws_secret_access_key x``, (80)
+``Append To Environment Variable  CI_SECRET  x`` (OperatingSystem's message names the
+variable) and (81) ``${v} = Get Environment Variable  DEPLOY_PASSWORD`` of a secret the
+environment held (the getter's argument names it), each again alone.
 Thirty-four values only look like secrets (look-alike names, values too short or too common,
 a keyword's name holding a secret's, ``Open Sidebar``'s "sid", a word after "password" among
 another keyword's arguments, text filled into a user-name field, ``Count Tokenizer Rules``'
@@ -104,7 +106,7 @@ SECRETS = ("S01-Hunter2-pass", "S03-deep-Pw-9", "S05-set-var-Sec", "S07-var-pk-1
            "S65-var-tokens-b", "S66-dict-secret-Pw", "S67-list-Pw-a", "S67-list-Pw-b",
            "S68-azure-Key==", "S70-escaped-json-Pw", "S71-repr-json-Tk", "S72-redis-Pw",
            "S73-apim-Key", "S74-func-Key", "S75-mfa-Code", "S76-returned-Tk", "S77-row-Pw",
-           "S79-aws-Secret")
+           "S79-aws-Secret", "S80-appended-Sec", "S81-ci-env-Pw")
 # Masked by its shape wherever it occurs, so never registered as a run's value.
 BY_SHAPE = ("S27webhooksecret99", "S69sasSignature%2B9",
             # (78) kubeconfig's client-key-data: a PEM private key in base64

@@ -300,6 +300,13 @@ def test_a_search_cannot_find_a_masked_value(store: sqlite3.Connection) -> None:
     ("@{API_TOKENS} = [ tk-a1 | tk-b2 ]", "@{API_TOKENS} = ***"),
     ("&{SECRETS} = { db=pw-db-1 }", "&{SECRETS} = ***"),
     *[(counts, counts) for counts in ["tokens=[12, 40, 7]; ${tokens} = 1500; TOKENS=abc123def"]],
+    # OperatingSystem's message (Set / Append To Environment Variable): the name is quoted
+    ("Environment variable 'CI_SECRET' set to value 'Ev-Sc1:Ev-Sc2'.",
+     "Environment variable 'CI_SECRET' set to value '***'."),
+    *[(kept, kept) for kept in ["Environment variable 'PWD' set to value '/tmp/w'.",
+                                "Environment variable 'PATH' set to value '/bin'."]],
+    ("Environment variable 'API_KEY' set to a secret value.",
+     "Environment variable 'API_KEY' set to a secret value."),
     ("Bearer authentication failed", "Bearer authentication failed"),
     ("password=", "password="),
     ('"password": null', '"password": null'),
@@ -323,6 +330,8 @@ def test_secret_shapes(text: str, shown: str) -> None:
     ("secrets = {'db': 'Db-Pw-3', 'n': 1}", ["Db-Pw-3"]),
     ("credentials=('alice', 'Cr-Pw-5')", ["Cr-Pw-5"]),  # a pair's name stays a pair's
     ("tokens=abcdef12 tokens: [12, 40]", []),
+    ("Environment variable 'DEPLOY_TOKEN' set to value 'Ev-Tk-1'.", ["Ev-Tk-1"]),
+    ("Environment variable 'OLDPWD' set to value '/tmp/x'.", []),
 ])
 def test_a_structured_secret_registers_its_strings(text: str, registered: list[str]) -> None:
     """A tuple, list or call after a secret's name: its strings are what a run registers, of

@@ -32,6 +32,7 @@ from rf_log_listener.errors import ResultError
 from rf_log_listener.known_values import KnownValues, registrable
 from rf_log_listener.named_values import (
     compared_side,
+    environment_value,
     in_url_user,
     masked_collection,
     masked_compared,
@@ -76,7 +77,7 @@ from rf_log_listener.secret_shapes import (
     masked_password_option,
     masked_prose_password,
     masked_secret_option,
-    masked_typed_password,
+    masked_span,
     may_hold_password_option,
     piped_passwords,
     prose_passwords,
@@ -300,11 +301,12 @@ class Redactor(StepMasking):
         if not value:
             return value, 0
         value, known = self.known.mask(value)
-        # SeleniumLibrary's typing message, by finds before the trigger: as a mark, it would
-        # run every rule on each of a browser test's many such messages
-        value, typed = masked_typed_password(value)
+        # SeleniumLibrary's typing message and OperatingSystem's environment variable set, by
+        # finds before the trigger: as marks, they would run every rule on each such message
+        value, typed = masked_span(value, typed_password(value))
         value, given = masked_argument_passwords(value)  # by a few finds, as typed text
-        known += typed + given
+        value, environment = masked_span(value, environment_value(value, self.names_secret))
+        known += typed + given + environment
         fast = self._ascii_trigger if value.isascii() else None
         lowered = None
         if fast is not None:
@@ -383,7 +385,8 @@ class Redactor(StepMasking):
                 "pass:" in text and command_passwords(text, lowered)) or (
                 "identified" in lowered and sql_passwords(text, lowered)) or (
                 text.startswith("Typing text '") and typed_password(text)) or (
-                argument_password_spans(text)):
+                argument_password_spans(text)) or (
+                environment_value(text, self.names_secret) is not None):
             return True
         if "</" in text and self._xml_element.search(text) is not None:
             return True
@@ -442,9 +445,9 @@ class Redactor(StepMasking):
         found += argument_passwords(text)
         if " -" in text or text.startswith("-"):
             found += secret_options(text, lowered)
-        typed = typed_password(text)
-        if typed is not None:
-            found.append(text[typed[0]:typed[1]])
+        for span in (typed_password(text), environment_value(text, self.names_secret)):
+            if span is not None:
+                found.append(text[span[0]:span[1]])
         found += prose_passwords(text, lowered)
         return [value for value in found if registrable(value)]
 

@@ -1,14 +1,15 @@
 """What replaces a value a secret's name makes secret (shared by both sides, through
 ``masking``): the value after ``password=`` or ``"token": `` (its quotes, escaped or not,
 kept; a URL's host kept after a user name that names one), both values of RF's ``Key
-password: a != b``, a collection under a plural name; and where a name or a URL's user
-begins. ``masking.Redactor`` finds the matches (``secret_names``' patterns) and hands them
-here.
+password: a != b``, a collection under a plural name, the value OperatingSystem says it set
+a secret-named environment variable to; and where a name or a URL's user begins.
+``masking.Redactor`` finds the matches (``secret_names``' patterns) and hands them here.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 from rf_log_listener.known_values import registrable
 from rf_log_listener.secret_names import working_directory
@@ -81,3 +82,28 @@ def in_url_user(text: str, at: int) -> bool:
     the value after it ends at ``@``, as URL credentials do."""
     start = text.rfind("://", max(0, at - 200), at + 1)
     return start >= 0 and not any(c in text[start + 3:at] for c in " \t\n/@")
+
+
+# OperatingSystem's Set Environment Variable and Append To Environment Variable, RF 4-7:
+# ``self._info(f"Environment variable '{name}' set to value '{value}'.")`` (RF 7.4's
+# ``Secret`` values log "set to a secret value."). The name is in quotes, not before a
+# separator, so the name rules do not read it; found by finds: it is one of many messages.
+_ENVIRONMENT_HEAD, _ENVIRONMENT_SET_TO, _ENVIRONMENT_END = (
+    "Environment variable '", "' set to value '", "'.")
+
+
+def environment_value(text: str, names_secret: Callable[[str], bool]) -> tuple[int, int] | None:
+    """Where the value is in OperatingSystem's message that an environment variable whose
+    name ``names_secret`` was set (start, end), or None (another message, another name, the
+    shell's working directory, a value already masked)."""
+    if not (text.startswith(_ENVIRONMENT_HEAD) and text.endswith(_ENVIRONMENT_END)):
+        return None
+    at = text.find(_ENVIRONMENT_SET_TO, len(_ENVIRONMENT_HEAD))
+    if at < 0:
+        return None
+    name = text[len(_ENVIRONMENT_HEAD):at]
+    start, end = at + len(_ENVIRONMENT_SET_TO), len(text) - len(_ENVIRONMENT_END)
+    value = text[start:end]
+    if value == MASK or not names_secret(name) or working_directory(name, value):
+        return None
+    return start, end

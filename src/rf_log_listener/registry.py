@@ -18,7 +18,9 @@ which keeps each value the run's own text proves secret:
   Password  id  hunter2``, ``Enter Password And Submit``; the read side's
   ``Redactor.keyword_names_secret``, so what it masks in them is masked everywhere), what
   such a keyword returns, whatever the variable's name (RF's ``${session} = x`` line, its
-  TRACE ``Return:``), and the values a loop assigns to a secret-named loop variable;
+  TRACE ``Return:``), and so what a getter returns for a secret's name (``${v} = Get
+  Environment Variable  DB_PASSWORD``), and the values a loop assigns to a secret-named loop
+  variable;
 * of an Authorization header's value (``Bearer x``), the credential alone (``x``), which
   runs also show without the scheme.
 
@@ -49,7 +51,14 @@ from . import events as ev
 from .events import Node
 from .known_values import KnownValues, registrable
 from .masking import Redactor, lazy_pattern
-from .secret_names import AUTH_SCHEMES, FIELD, PAIRS, signature_secret, working_directory
+from .secret_names import (
+    AUTH_SCHEMES,
+    FIELD,
+    PAIRS,
+    secret_getter,
+    signature_secret,
+    working_directory,
+)
 from .step_masking import TRACE_ARGUMENTS, signature_position
 
 TYPE_CHECKING = False  # typing's own constant: loading typing is 4-5 ms (issue #19)
@@ -65,9 +74,6 @@ _TRACE_ITEM = lazy_pattern(r"""
     (?: \ \|\ | $ )""", re.VERBOSE | re.DOTALL)
 _REFERENCE = lazy_pattern(r"[$@&%]\{[^{}]*\}(?:\[[^\]]*\])*")
 _NAMED = lazy_pattern(r"^([\w -]+)=(.*)$", re.DOTALL)
-# OperatingSystem's Set Environment Variable, RF 4-7: ``self._info(f"Environment variable
-# '{name}' set to value '{value}'.")``
-_ENVIRONMENT_SET = lazy_pattern(r"Environment variable '(.*?)' set to value '(.*)'\.", re.DOTALL)
 # The Browser library's Fill Text and Type Text (``logger.info(f"Fills the text '{txt}' in
 # the given field.")``)
 _TEXT_FILLED = lazy_pattern(r"(?:Fills|Types) the text '(.*)' in the given field\.", re.DOTALL)
@@ -155,8 +161,10 @@ class SecretRegistry:
                     if self.names_secret(str(name)):
                         self.add(value)
             return
-        if node.assign and self.redactor.keyword_names_secret(node.name or ""):
-            self._returned(node.assign, (*(opening or ()), *(assigned or ())))
+        if node.assign:
+            named_by = self._returns_secret(node)
+            if named_by is not None:
+                self._returned(node.assign, (*(opening or ()), *(assigned or ())), named_by)
         args = node.args
         if not args:
             return
@@ -198,41 +206,49 @@ class SecretRegistry:
                       traced: str | None, logged: str | None) -> None:
         """What secret values given as references stand for: RF's TRACE line has them
         resolved; at INFO (what most runs keep), the message a keyword logs with the value:
-        OperatingSystem's ``Set Environment Variable`` (the name and the value it set), the
-        Browser library's ``Fill Text`` and ``Type Text`` (the text, without the field)."""
+        the Browser library's ``Fill Text`` and ``Type Text`` (the text, without the field).
+        (OperatingSystem's "Environment variable 'X' set to value 'x'." names the variable:
+        :meth:`message` reads it, whichever keyword logged it.)"""
         if references and traced is not None:
             resolved = {arg: value for arg, _, value in _traced(args, traced)}
             for reference in references:
                 if reference in resolved:
                     self.add(resolved[reference])
-        if logged is None:
-            return
-        if kind == PAIRS:
-            found = _ENVIRONMENT_SET().fullmatch(logged)
-            if found and self.redactor.names_secret(found[1]) and not working_directory(
-                    found[1], found[2]):
-                self.add(found[2])
-        elif kind == FIELD and references:  # only when the field is a password's: see step
+        if logged is not None and kind == FIELD and references:  # a password's field: see step
             found = _TEXT_FILLED().fullmatch(logged)
             if found:
                 self.add(found[1])
 
-    def _returned(self, assign: Any, lines: tuple[str, ...]) -> None:
-        """What a keyword named like a secret returned (``${session} = Get Auth Token For
-        User  alice``), whatever the variable's name: RF's assignment lines, ``${x} = value``
-        (values cut at 200 characters keep their head), ``@{x} = [ a | b ]``, ``&{x} = { k=v
-        }``, and the TRACE ``Return: 'value'`` of a single variable."""
+    def _returns_secret(self, node: Node) -> str | None:
+        """What says the keyword returns a secret: its name (``Get Auth Token For User``,
+        given as ""), or the argument naming what a getter returns (``Get Environment
+        Variable  DB_PASSWORD``, ``secret_names.SECRET_GETTERS``); None when nothing does."""
+        if self.redactor.keyword_names_secret(node.name or ""):
+            return ""
+        at = secret_getter(node.owner, node.name)
+        if at is None or len(node.args) <= at or not self.names_secret(str(node.args[at])):
+            return None
+        return str(node.args[at])
+
+    def _returned(self, assign: Any, lines: tuple[str, ...], named_by: str) -> None:
+        """What a keyword returned that ``named_by`` says is secret (``_returns_secret``),
+        whatever the variable's name: RF's assignment lines, ``${x} = value`` (values cut at
+        200 characters keep their head), ``@{x} = [ a | b ]``, ``&{x} = { k=v }``, and the
+        TRACE ``Return: 'value'`` of a single variable; not the shell's working directory
+        (``Get Environment Variable  PWD``)."""
         names = [str(name).rstrip("= ") for name in (
             assign if isinstance(assign, (list, tuple)) else [assign])]
         for line in lines:
             if line.startswith("Return: "):
                 if len(names) == 1 and names[0].startswith("${"):
-                    self.add(_literal(line[8:]))
+                    value = _literal(line[8:])
+                    if not working_directory(named_by, value):
+                        self.add(value)
                 continue
             name, equals, value = line.partition(" = ")
             if not equals or name not in names:
                 continue
-            if name[0] == "$":
+            if name[0] == "$" and not working_directory(named_by, value):
                 self.add(value[:-3] if len(value) == 203 and value.endswith("...") else value)
             elif value.startswith(("[ ", "{ ")) and value.endswith((" ]", " }")):
                 for item in value[2:-2].split(" | "):

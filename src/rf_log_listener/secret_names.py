@@ -108,6 +108,25 @@ SIGNATURE_SECRETS = {
 }
 
 
+# Library keywords that return the value their argument at the position names: what they
+# return is secret when that argument names a secret (``${v} = Get Environment Variable
+# DEPLOY_PASSWORD``: RF's ``${v} = x`` names no secret). The same normalized keys.
+SECRET_GETTERS = {
+    ("operatingsystem", "getenvironmentvariable"): 0,  # name, default
+    ("collections", "getfromdictionary"): 1,  # dictionary, key, default
+    ("builtin", "getvariablevalue"): 0,  # name, default
+}
+
+
+@functools.lru_cache(maxsize=4096)
+def secret_getter(owner: str | None, keyword_name: str | None) -> int | None:
+    """The position of the argument naming what the library keyword returns
+    (SECRET_GETTERS), if it is one of them."""
+    if not owner or not keyword_name:
+        return None
+    return SECRET_GETTERS.get((_normalized(owner), _normalized(keyword_name)))
+
+
 @functools.lru_cache(maxsize=4096)  # asked for every keyword call the writer sees
 def signature_secret(owner: str | None, keyword_name: str | None) -> tuple[str, int] | None:
     """What the library keyword's signature says is secret (SIGNATURE_SECRETS), if anything."""

@@ -498,11 +498,11 @@ def password_field(locator: str) -> bool:
         word.lower() for word in _LOCATOR_WORDS().findall(locator))
 
 
-def masked_typed_password(text: str) -> tuple[str, int]:
-    found = typed_password(text)
-    if found is None:
+def masked_span(text: str, span: tuple[int, int] | None) -> tuple[str, int]:
+    """``text`` with its ``span`` (start, end) masked, and how many were (none without one)."""
+    if span is None:
         return text, 0
-    return f"{text[:found[0]]}{MASK}{text[found[1]:]}", 1
+    return f"{text[:span[0]]}{MASK}{text[span[1]:]}", 1
 
 
 _STRUCTURED = lazy_pattern(r"(?:[A-Za-z_][\w.]*)?[(\[].*[)\]]", re.DOTALL)

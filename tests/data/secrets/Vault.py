@@ -1,5 +1,7 @@
 """A library that hands out and uses credentials (tests/test_known_secrets.py)."""
 
+import os
+
 from robot.api import logger
 
 
@@ -37,3 +39,9 @@ def get_session_info():
 
 def get_user_row():
     return ["bob", "S77-row-Pw"]
+
+
+def provision_ci_environment():
+    """A CI system's secret in the environment, as robot's process inherits it: set without
+    a word in the log, so only what reads it can show it."""
+    os.environ["DEPLOY_PASSWORD"] = "S81-ci-env-Pw"

@@ -1,5 +1,5 @@
 *** Settings ***
-Documentation     Secrets handled the ordinary way, each a value of its own (S01 ... S69), and
+Documentation     Secrets handled the ordinary way, each a value of its own (S01 ... S81), and
 ...               values that only look like secrets (L01 ... L30), which must stay readable.
 Library           Vault.py
 Library           SSHLibrary.py
@@ -191,6 +191,11 @@ Shapes Next To Their Name
     Log    kubeconfig user ci:\nclient-certificate-data: LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0tCk1JSUM1ekNDQWMrZ0F3SUJBZ0lCQVRBTkwzM2NlcnRCb2R5Ci0tLS0tRU5EIENFUlRJRklDQVRFLS0tLS0K\nclient-key-data: LS0tLS1CRUdJTiBSU0EgUFJJVkFURSBLRVktLS0tLQpNSUlFb3dJQkFBS0NBUUVBUzc4a2V5TWF0ZXJpYWwKLS0tLS1FTkQgUlNBIFBSSVZBVEUgS0VZLS0tLS0K
     Log    Starting process:\naws configure set aws_secret_access_key S79-aws-Secret && aws configure set region L34-eu-region
     Log    S79-aws-Secret is the CI user's
+    Append To Environment Variable    CI_SECRET    S80-appended-Sec
+    Log    S80-appended-Sec was appended
+    Provision Ci Environment
+    ${from_ci} =    Get Environment Variable    DEPLOY_PASSWORD
+    Log    deploying with ${from_ci}
 
 Returned By Keywords Named Like Secrets
     ${session} =    Get Auth Token For User    alice
