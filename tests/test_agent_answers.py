@@ -332,6 +332,12 @@ def test_exit_on_failure_and_parent_suite_fixtures_point_at_their_cause(tmp_path
     printed = cli("failures", str(run_id), "s1-s1-t2", db=tmp_path / "store.sqlite3").stdout
     assert printed.count("Connection refused: db.example:5432") == 1, printed  # the cause's
     assert printed.endswith("    → Parent suite setup failed:\n"), printed
+    # the run's failure paths: the setup's once, not again for each of its three tests (a
+    # suite setup that failed 80 tests printed 80 paths of it, and --limit hid the others)
+    printed = cli("failures", str(run_id), "--limit", "2", db=tmp_path / "store.sqlite3").stdout
+    assert printed.startswith("Failure path of s1-k1:\n  SETUP s1-k1  Connect To Database"), printed
+    assert "3 failed tests failed only for it, the same path" in printed
+    assert printed.count("Failure path of") == 1 and "more failure path" not in printed, printed
 
     assert robot("--output", "exit.xml", "--exitonfailure", str(DATA / "warns.robot"),
                  cwd=tmp_path).returncode == 2
@@ -355,6 +361,10 @@ def test_exit_on_failure_and_parent_suite_fixtures_point_at_their_cause(tmp_path
     assert view["cause"]["reason"] == "parent_suite_teardown" and "in_addition" not in view["cause"]
     printed = cli("failures", str(run), db=tmp_path / "store.sqlite3").stdout
     assert "also failed: parent suite teardown: TEARDOWN s1-k1" in printed
+    # s1-t2's path is the teardown's: printed once, as the teardown's, which says so
+    assert "Failure path of s1-t2" not in printed and "Failure path of s1-k1" in printed
+    assert "1 failed test failed only for it, the same path" in printed
+    printed = cli("failures", str(run), "s1-t2", db=tmp_path / "store.sqlite3").stdout
     assert "caused by parent suite teardown: TEARDOWN s1-k1" in printed
 
 

@@ -274,7 +274,7 @@ async def test_import_summary_paging_and_failure_path(tmp_path: Path) -> None:
 
 
 @pytest.mark.anyio
-async def test_failure_paths_walk_every_failure_and_suite_teardown(tmp_path: Path) -> None:
+async def test_failure_paths_walk_every_failure_and_suite_fixture_once(tmp_path: Path) -> None:
     async with server(tmp_path) as client:
         run_id = (await call(client, "parse_result", path=str(JSON)))["run_id"]
         starts, cursor = [], None
@@ -285,13 +285,22 @@ async def test_failure_paths_walk_every_failure_and_suite_teardown(tmp_path: Pat
             cursor = page.get("next_cursor")
             if not cursor:
                 break
-        # every failed test, plus the failed suite setup and suite teardown (no test owns them)
+        # every failed test, plus the failed suite setup and suite teardown (no test owns
+        # them), but the tests that failed only for those: their path is the fixture's
         assert "s1-s3-k1" in starts and "s1-s4-k1" in starts
-        assert len(starts) == 11 + 2
+        assert "s1-s3-s1-t1" not in starts and "s1-s4-s1-t1" not in starts
+        assert len(starts) == 11 + 2 - 2
         assert (page["failure_path"]["failed_tests_total"],
-                page["failure_path"]["failed_suite_fixtures_total"]) == (11, 2)
+                page["failure_path"]["failed_suite_fixtures_total"],
+                page["failure_path"]["tests_failed_for_fixtures_total"]) == (11, 2, 2)
         setup = await call(client, "get_view", run_id=run_id, view="failure_path", selector="s1-s3-k1")
         assert setup["failure_path"]["path"][0]["messages"][0]["text"] == "sub-suite setup failed"
+        assert setup["failure_path"]["tests_failed_for_it"] == 1
+        # a selector still shows such a test, its cause the fixture
+        test = await call(client, "get_view", run_id=run_id, view="failure_path",
+                          selector="s1-s3-s1-t1")
+        assert test["failure_path"]["cause"]["node_id"] == "s1-s3-k1"
+        assert "tests_failed_for_it" not in test["failure_path"]
 
 
 @pytest.mark.anyio

@@ -319,6 +319,10 @@ def failures(paths: list[dict[str, Any]], style: Style, run_id: int, of_group: b
             print(f"  {indent}→ {lines[0]}")
             for line in lines[1:]:
                 print(f"  {indent}  {style(line, 'dim')}")
+        if path.get("tests_failed_for_it"):
+            count = path["tests_failed_for_it"]
+            print(style(f"  {count} failed test{'s' if count > 1 else ''} failed only for it, the"
+                        f" same path (rf-log-mcp summary {run_id} groups them)", "dim"))
 
 
 def _handled(step: dict[str, Any], indent: str, style: Style) -> None:

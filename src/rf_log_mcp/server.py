@@ -61,7 +61,7 @@ Robot Framework results, small and exact. Typical flow:
 1. parse_result(path) imports an output.xml/output.json (or finds it): run_id. list_runs
    shows the store's runs, live ones too.
 2. get_view(run_id, view="summary"): status, totals, failed tests grouped by failure
-   signature (each saying how often it was seen before), run errors, skip reasons.
+   signature (each: how often seen before), run errors, skip reasons.
 3. get_view(view="failure_path", selector=<test id>): a test's failing branch down to its
    decisive messages (no selector: the first failure; next_cursor: the next).
 4. get_view(view="tree", selector=<node id>, projection="failures"): a node's children;
@@ -270,15 +270,15 @@ def get_view(
     ctx: Context,
     view: Annotated[ViewName, Field(
         description="step_window: the steps around selector in execution order "
-                    "(prev_cursor/next_cursor page). tree: selector's children (default: the "
+                    "(paged both ways). tree: selector's children (default: the "
                     "run). tree_snapshot: selector's subtree to max_depth. message: a message "
-                    "(selector: its id, or a node id for its status message) in parts.")],
+                    "(selector: its id, or a node's for its status message) in parts.")],
     run_id: Annotated[int | None, Field(description="From parse_result or list_runs.")] = None,
     path: Annotated[str | None, Field(
         description="Instead of run_id: a result file already imported.")] = None,
     selector: Annotated[str | None, Field(
-        description="A node id (s1-s2-t3-k4), a test's name (full or its own, as robot's "
-                    "--test takes it) or an ITERATION_GROUP's expand_selector. "
+        description="A node id (s1-s2-t3-k4), a test's name (full or its own, as robot "
+                    "--test) or an ITERATION_GROUP's expand_selector. "
                     "failure_path: a test or a node in it. summary: group:<id> (a failure "
                     "group's tests), failed (every failed test), run_group (the pabot "
                     "execution).")] = None,
@@ -313,9 +313,9 @@ def search_messages(
         description="With selector: node (its own messages), subtree (default), test (the "
                     "test or suite setup/teardown around it).")] = None,
     level: Annotated[Literal["TRACE", "DEBUG", "INFO", "WARN", "ERROR", "FAIL", "SKIP"] | None, Field(
-        description="Only messages of exactly this level.")] = None,
+        description="Exactly this level.")] = None,
     min_level: Annotated[Literal["TRACE", "DEBUG", "INFO", "WARN", "ERROR", "FAIL", "SKIP"] | None,
-                         Field(description="Only messages of this level or worse: TRACE < DEBUG "
+                         Field(description="This level or worse: TRACE < DEBUG "
                                            "< INFO < WARN (= SKIP) < ERROR < FAIL.")] = None,
     cursor: Cursor = None,
     page_size: Annotated[int | None, Field(ge=1, le=200, description="Hits per page (25).")] = None,

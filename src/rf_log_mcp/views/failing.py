@@ -13,7 +13,14 @@ from rf_log_listener import events as ev
 from rf_log_listener.store import FAILED_STARTS, NOTABLE_NODES, run_base
 
 from ..shaping import Shaper
-from .common import NODE_COLUMNS, NodeRow, last_notable_child, node_by_key, notable_children
+from .common import (
+    NODE_COLUMNS,
+    NodeRow,
+    last_notable_child,
+    node_by_key,
+    nodes_by_keys,
+    notable_children,
+)
 
 TYPE_CHECKING = False  # typing's own constant: loading typing is 4-5 ms (issue #19)
 if TYPE_CHECKING:
@@ -161,6 +168,31 @@ def outside_cause(conn: sqlite3.Connection, run_id: int, test: NodeRow) -> tuple
         found = _failed_suite_fixtures(conn, run_id, test, "TEARDOWN")
         return ("parent_suite_teardown", found[0]) if found else None
     return None
+
+
+def tests_failed_for_fixtures(conn: sqlite3.Connection, run_id: int,
+                              starts: list[tuple[int, str]]) -> dict[int, list[int]]:
+    """The failed tests that failed only for a failed suite setup or teardown among
+    ``starts`` (keys and types, ``failure_path.failed_starts``), by the fixture's key: RF's
+    "Parent suite setup failed:" below the setup's suite (only the outermost failed setup
+    ran), "Parent suite teardown failed:" below the teardown's (the nearest failed one, as
+    ``outside_cause`` names it). Not a test that also failed on its own ("Also parent suite
+    teardown failed:"). Each such test's path is its fixture's: paging goes past them."""
+    fixtures = nodes_by_keys(conn, [key for key, kind in starts if kind != "TEST"])
+    base, found, taken = run_base(run_id), {}, set()
+    for fixture in sorted(fixtures.values(), key=lambda node: -node.depth):  # nearest first
+        if fixture.parent_pre is None:
+            continue
+        suite = node_by_key(conn, base + fixture.parent_pre)
+        head = PARENT_SETUP if fixture.type == "SETUP" else "P" + PARENT_TEARDOWN
+        keys = [key for (key,) in conn.execute(
+            "SELECT key FROM nodes INDEXED BY nodes_failed WHERE key > ? AND key <= ?"
+            " AND status = 'FAIL' AND type = 'TEST' AND substr(message, 1, ?) = ?",
+            (suite.key, base + suite.last, len(head), head)) if key not in taken]
+        if keys:
+            found[fixture.key] = keys
+            taken.update(keys)
+    return found
 
 
 def _stopped_by(message: str) -> str | None:

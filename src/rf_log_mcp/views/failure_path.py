@@ -23,7 +23,14 @@ from .common import (
     shown_attachments,
     shown_message,
 )
-from .failing import Level, failing_branch, handled_before, last_failure_inside, shown_cause
+from .failing import (
+    Level,
+    failing_branch,
+    handled_before,
+    last_failure_inside,
+    shown_cause,
+    tests_failed_for_fixtures,
+)
 
 TYPE_CHECKING = False  # typing's own constant: loading typing is 4-5 ms (issue #19)
 if TYPE_CHECKING:
@@ -49,7 +56,9 @@ def failure_path(conn: sqlite3.Connection, run_id: int, selector: str | None, sh
     continue from: the rest of this path when the budget cut it, else the next start."""
     run_row(conn, run_id)
     found = failed_starts(conn, run_id)
-    starts = [key for key, _ in found]
+    for_fixtures = tests_failed_for_fixtures(conn, run_id, found)
+    passed_over = {key for keys in for_fixtures.values() for key in keys}
+    starts = [key for key, _ in found if key not in passed_over]
     resume = 0
     if isinstance(position, list):  # [start key, first step not shown yet]
         node, resume = node_by_key(conn, position[0]), position[1]
@@ -70,6 +79,10 @@ def failure_path(conn: sqlite3.Connection, run_id: int, selector: str | None, sh
     tests = sum(1 for _, kind in found if kind == "TEST")
     view: dict[str, Any] = {"start_id": node.node_id, "failed_tests_total": tests,
                             "failed_suite_fixtures_total": len(found) - tests}
+    if passed_over:
+        view["tests_failed_for_fixtures_total"] = len(passed_over)
+    if node.key in for_fixtures:
+        view["tests_failed_for_it"] = len(for_fixtures[node.key])
     if not resume:
         cause = shown_cause(conn, run_id, node, shaper)
         if cause:
