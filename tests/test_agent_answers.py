@@ -345,6 +345,9 @@ def test_exit_on_failure_and_parent_suite_fixtures_point_at_their_cause(tmp_path
     cause = _path(conn, run, "s1-t2")["failure_path"]["cause"]
     assert (cause["reason"], cause["node_id"], cause["message"]) == (
         "exit_on_failure", "s1-t1", "boom")
+    first = _path(conn, run)  # the stopped test's path is the failure that stopped the run
+    assert (first["failure_path"]["start_id"], first["failure_path"]["tests_failed_for_it"],
+            first.get("next_cursor")) == ("s1-t1", 1, None)
 
     (tmp_path / "teardown.robot").write_text(
         "*** Settings ***\nSuite Teardown    Fail    cleanup failed\n\n*** Test Cases ***\n"

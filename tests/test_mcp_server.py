@@ -292,7 +292,7 @@ async def test_failure_paths_walk_every_failure_and_suite_fixture_once(tmp_path:
         assert len(starts) == 11 + 2 - 2
         assert (page["failure_path"]["failed_tests_total"],
                 page["failure_path"]["failed_suite_fixtures_total"],
-                page["failure_path"]["tests_failed_for_fixtures_total"]) == (11, 2, 2)
+                page["failure_path"]["tests_failed_for_others_total"]) == (11, 2, 2)
         setup = await call(client, "get_view", run_id=run_id, view="failure_path", selector="s1-s3-k1")
         assert setup["failure_path"]["path"][0]["messages"][0]["text"] == "sub-suite setup failed"
         assert setup["failure_path"]["tests_failed_for_it"] == 1

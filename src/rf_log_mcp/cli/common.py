@@ -114,8 +114,8 @@ def failure_paths(conn: sqlite3.Connection, run_id: int, test: str | None, limit
 
 def failure_starts(conn: sqlite3.Connection, run_id: int, paths: list[dict]) -> int:
     """How many failure paths a run has (failed tests and suite fixtures, not the tests that
-    failed only for a fixture: its path is theirs), from a path of it read already or from
-    its first."""
+    failed only for another of them: its path is theirs), from a path of it read already or
+    from its first."""
     if not paths:
         try:
             paths = failure_paths(conn, run_id, None, 1)
@@ -125,6 +125,6 @@ def failure_starts(conn: sqlite3.Connection, run_id: int, paths: list[dict]) -> 
             return 0
     first = paths[0]
     return (first["failed_tests_total"] + first["failed_suite_fixtures_total"]
-            - (first.get("tests_failed_for_fixtures_total") or 0))
+            - (first.get("tests_failed_for_others_total") or 0))
 
 

@@ -384,10 +384,10 @@ class FailurePathView(BaseModel):
     failed_suite_fixtures_total: int = Field(
         description="Failed suite setups and teardowns in the run; their paths are paged with "
                     "the tests' (next_cursor), in run order.")
-    tests_failed_for_fixtures_total: int | None = Field(
-        None, description="Tests failed only for a failed suite setup/teardown: next_cursor "
-                          "passes them.")
-    tests_failed_for_it: int | None = Field(None, description="A fixture's path: its such tests.")
+    tests_failed_for_others_total: int | None = Field(
+        None, description="Tests failed only for another start (a suite setup/teardown, the "
+                          "failure that stopped the run): next_cursor passes them.")
+    tests_failed_for_it: int | None = Field(None, description="Those tests of this start.")
 
 
 class TreeView(BaseModel):

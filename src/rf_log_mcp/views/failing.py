@@ -170,29 +170,55 @@ def outside_cause(conn: sqlite3.Connection, run_id: int, test: NodeRow) -> tuple
     return None
 
 
-def tests_failed_for_fixtures(conn: sqlite3.Connection, run_id: int,
-                              starts: list[tuple[int, str]]) -> dict[int, list[int]]:
-    """The failed tests that failed only for a failed suite setup or teardown among
-    ``starts`` (keys and types, ``failure_path.failed_starts``), by the fixture's key: RF's
-    "Parent suite setup failed:" below the setup's suite (only the outermost failed setup
-    ran), "Parent suite teardown failed:" below the teardown's (the nearest failed one, as
-    ``outside_cause`` names it). Not a test that also failed on its own ("Also parent suite
-    teardown failed:"). Each such test's path is its fixture's: paging goes past them."""
-    fixtures = nodes_by_keys(conn, [key for key, kind in starts if kind != "TEST"])
+def tests_failed_for_others(conn: sqlite3.Connection, run_id: int,
+                            starts: list[tuple[int, str]]) -> dict[int, list[int]]:
+    """The failed tests whose failure is only another's among ``starts`` (keys and types,
+    ``failure_path.failed_starts``), by that start's key, as ``outside_cause`` names it: RF's
+    "Parent suite setup failed:" below a failed setup's suite (only the outermost ran),
+    "Parent suite teardown failed:" below a failed teardown's (the nearest), and the tests a
+    fatal error or exit-on-failure stopped, the failure that stopped the run. Not a test
+    that also failed on its own ("Also parent suite teardown failed:"), nor one stopped by
+    an error (no start holds it). Each such test's path is that start's: paging passes them."""
     base, found, taken = run_base(run_id), {}, set()
-    for fixture in sorted(fixtures.values(), key=lambda node: -node.depth):  # nearest first
-        if fixture.parent_pre is None:
-            continue
-        suite = node_by_key(conn, base + fixture.parent_pre)
-        head = PARENT_SETUP if fixture.type == "SETUP" else "P" + PARENT_TEARDOWN
-        keys = [key for (key,) in conn.execute(
+
+    def failed_tests(lo: int, hi: int, head: str, whole: str | None = None) -> list[int]:
+        return [key for (key,) in conn.execute(
             "SELECT key FROM nodes INDEXED BY nodes_failed WHERE key > ? AND key <= ?"
-            " AND status = 'FAIL' AND type = 'TEST' AND substr(message, 1, ?) = ?",
-            (suite.key, base + suite.last, len(head), head)) if key not in taken]
+            " AND status = 'FAIL' AND type = 'TEST' AND (message = ? OR substr(message, 1, ?) = ?)",
+            (lo, hi, whole, len(head), head)) if key not in taken]
+
+    fixtures = nodes_by_keys(conn, [key for key, kind in starts if kind != "TEST"])
+    for fixture in sorted(fixtures.values(), key=lambda node: -node.depth):  # nearest first
+        if fixture.parent_pre is not None:
+            suite = node_by_key(conn, base + fixture.parent_pre)
+            head = PARENT_SETUP if fixture.type == "SETUP" else "P" + PARENT_TEARDOWN
+            if keys := failed_tests(suite.key, base + suite.last, head):
+                found[fixture.key] = keys
+                taken.update(keys)
+    first = _first_stopped(conn, run_id)
+    origin = first and _stop_origin(conn, run_id, first[0], first[1])
+    if first and origin and origin.key not in taken and origin.key in dict(starts):
+        keys = failed_tests(first[0].key - 1, base + 0xFFFFFFFF, first[1] + "\n\n", first[1])
         if keys:
-            found[fixture.key] = keys
-            taken.update(keys)
+            found.setdefault(origin.key, []).extend(keys)
     return found
+
+
+def _first_stopped(conn: sqlite3.Connection, run_id: int) -> tuple[NodeRow, str] | None:
+    """The run's first test a fatal error or exit-on-failure stopped, and its stop message."""
+    stops = [stop for stop in STOP_MESSAGES if stop != EXIT_ON_ERROR]
+    row = conn.execute(
+        "SELECT min(key) FROM nodes INDEXED BY nodes_failed WHERE key >= ? AND key < ?"
+        f" AND status = 'FAIL' AND type = 'TEST' AND ({' OR '.join(['message = ?'] * len(stops))}"
+        f" OR {' OR '.join(['substr(message, 1, ?) = ?'] * len(stops))})",
+        (run_base(run_id), run_base(run_id + 1), *stops,
+         *itertools.chain.from_iterable((len(stop) + 2, stop + "\n\n") for stop in stops)),
+    ).fetchone()
+    if row[0] is None:
+        return None
+    test = node_by_key(conn, row[0])
+    stop = _stopped_by(test.message or "")
+    return (test, stop) if stop else None
 
 
 def _stopped_by(message: str) -> str | None:

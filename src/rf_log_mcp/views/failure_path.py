@@ -29,7 +29,7 @@ from .failing import (
     handled_before,
     last_failure_inside,
     shown_cause,
-    tests_failed_for_fixtures,
+    tests_failed_for_others,
 )
 
 TYPE_CHECKING = False  # typing's own constant: loading typing is 4-5 ms (issue #19)
@@ -56,8 +56,8 @@ def failure_path(conn: sqlite3.Connection, run_id: int, selector: str | None, sh
     continue from: the rest of this path when the budget cut it, else the next start."""
     run_row(conn, run_id)
     found = failed_starts(conn, run_id)
-    for_fixtures = tests_failed_for_fixtures(conn, run_id, found)
-    passed_over = {key for keys in for_fixtures.values() for key in keys}
+    for_others = tests_failed_for_others(conn, run_id, found)
+    passed_over = {key for keys in for_others.values() for key in keys}
     starts = [key for key, _ in found if key not in passed_over]
     resume = 0
     if isinstance(position, list):  # [start key, first step not shown yet]
@@ -80,9 +80,9 @@ def failure_path(conn: sqlite3.Connection, run_id: int, selector: str | None, sh
     view: dict[str, Any] = {"start_id": node.node_id, "failed_tests_total": tests,
                             "failed_suite_fixtures_total": len(found) - tests}
     if passed_over:
-        view["tests_failed_for_fixtures_total"] = len(passed_over)
-    if node.key in for_fixtures:
-        view["tests_failed_for_it"] = len(for_fixtures[node.key])
+        view["tests_failed_for_others_total"] = len(passed_over)
+    if node.key in for_others:
+        view["tests_failed_for_it"] = len(for_others[node.key])
     if not resume:
         cause = shown_cause(conn, run_id, node, shaper)
         if cause:
