@@ -110,9 +110,12 @@ def test_failures_print_a_failures_diff_as_log_html_shows_it(tmp_path: Path) -> 
     message = json.loads(cli("failures", "s1-t3", "--json", db=db).stdout)
     shown, failed = message["failures"][0]["path"][-1]["messages"]  # RF's INFO: both values
     assert (shown["level"], failed["level"]) == ("INFO", "FAIL")
-    assert ends == [f"… ({shown['text'].count(chr(10)) + 1 - 4} more lines:"
+    def seen(text: str) -> int:  # blank lines are shown, not counted
+        return sum(bool(line.strip()) for line in text.splitlines())
+
+    assert ends == [f"… ({seen(shown['text']) - 4} more lines:"
                     f" rf-log-mcp message 1 {shown['id']})",
-                    f"… ({failed['text'].count(chr(10)) + 1 - 24} more lines:"
+                    f"… ({seen(failed['text']) - 24} more lines:"
                     f" rf-log-mcp message 1 {failed['id']})"]
     assert "+LINE 39" in cli("message", "1", failed["id"], db=db).stdout
     # a browser driver's native stack: folded, the lines around it kept
@@ -121,7 +124,7 @@ def test_failures_print_a_failures_diff_as_log_html_shows_it(tmp_path: Path) -> 
                                     "… 2 native frames", "done"]
     summary = [line.strip() for line in cli("summary", db=db).stdout.splitlines()]
     at = summary.index("SessionNotCreatedException: Message: session not created")
-    assert summary[at + 1:at + 4] == ["Stacktrace:", "… 18 native frames", "… (3 more lines)"]
+    assert summary[at + 1:at + 4] == ["Stacktrace:", "… 18 native frames", "… (2 more lines)"]
 
 
 def test_a_text_cut_for_the_terminal_shows_a_last_line_rather_than_saying_it_is_left() -> None:
@@ -137,7 +140,11 @@ def test_a_text_cut_for_the_terminal_shows_a_last_line_rather_than_saying_it_is_
     both = "Setup failed:\nrefused\n\nAlso teardown failed:\ntable locked"
     assert first_lines(both) == both.splitlines()
     assert first_lines(both + "\nx\ny") == [*both.splitlines()[:4], "… (3 more lines)"]
-    assert first_lines(both, 2) == [*both.splitlines()[:2], "… (3 more lines)"]
+    assert first_lines(both, 2) == [*both.splitlines()[:2], "… (2 more lines)"]
+    # RF's continued failures (a template's rows): a blank line between each, none counted
+    # (three lines of a count showed one failure and said "… (3 more lines)" of two)
+    several = "Several failures occurred:\n\n1) a\n\n2) b\n\n3) c\n\n4) d"
+    assert first_lines(several) == [*several.splitlines()[:5], "… (2 more lines)"]
     assert first_lines("one\ntwo", 1) == ["one", "two"]
     assert first_lines("one\ntwo\nthree", 1, rest=": see x") == ["one", "… (2 more lines: see x)"]
     # RequestsLibrary's response: each line ends with " ", the last is " ": not counted

@@ -120,14 +120,18 @@ def first_lines(text: str | None, count: int = 3, width: int = 160, rest: str = 
     """The first ``count`` lines of ``text``, each cut at ``width``, and how many are left
     (``rest``: where to read them)."""
     lines = _seen_lines(text)
-    # a blank line (RF's between "Setup failed: ..." and "Also teardown failed:") is shown
-    # without taking one of the ``count``
-    count += sum(not line.strip() for line in lines[:count])
-    if len(lines) == count + 1:  # the last line takes the place "… (1 more line)" would
-        count += 1
-    shown = [line if len(line) <= width else line[: width - 1] + "…" for line in lines[:count]]
-    if len(lines) > count:
-        left = len(lines) - count
+    # a blank line (RF's between "Setup failed: ..." and "Also teardown failed:", between
+    # "Several failures occurred:" and each failure) is shown without taking one of the
+    # ``count``, nor counted among those left
+    end, seen = 0, 0
+    while end < len(lines) and seen < count:
+        seen += bool(lines[end].strip())
+        end += 1
+    left = sum(bool(line.strip()) for line in lines[end:])
+    if left == 1:  # the last line takes the place "… (1 more line)" would
+        end, left = len(lines), 0
+    shown = [line if len(line) <= width else line[: width - 1] + "…" for line in lines[:end]]
+    if left:
         shown.append(f"… ({left} more line{'s' if left > 1 else ''}{rest})")
     return shown
 
