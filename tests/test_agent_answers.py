@@ -683,13 +683,20 @@ def test_the_failing_keyword_shows_what_it_logged_just_before_failing(tmp_path: 
     response = path[-1]["messages"][2]["text"]
     assert "order 42 belongs to another tenant" in response and "s3cr3t-Value" not in response
     assert [a["reference"] for a in path[-1]["attachments"]] == ["har/order.har"]
-    printed = cli("failures", str(run_id), db=tmp_path / "store.sqlite3").stdout
-    # where each step of the path is written, as an editor opens it
+    printed = cli("failures", str(run_id), db=tmp_path / "store.sqlite3",
+                  cwd=DATA / "info_before").stdout
+    # where each step of the path is written, as an editor opens it from here
     steps = [line.strip() for line in printed.splitlines() if line.strip().startswith(
         ("TEST s1-t1", "KEYWORD s1-t1"))]
     assert steps == ["TEST s1-t1  Order Lookup  [FAIL]  orders.robot:5",
                      "KEYWORD s1-t1-k2  Lookup Order  [FAIL]  orders.robot:7",
                      "KEYWORD s1-t1-k2-k2  Get Order  [FAIL]  orders.robot:17"], printed
+    # from the folder above (robot run as `robot info_before/`) and from elsewhere: the
+    # answer's path, relative to the run's root folder, opened nothing there
+    above = cli("failures", str(run_id), db=tmp_path / "store.sqlite3", cwd=DATA).stdout
+    assert "[FAIL]  info_before/orders.robot:17\n" in above, above
+    elsewhere = cli("failures", str(run_id), db=tmp_path / "store.sqlite3", cwd=tmp_path).stdout
+    assert f"[FAIL]  {DATA / 'info_before' / 'orders.robot'}:17\n" in elsewhere, elsewhere
     # its body is the response's fourth line: printed, not "… (2 more lines ...)"
     assert ' body={"error": "order 42 belongs to another tenant", "token": "***"}\n' \
         in printed and "more line" not in printed

@@ -272,7 +272,7 @@ def test_control_structures_read_as_log_html_shows_them(tmp_path: Path) -> None:
     done = robot("--listener", f"rf_log_listener:db={db}", "--output", "NONE", "--report",
                  "NONE", "--log", "NONE", str(tmp_path / "controls.robot"), cwd=tmp_path)
     assert done.returncode == 1, done.stdout + done.stderr
-    failures = cli("failures", db=db)
+    failures = cli("failures", db=db, cwd=tmp_path)
     assert failures.returncode == 0, failures.stderr
     lines = [line.strip() for line in failures.stdout.splitlines()]
     # each step where it is written (an iteration is its FOR's line: none of its own)

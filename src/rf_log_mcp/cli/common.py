@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sqlite3
 import sys
 from collections.abc import Callable
@@ -110,6 +111,24 @@ def failure_paths(conn: sqlite3.Connection, run_id: int, test: str | None, limit
         if test or not cursor:
             break
     return paths
+
+
+def written_from_here(conn: sqlite3.Connection, run_id: int, paths: list[dict]) -> None:
+    """The failure paths' step locations as this shell opens them: answers give them relative
+    to the run's root folder (``__init__.robot:2`` of ``robot tests/``), so from the folder
+    robot ran in (or any other) they named no file. Relative to the working folder when
+    below it, else absolute."""
+    from ..sources import Locator
+
+    root = Locator(conn, run_id).root_dir
+    here = os.getcwd()
+    for path in paths:
+        for step in path["path"]:
+            if step.get("source") and root is not None:
+                whole = os.path.join(root, step["source"])
+                relative = os.path.relpath(whole, here) if os.path.splitdrive(whole)[0] == \
+                    os.path.splitdrive(here)[0] else ".."
+                step["source"] = whole if relative.startswith("..") else relative
 
 
 def failure_starts(conn: sqlite3.Connection, run_id: int, paths: list[dict]) -> int:

@@ -24,6 +24,7 @@ from .common import (
     show,
     summary,
     summary_response,
+    written_from_here,
 )
 
 
@@ -78,6 +79,7 @@ def cmd_failures(args: argparse.Namespace) -> int:
         render.failures([], Style(), run_id)  # "No failed tests.", once for a whole group
     for rid, paths in found:
         if paths:
+            written_from_here(conn, rid, paths)
             render.failures(paths, Style(), rid, of_group=group is not None)
     if not args.test:
         shown = sum(len(paths) for _, paths in found)
