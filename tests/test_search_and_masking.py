@@ -308,6 +308,17 @@ def test_a_search_cannot_find_a_masked_value(store: sqlite3.Connection) -> None:
     ("Environment variable 'API_KEY' set to a secret value.",
      "Environment variable 'API_KEY' set to a secret value."),
     ("Bearer authentication failed", "Bearer authentication failed"),
+    # HTTP Basic credentials outside a header (base64 of user:password), words stay
+    ("retrying with Basic dXNlcjpodW50ZXIyMDI0 now", "retrying with Basic *** now"),
+    *[(kept, kept) for kept in ["Basic authentication failed", "basic plan12345678",
+                                "Basic Zm9vYmFy (no colon)"]],
+    # vendor tokens by their documented prefixes and lengths
+    ("npm token npm_" + "a1B2" * 9, "npm token ***"),
+    ("stripe sk_live_" + "4eC39HqLyjWDarjtT1zdp7dc" + ", rk_test_" + "x" * 24, "stripe ***, ***"),
+    ("maps key AIza" + "SyD-9tSrke72PouQMnMX-a7eZSW0jkFMBWY" + " loaded", "maps key *** loaded"),
+    ("hf_" + "AbCd" * 8 + "Ef", "***"),
+    ("SG." + "a" * 22 + "." + "b" * 43, "***"),
+    ("shpat_" + "0f" * 16 + " and dop_v1_" + "ab" * 32, "*** and ***"),
     ("password=", "password="),
     ('"password": null', '"password": null'),
 ])
@@ -343,7 +354,8 @@ def test_a_structured_secret_registers_its_strings(text: str, registered: list[s
 # under case-insensitive matching (the long s, the Kelvin sign, dotless and dotted i).
 _SHAPES = ["ftp://user:pa55@host/f", "Bearer Zm9vYmFyYmF6cXV4", "eyJhbGciOi.eyJzdWIiOi.c2ln",
            "ghp_" + "a1" * 18, "AKIA" + "B" * 16, "sk-" + "c" * 24, "xoxb-1234567890ab",
-           "glpat-" + "d" * 20, "-----BEGIN RSA PRIVATE KEY-----\nMIIE\n-----END RSA PRIVATE KEY-----",
+           "glpat-" + "d" * 20, "Basic dXNlcjpodW50ZXIy", "npm_" + "e" * 36, "sk_live_" + "f" * 24,
+           "-----BEGIN RSA PRIVATE KEY-----\nMIIE\n-----END RSA PRIVATE KEY-----",
            "password=hunter2", "Set-Cookie: a=1", "Authorization: Basic dXNlcjpw", "${db_pwd} = x y",
            '"api-key": "k-123"', "pin: 1234", "otp=123456", "pa\u017fsword=hunter2", "api-\u212aey: v-4567",
            "<ns:Token>t-1</ns:Token>", "curl -u a:pw-2", "https://hooks.slack.com/services/T1/B2/x3",

@@ -58,7 +58,6 @@ from rf_log_listener.secret_shapes import (
     MASK,
     PROSE_MARK,
     PROSE_PASSWORD,
-    SHAPE_MARKS,
     argument_password_spans,
     argument_passwords,
     collection_items,
@@ -66,7 +65,6 @@ from rf_log_listener.secret_shapes import (
     compiled_shapes,
     curl_credentials,
     lazy_pattern,
-    looks_random,
     masked_argument_passwords,
     masked_base64_key,
     masked_credentials,
@@ -76,12 +74,15 @@ from rf_log_listener.secret_shapes import (
     masked_key,
     masked_password_option,
     masked_prose_password,
+    masked_scheme,
     masked_secret_option,
     masked_span,
+    masked_vendor_token,
     may_hold_password_option,
     piped_passwords,
     prose_passwords,
     secret_options,
+    shape_marks,
     sql_passwords,
     structured_secrets,
     typed_password,
@@ -103,6 +104,9 @@ _WORD = lazy_pattern(r"[^\W_]+")  # a word of a keyword's name (snake_case: word
 
 
 _NO_VALUES = KnownValues(())
+# How the library messages that name their secret by a field or variable begin
+# (``secret_shapes.typed_password``, ``named_values.environment_value``)
+_LIBRARY_MESSAGES = ("Typing text '", "Environment variable '")
 
 
 class Redactor(StepMasking):
@@ -139,7 +143,7 @@ class Redactor(StepMasking):
         ``password=``, ``"token": ``, ``${API_KEY} =``, the header lines ``Authorization:`` and
         ``Cookie:``; every name rule reads a value after one), a private key's armour
         (``PRIVATE KEY``), ``://`` (URL credentials, webhooks), ``bearer``, a JWT's ``eyJ``, a
-        vendor token's prefix, ``curl``, SQL's ``IDENTIFIED BY`` (``SHAPE_MARKS``), a
+        vendor token's prefix, ``curl``, SQL's ``IDENTIFIED BY`` (``shape_marks``), a
         secret-named XML element (``password>``), a password in prose with a value that may
         be one (``PROSE_MARK``); a command's password option is looked for apart
         (``may_hold_password_option``). A text without any of these is left as it is by
@@ -165,7 +169,7 @@ class Redactor(StepMasking):
         # ``api_keys=[...]``; ``tokens=4`` triggers and no rule masks it); before the
         # separator an escaped quote (``\"token\":``) or RF's comparisons' ``(Password):``
         # and ``'password' does not match:`` (``compared_values``)
-        return "|".join((*SHAPE_MARKS, PROSE_MARK,
+        return "|".join((*shape_marks(), PROSE_MARK,
                          rf"""(?:{self._names_tree})s?(?:(?:{NAME_CLOSE}|\)|' does not match)?\s*[:=]"""
                          rf"""|\s*>)"""))
 
@@ -303,10 +307,12 @@ class Redactor(StepMasking):
         value, known = self.known.mask(value)
         # SeleniumLibrary's typing message and OperatingSystem's environment variable set, by
         # finds before the trigger: as marks, they would run every rule on each such message
-        value, typed = masked_span(value, typed_password(value))
+        if value.startswith(_LIBRARY_MESSAGES):
+            value, typed = masked_span(value, typed_password(value))
+            value, environment = masked_span(value, environment_value(value, self.names_secret))
+            known += typed + environment
         value, given = masked_argument_passwords(value)  # by a few finds, as typed text
-        value, environment = masked_span(value, environment_value(value, self.names_secret))
-        known += typed + given + environment
+        known += given
         fast = self._ascii_trigger if value.isascii() else None
         lowered = None
         if fast is not None:
@@ -349,11 +355,11 @@ class Redactor(StepMasking):
             text = sub(shapes.secret_option, text, masked_secret_option)
             text = sub(shapes.webhook, text, masked_credentials_after)
             text = sub(shapes.sas_signature, text, masked_credentials_after)
-            text = sub(shapes.bearer, text, lambda m: f"{m[1]}{MASK}" if looks_random(m[2]) else m[0])
+            text = sub(shapes.scheme_credentials, text, masked_scheme)
             text = sub(PROSE_PASSWORD(), text, masked_prose_password)
             text = sub(shapes.jwt, text, lambda m: MASK)
             text = sub(shapes.base64_pem, text, masked_base64_key)
-            text = sub(shapes.vendor_tokens, text, lambda m: MASK)
+            text = sub(shapes.vendor_tokens, text, masked_vendor_token)
         for pattern in self._extra:
             text = sub(pattern, text, _masked_group)
         return text, counter[0]
@@ -385,8 +391,8 @@ class Redactor(StepMasking):
                 "pass:" in text and command_passwords(text, lowered)) or (
                 "identified" in lowered and sql_passwords(text, lowered)) or (
                 text.startswith("Typing text '") and typed_password(text)) or (
-                argument_password_spans(text)) or (
-                environment_value(text, self.names_secret) is not None):
+                argument_password_spans(text)) or (text.startswith(_LIBRARY_MESSAGES[1]) and (
+                environment_value(text, self.names_secret) is not None)):
             return True
         if "</" in text and self._xml_element.search(text) is not None:
             return True

@@ -13,7 +13,7 @@ import re
 from collections.abc import Callable
 from functools import cache
 
-from .secret_names import AUTH_SCHEMES, VALUE, credential_pair, escaped_value
+from .secret_names import AUTH_SCHEMES, VALUE, credential_pair, escaped_value, name_steps, shared_prefixes
 
 MASK = "***"
 
@@ -26,11 +26,21 @@ def lazy_pattern(pattern: str, flags: int = 0) -> Callable[[], re.Pattern[str]]:
 
 
 # Vendor tokens, masked wherever they occur: (prefix, body). The prefixes are also what
-# Redactor._trigger looks for, so a token added here is never skipped by it.
+# Redactor._trigger looks for (``shape_marks``), so a token added here is never skipped by
+# it; each is a sequence of characters and classes (``secret_names.name_steps``).
 VENDOR_TOKENS = (
     ("gh[pousr]_", "[A-Za-z0-9]{30,}"), ("github_pat_", "[A-Za-z0-9_]{30,}"), ("AKIA", "[0-9A-Z]{16}"),
     ("xox[abprs]-", "[A-Za-z0-9-]{10,}"), ("sk-", "[A-Za-z0-9_-]{20,}"), ("glpat-", "[A-Za-z0-9_-]{20,}"),
+    # npm, Stripe (secret and restricted keys), Google API keys, Hugging Face, PyPI, Docker
+    # Hub, DigitalOcean, SendGrid, Shopify: each its documented prefix and length
+    ("npm_", "[A-Za-z0-9]{36}"), ("[sr]k_live_", "[A-Za-z0-9]{16,}"), ("[sr]k_test_", "[A-Za-z0-9]{16,}"),
+    ("AIza", "[0-9A-Za-z_-]{35}"), ("hf_", "[A-Za-z]{34}"), ("pypi-AgEI", "[A-Za-z0-9_-]{50,}"),
+    ("dckr_pat_", "[A-Za-z0-9_-]{20,}"), ("dop_v1_", "[a-f0-9]{64}"),
+    (r"SG\.", r"[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43}"),
+    *((f"shp{kind}_", "[a-fA-F0-9]{32}") for kind in ("at", "ss", "ca", "pa")),
 )
+# HTTP Basic credentials out of a header (``masked_basic``): the scheme, one blank, base64
+_BASIC_MARK = "basic[ \t]" + "[a-z0-9+/]" * 8
 # Webhook URLs whose path is their credential (anyone holding one posts as the team): the
 # URL's start, kept; the rest of it is masked.
 _WEBHOOKS = (r"hooks\.slack\.com/(?:services|workflows|triggers)/",
@@ -75,8 +85,18 @@ _OPTION_WORDS = (r"token|secret|password|passwd|passphrase"
 SHAPE_MARKS = ("://", "bearer", "eyj", "private key", "ls0tls1crudjti", "curl",
                r"identified[ \t]+(?:by|with)\b", r"\|[ \t]*sudo\b", "password-stdin", "<<<",
                r"-pass(?:in|out)?[ \t]+['\"]?pass:",
-               r"-[\w-]*?(?:token|secret|passw|passphrase|key)[ \t]", "sig=",
-               *(prefix.lower() for prefix, _ in VENDOR_TOKENS))
+               r"-[\w-]*?(?:token|secret|passw|passphrase|key)[ \t]", "sig=")
+
+
+@functools.cache
+def shape_marks() -> tuple[str, ...]:
+    """SHAPE_MARKS and, as one tree of their shared prefixes, the vendor tokens' prefixes and
+    HTTP Basic credentials' mark: ``re`` tries an alternation's branches one by one at each
+    position, so fifteen prefixes as branches made the trigger scan 2.5 → 3.2 µs a text; as
+    a tree 2.4."""
+    marks = [name_steps(mark) for mark in (*(p.lower() for p, _ in VENDOR_TOKENS), _BASIC_MARK)]
+    assert None not in marks, "a vendor prefix is more than characters and classes"
+    return (*SHAPE_MARKS, shared_prefixes(marks))  # type: ignore[arg-type]
 
 
 class _Shapes:
@@ -88,7 +108,10 @@ class _Shapes:
         # the user may be empty: Redis' ``redis://:password@cache:6379/0``
         self.url_credentials = re.compile(
             r"(?i)(?<![a-z0-9+.-])([a-z][a-z0-9+.-]*://[^\s:/@]*:)([^\s/@]+)(@)")
-        self.bearer = re.compile(r"(?i)\b(Bearer\s+)([A-Za-z0-9\-._~+/]{8,}=*)")
+        # a bearer token, and HTTP Basic credentials out of a header (a header's value is its
+        # name's): base64 of "user:password", told from a word by decoding (``masked_scheme``)
+        self.scheme_credentials = re.compile(
+            r"(?i)\b(Bearer\s+|Basic[ \t])([A-Za-z0-9\-._~+/]{8,}=*)")
         self.private_key = re.compile(
             r"(-----BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----)(.*?)"
             r"(-----END [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----|\Z)", re.DOTALL,
@@ -140,8 +163,11 @@ class _Shapes:
         # a PEM block in base64 ("-----BEGIN " is "LS0tLS1CRUdJTi"): kubeconfig's
         # client-key-data, a Kubernetes secret's tls.key (``masked_base64_key``)
         self.base64_pem = re.compile(r"\bLS0tLS1CRUdJTi[A-Za-z0-9+/]{16,}={0,2}")
-        self.vendor_tokens = re.compile(
-            rf"\b(?:{'|'.join(prefix + body for prefix, body in VENDOR_TOKENS)})\b")
+        # one tree of the prefixes, each ending with its body; no \b before it (``re`` then
+        # skips to the positions whose character may begin one: 2.8 → 2.6 µs a JSON
+        # response, with twice the tokens): ``masked_vendor_token`` checks that boundary
+        self.vendor_tokens = re.compile(shared_prefixes(
+            [[*(name_steps(prefix) or [prefix]), f"(?:{body})"] for prefix, body in VENDOR_TOKENS]) + r"\b")
         # What follows a secret's name: a closing quote, perhaps escaped (``bs``), or brace
         # (``"token":``, ``\"token\":``, ``${token} =``), the separator, an auth scheme, the
         # value (between escaped quotes after an escaped one: ``escaped_value``).
@@ -567,6 +593,30 @@ def _prose_value(match: re.Match[str]) -> bool:
     if value == MASK:
         return False
     return looks_random(value) or (quote in "'\"" and match.string.startswith(quote, match.end()))
+
+
+def masked_scheme(match: re.Match[str]) -> str:
+    """A scheme's credentials masked: a bearer token that is no English word (``Bearer
+    authentication`` stays), Basic's when they decode to ``user:password`` (``Basic
+    authentication`` stays)."""
+    if match[1][1] in "eE":  # Bearer
+        return f"{match[1]}{MASK}" if looks_random(match[2]) else match[0]
+    import base64
+    import binascii
+
+    encoded = match[2]
+    try:
+        decoded = base64.b64decode(encoded + "=" * (-len(encoded) % 4), validate=True).decode()
+    except (binascii.Error, UnicodeDecodeError, ValueError):
+        return match[0]
+    _user, colon, password = decoded.partition(":")
+    return f"{match[1]}{MASK}" if colon and password and decoded.isprintable() else match[0]
+
+
+def masked_vendor_token(match: re.Match[str]) -> str:
+    """A vendor's token masked where it begins a word (``xghp_...`` is none)."""
+    before = match.string[match.start() - 1:match.start()]
+    return match[0] if before and (before.isalnum() or before == "_") else MASK
 
 
 def looks_random(token: str) -> bool:
