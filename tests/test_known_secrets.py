@@ -54,7 +54,8 @@ with names, each again alone; (78) a PEM private key in base64 (kubeconfig's
 ``client-key-data``, by its shape), (79) ``aws configure set aws_secret_access_key x``, (80)
 ``Append To Environment Variable  CI_SECRET  x`` (OperatingSystem's message names the
 variable) and (81) ``${v} = Get Environment Variable  DEPLOY_PASSWORD`` of a secret the
-environment held (the getter's argument names it), each again alone.
+environment held (the getter's argument names it), each again alone; by their shapes,
+(82) HTTP Basic credentials out of a header and (83) an npm token.
 Thirty-four values only look like secrets (look-alike names, values too short or too common,
 a keyword's name holding a secret's, ``Open Sidebar``'s "sid", a word after "password" among
 another keyword's arguments, text filled into a user-name field, ``Count Tokenizer Rules``'
@@ -109,6 +110,8 @@ SECRETS = ("S01-Hunter2-pass", "S03-deep-Pw-9", "S05-set-var-Sec", "S07-var-pk-1
            "S79-aws-Secret", "S80-appended-Sec", "S81-ci-env-Pw")
 # Masked by its shape wherever it occurs, so never registered as a run's value.
 BY_SHAPE = ("S27webhooksecret99", "S69sasSignature%2B9",
+            # (82) HTTP Basic credentials out of a header, (83) an npm token
+            "Y2ktYm90OlM4Mi1iYXNpYy1Qdw==", "npm_S83npmTokenAbCdEfGhIjKlMnOpQrStUvWxY",
             # (78) kubeconfig's client-key-data: a PEM private key in base64
             "LS0tLS1CRUdJTiBSU0EgUFJJVkFURSBLRVktLS0tLQpNSUlFb3dJQkFBS0NB")
 LOOKALIKES = ("L01-54321-count", "L02-all-tests-passed", "L03-bypass-enabled",

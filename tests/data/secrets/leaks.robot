@@ -196,6 +196,8 @@ Shapes Next To Their Name
     Provision Ci Environment
     ${from_ci} =    Get Environment Variable    DEPLOY_PASSWORD
     Log    deploying with ${from_ci}
+    Log    retrying with Basic Y2ktYm90OlM4Mi1iYXNpYy1Qdw== after a 401
+    Log    publishing with npm_S83npmTokenAbCdEfGhIjKlMnOpQrStUvWxY
 
 Returned By Keywords Named Like Secrets
     ${session} =    Get Auth Token For User    alice
