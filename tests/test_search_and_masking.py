@@ -312,6 +312,18 @@ def test_a_search_cannot_find_a_masked_value(store: sqlite3.Connection) -> None:
     ("retrying with Basic dXNlcjpodW50ZXIyMDI0 now", "retrying with Basic *** now"),
     *[(kept, kept) for kept in ["Basic authentication failed", "basic plan12345678",
                                 "Basic Zm9vYmFy (no colon)"]],
+    # a name-value pair whose name names a secret: Kubernetes' env, AWS's parameters, .NET's
+    # and Ant's settings, SeleniumLibrary's cookie; another name's value stays
+    ("env:\n- name: DB_PASSWORD\n  value: K8s-Pw1\n- name: LOG_LEVEL\n  value: debug",
+     "env:\n- name: DB_PASSWORD\n  value: ***\n- name: LOG_LEVEL\n  value: debug"),
+    ('[{"Name": "/prod/db/password", "Value": "Ssm-Pw2", "Type": "SecureString"}]',
+     '[{"Name": "/prod/db/password", "Value": "***", "Type": "SecureString"}]'),
+    ("ParameterKey=DbPassword,ParameterValue=Cfn-Pw3 ParameterKey=Env,ParameterValue=prod",
+     "ParameterKey=DbPassword,ParameterValue=*** ParameterKey=Env,ParameterValue=prod"),
+    ('<add key="ApiKey" value="Cfg-Key4" /><add key="Retries" value="3" />',
+     '<add key="ApiKey" value="***" /><add key="Retries" value="3" />'),
+    ("name=sessionid\nvalue=Sess-Id5\npath=/", "name=sessionid\nvalue=***\npath=/"),
+    ("the name: PWD\n value: /tmp/w", "the name: PWD\n value: /tmp/w"),
     # vendor tokens by their documented prefixes and lengths
     ("npm token npm_" + "a1B2" * 9, "npm token ***"),
     ("stripe sk_live_" + "4eC39HqLyjWDarjtT1zdp7dc" + ", rk_test_" + "x" * 24, "stripe ***, ***"),
@@ -343,6 +355,8 @@ def test_secret_shapes(text: str, shown: str) -> None:
     ("tokens=abcdef12 tokens: [12, 40]", []),
     ("Environment variable 'DEPLOY_TOKEN' set to value 'Ev-Tk-1'.", ["Ev-Tk-1"]),
     ("Environment variable 'OLDPWD' set to value '/tmp/x'.", []),
+    ('{"name": "API_TOKEN", "value": "Nv-Tk-1"}, {"name": "REGION", "value": "eu-west-1"}',
+     ["Nv-Tk-1"]),
 ])
 def test_a_structured_secret_registers_its_strings(text: str, registered: list[str]) -> None:
     """A tuple, list or call after a secret's name: its strings are what a run registers, of
@@ -355,6 +369,7 @@ def test_a_structured_secret_registers_its_strings(text: str, registered: list[s
 _SHAPES = ["ftp://user:pa55@host/f", "Bearer Zm9vYmFyYmF6cXV4", "eyJhbGciOi.eyJzdWIiOi.c2ln",
            "ghp_" + "a1" * 18, "AKIA" + "B" * 16, "sk-" + "c" * 24, "xoxb-1234567890ab",
            "glpat-" + "d" * 20, "Basic dXNlcjpodW50ZXIy", "npm_" + "e" * 36, "sk_live_" + "f" * 24,
+           '{"name": "api_token", "value": "v-1"}', "- name: DB_PASSWORD\n  value: v-2",
            "-----BEGIN RSA PRIVATE KEY-----\nMIIE\n-----END RSA PRIVATE KEY-----",
            "password=hunter2", "Set-Cookie: a=1", "Authorization: Basic dXNlcjpw", "${db_pwd} = x y",
            '"api-key": "k-123"', "pin: 1234", "otp=123456", "pa\u017fsword=hunter2", "api-\u212aey: v-4567",
@@ -380,7 +395,8 @@ _PIECES = [*_SHAPES, "password", "token", "auth", "cookie", "x-Session-Id", "=",
            "_secret ", "key ", "smbclient ", " -U ", "%", "htpasswd ", " -b ", "rabbitmqctl ",
            " add_user ", "net use ", "\\\\", "net user ", "mysqladmin ", " password ",
            "vault login ", "sudo -S ", " <<< ", "<<<", "passwords", "api_keys", "s", "]", "(",
-           ")", "[ a1b2 | c3d4 ]", "['x1y2z3']", "{ db=p4q5 }", "&sig=", "?sig=", "sig", "AccountKey"]
+           ")", "[ a1b2 | c3d4 ]", "['x1y2z3']", "{ db=p4q5 }", "&sig=", "?sig=", "sig", "AccountKey",
+           '"name": ', '"value": ', "name: ", "\n  value: ", "ParameterValue="]
 
 
 def _every_rule(words: tuple[str, ...]) -> Redactor:

@@ -37,16 +37,19 @@ from rf_log_listener.named_values import (
     masked_collection,
     masked_compared,
     masked_value,
+    unquoted,
     whole_name,
 )
 from rf_log_listener.secret_names import (
     NAME_CLOSE,
+    PAIR_BETWEEN,
     SECRET_WORD_SPELLINGS,
     SECRET_WORDS,
     alternation,
     compared_values,
     key_value,
     name_steps,
+    name_value_pair,
     plural_collection,
     shared_prefixes,
     spellings,
@@ -168,10 +171,11 @@ class Redactor(StepMasking):
         # the names once, their tree is most of this pattern's compiling (a plural too:
         # ``api_keys=[...]``; ``tokens=4`` triggers and no rule masks it); before the
         # separator an escaped quote (``\"token\":``) or RF's comparisons' ``(Password):``
-        # and ``'password' does not match:`` (``compared_values``)
+        # and ``'password' does not match:`` (``compared_values``); or a name-value pair's
+        # value key after it (``"name": "API_TOKEN", "value":``, ``name_value_pair``)
         return "|".join((*shape_marks(), PROSE_MARK,
                          rf"""(?:{self._names_tree})s?(?:(?:{NAME_CLOSE}|\)|' does not match)?\s*[:=]"""
-                         rf"""|\s*>)"""))
+                         rf"""|\s*>|{PAIR_BETWEEN})"""))
 
     @functools.cached_property
     def _mentions(self) -> re.Pattern[str]:
@@ -283,11 +287,15 @@ class Redactor(StepMasking):
     def _xml_element(self) -> re.Pattern[str]:
         return xml_element(self._names_tree)
 
+    @functools.cached_property
+    def _name_value_pair(self) -> re.Pattern[str]:
+        return name_value_pair(self._names_tree)
+
     def prepare(self) -> None:
         """Compile what :meth:`text` can use, ahead of its first text: the MCP server does it
         while the host's model writes its first call (issue #19)."""
         _ = self._ascii_trigger, self._trigger, compiled_shapes(), self._whole_line, self._key_value, \
-            self._xml_element, self._compared_values, PROSE_PASSWORD()
+            self._xml_element, self._compared_values, self._name_value_pair, PROSE_PASSWORD()
 
     # -- texts -------------------------------------------------------------------------
 
@@ -345,6 +353,8 @@ class Redactor(StepMasking):
             if self._holds_plural(text):
                 text = sub(self._plural_collection, text, masked_collection)
             text = sub(self._xml_element, text, masked_value)
+            if "alue" in text:  # Value, value: the pair's value key
+                text = sub(self._name_value_pair, text, masked_value)
             text = sub(shapes.url_credentials, text, masked_credentials)
             text = sub(shapes.curl_user, text, masked_curl_user)
             text = sub(shapes.password_option, text, masked_password_option)
@@ -373,8 +383,8 @@ class Redactor(StepMasking):
 
     def may_name_a_value(self, text: str, lowered: str) -> bool:
         """Whether :meth:`secret_values` can find anything in ``text`` (lower-cased as
-        ``lowered``): a secret's name and a separator, a secret-named XML element, or URL
-        or curl credentials."""
+        ``lowered``): a secret's name and a separator (or a name-value pair's), a
+        secret-named XML element, URL or curl credentials, a shape a rule reads."""
         if ":" in text or "=" in text:  # the name rules, URL and curl credentials need one
             backwards = self._named_value_backwards
             if backwards is None:
@@ -382,7 +392,8 @@ class Redactor(StepMasking):
             else:
                 named = backwards.search(lowered[::-1]) is not None
             if named or ("://" in text and "@" in text) or (
-                    "curl" in lowered and curl_credentials(text)):
+                    "curl" in lowered and curl_credentials(text)) or (
+                    "value" in lowered and self._name_value_pair.search(text) is not None):
                 return True
         # each shape's own substring first: this runs on every message the writer sees (a
         # command's options, sudo's -S and --password-stdin follow " -")
@@ -390,9 +401,9 @@ class Redactor(StepMasking):
                               or secret_options(text, lowered))) or (
                 "pass:" in text and command_passwords(text, lowered)) or (
                 "identified" in lowered and sql_passwords(text, lowered)) or (
-                text.startswith("Typing text '") and typed_password(text)) or (
-                argument_password_spans(text)) or (text.startswith(_LIBRARY_MESSAGES[1]) and (
-                environment_value(text, self.names_secret) is not None)):
+                text.startswith(_LIBRARY_MESSAGES) and (typed_password(text) or (
+                    environment_value(text, self.names_secret) is not None))) or (
+                argument_password_spans(text)):
             return True
         if "</" in text and self._xml_element.search(text) is not None:
             return True
@@ -424,8 +435,8 @@ class Redactor(StepMasking):
                 elif after["bs"]:  # \"token\": \"x\": JSON in a string (not cut before its end)
                     closed = len(value) >= 2 * len(close) and value.endswith(close)
                     value = value[len(close):-len(close)] if closed else ""
-                elif len(value) > 1 and value[0] in "'\"" and value[-1] == value[0]:
-                    value = value[1:-1]
+                elif unquoted(value) != value:
+                    value = unquoted(value)
                 elif "@" in value and in_url_user(text, mention.start("name")):
                     value = value[:value.index("@")]
                 if (value[:1] in "/\\" or value[1:2] == ":") and working_directory(
@@ -443,6 +454,9 @@ class Redactor(StepMasking):
             found += [m[2] for m in compiled_shapes().url_credentials.finditer(text)]
         if "</" in text:
             found += [m["value"] for m in self._xml_element.finditer(text)]
+        if "value" in lowered:
+            found += [unquoted(m["value"]) for m in self._name_value_pair.finditer(text)
+                      if not working_directory(m["key"], m["value"])]
         if "curl" in lowered:
             found += curl_credentials(text)
         found += command_passwords(text, lowered)

@@ -42,6 +42,11 @@ def masked_value(match: re.Match[str]) -> str:
     return f"{head}{quote}{MASK}{quote}"
 
 
+def unquoted(value: str) -> str:
+    """A value without the quotes around it, if it has them."""
+    return value[1:-1] if len(value) > 1 and value[0] in "'\"" and value[-1] == value[0] else value
+
+
 def masked_compared(match: re.Match[str]) -> str:
     """Both values of RF's ``Key password: a != b``, references and masks kept."""
     head = match[0][:match.start("first") - match.start(0)]

@@ -321,6 +321,34 @@ def compared_values(name: str) -> re.Pattern[str]:
     )
 
 
+# Between a name-value pair's name and its value key: a comma or semicolon (JSON, AWS's
+# ``ParameterKey=x,ParameterValue=y``), blanks (XML attributes), a line break and YAML's
+# indent (``- name: x`` then ``  value: y``), up to three short fields on one line each
+# (AWS SSM's ``"Name": x, "Type": "SecureString", "Value": y``), the value key's quote
+_PAIR_GAP = r"""[ \t]*[,;]?[ \t]*(?:\r?\n[ \t]*)?"""
+_PAIR_VALUE_KEY = r"""["']?(?:parameter)?value["']?\s*[:=]"""
+_PAIR_FIELD = (rf"""(?!{_PAIR_VALUE_KEY})["']?[\w-]+["']?[ \t]*[:=][ \t]*"""
+               r"""(?:"[^"\n]{0,100}"|'[^'\n]{0,100}'|[\w./-]{1,100})""" + _PAIR_GAP)
+PAIR_BETWEEN = rf"""["']?{_PAIR_GAP}(?:{_PAIR_FIELD}){{0,3}}{_PAIR_VALUE_KEY}"""
+
+
+def name_value_pair(name: str) -> re.Pattern[str]:
+    """A name-value pair whose name names a secret, its value the secret: a Kubernetes
+    container's env (``- name: DB_PASSWORD`` then ``value: x``, in YAML or JSON), AWS's
+    parameters (``{"Name": "/prod/db/password", "Value": "x"}``, ``ParameterKey=DbPassword,
+    ParameterValue=x``), .NET's and Ant's settings (``<add key="ApiKey" value="x"/>``,
+    ``<property name="db.password" value="x"/>``), a cookie as SeleniumLibrary lists it
+    (``{'name': 'sessionid', 'value': 'x'}``). Groups: key (the secret's name), value."""
+    return re.compile(
+        rf"""(?ix)
+        (?<![\w-]) ["']? (?:parameter)?(?:name|key) ["']? \s*[:=]\s* (?P<q>["']?)
+        (?P<key> [\w./-]*?(?:{name}) ) (?P=q) (?= {PAIR_BETWEEN} )
+        {PAIR_BETWEEN} \s*
+        (?P<value> {VALUE} )
+        """
+    )
+
+
 def xml_element(name: str) -> re.Pattern[str]:
     """An XML element named like a secret, its text the value (``<password>x</password>``,
     ``<ns:AuthToken type="t">x</ns:AuthToken>``: SOAP and XML bodies), closed by its own

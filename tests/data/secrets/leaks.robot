@@ -198,6 +198,10 @@ Shapes Next To Their Name
     Log    deploying with ${from_ci}
     Log    retrying with Basic Y2ktYm90OlM4Mi1iYXNpYy1Qdw== after a 401
     Log    publishing with npm_S83npmTokenAbCdEfGhIjKlMnOpQrStUvWxY
+    Log    env:\n- name: DB_PASSWORD\n${SPACE * 2}value: S84-k8s-env-Pw\n- name: LOG_LEVEL\n${SPACE * 2}value: L35-debug-level
+    Log    S84-k8s-env-Pw is the pod's
+    Log    {"Parameter": {"Name": "/prod/api/token", "Type": "SecureString", "Value": "S85-ssm-Tk"}}
+    Log    S85-ssm-Tk was read
 
 Returned By Keywords Named Like Secrets
     ${session} =    Get Auth Token For User    alice
