@@ -324,6 +324,11 @@ def test_a_search_cannot_find_a_masked_value(store: sqlite3.Connection) -> None:
      '<add key="ApiKey" value="***" /><add key="Retries" value="3" />'),
     ("name=sessionid\nvalue=Sess-Id5\npath=/", "name=sessionid\nvalue=***\npath=/"),
     ("the name: PWD\n value: /tmp/w", "the name: PWD\n value: /tmp/w"),
+    # PowerShell's plain password made a SecureString; a variable stays
+    ("$c = New-Object PSCredential('bob', (ConvertTo-SecureString 'Ps-Pw1' -AsPlainText -Force))",
+     "$c = New-Object PSCredential('bob', (ConvertTo-SecureString '***' -AsPlainText -Force))"),
+    ("ConvertTo-SecureString -AsPlainText -Force -String Ps-Pw2; ConvertTo-SecureString $pw -AsPlainText",
+     "ConvertTo-SecureString -AsPlainText -Force -String ***; ConvertTo-SecureString $pw -AsPlainText"),
     # vendor tokens by their documented prefixes and lengths
     ("npm token npm_" + "a1B2" * 9, "npm token ***"),
     ("stripe sk_live_" + "4eC39HqLyjWDarjtT1zdp7dc" + ", rk_test_" + "x" * 24, "stripe ***, ***"),
@@ -370,6 +375,7 @@ _SHAPES = ["ftp://user:pa55@host/f", "Bearer Zm9vYmFyYmF6cXV4", "eyJhbGciOi.eyJz
            "ghp_" + "a1" * 18, "AKIA" + "B" * 16, "sk-" + "c" * 24, "xoxb-1234567890ab",
            "glpat-" + "d" * 20, "Basic dXNlcjpodW50ZXIy", "npm_" + "e" * 36, "sk_live_" + "f" * 24,
            '{"name": "api_token", "value": "v-1"}', "- name: DB_PASSWORD\n  value: v-2",
+           "ConvertTo-SecureString 'v-3' -AsPlainText",
            "-----BEGIN RSA PRIVATE KEY-----\nMIIE\n-----END RSA PRIVATE KEY-----",
            "password=hunter2", "Set-Cookie: a=1", "Authorization: Basic dXNlcjpw", "${db_pwd} = x y",
            '"api-key": "k-123"', "pin: 1234", "otp=123456", "pa\u017fsword=hunter2", "api-\u212aey: v-4567",
@@ -396,7 +402,8 @@ _PIECES = [*_SHAPES, "password", "token", "auth", "cookie", "x-Session-Id", "=",
            " add_user ", "net use ", "\\\\", "net user ", "mysqladmin ", " password ",
            "vault login ", "sudo -S ", " <<< ", "<<<", "passwords", "api_keys", "s", "]", "(",
            ")", "[ a1b2 | c3d4 ]", "['x1y2z3']", "{ db=p4q5 }", "&sig=", "?sig=", "sig", "AccountKey",
-           '"name": ', '"value": ', "name: ", "\n  value: ", "ParameterValue="]
+           '"name": ', '"value": ', "name: ", "\n  value: ", "ParameterValue=", "ConvertTo-SecureString ",
+           " -AsPlainText"]
 
 
 def _every_rule(words: tuple[str, ...]) -> Redactor:

@@ -85,6 +85,7 @@ from rf_log_listener.secret_shapes import (
     piped_passwords,
     prose_passwords,
     secret_options,
+    secure_strings,
     shape_marks,
     sql_passwords,
     structured_secrets,
@@ -362,6 +363,7 @@ class Redactor(StepMasking):
             text = sub(shapes.sudo_stdin, text, masked_credentials_after)
             text = sub(shapes.stdin_herestring, text, masked_credentials_after)
             text = sub(shapes.openssl_pass, text, masked_credentials_after)
+            text = sub(shapes.secure_string, text, masked_credentials_after)
             text = sub(shapes.secret_option, text, masked_secret_option)
             text = sub(shapes.webhook, text, masked_credentials_after)
             text = sub(shapes.sas_signature, text, masked_credentials_after)
@@ -398,7 +400,7 @@ class Redactor(StepMasking):
         # each shape's own substring first: this runs on every message the writer sees (a
         # command's options, sudo's -S and --password-stdin follow " -")
         if (" -" in text and (command_passwords(text, lowered) or piped_passwords(text)
-                              or secret_options(text, lowered))) or (
+                              or secret_options(text, lowered) or secure_strings(text, lowered))) or (
                 "pass:" in text and command_passwords(text, lowered)) or (
                 "identified" in lowered and sql_passwords(text, lowered)) or (
                 text.startswith(_LIBRARY_MESSAGES) and (typed_password(text) or (
@@ -462,6 +464,7 @@ class Redactor(StepMasking):
         found += command_passwords(text, lowered)
         found += sql_passwords(text, lowered)
         found += piped_passwords(text)
+        found += secure_strings(text, lowered)
         found += argument_passwords(text)
         if " -" in text or text.startswith("-"):
             found += secret_options(text, lowered)

@@ -90,11 +90,12 @@ SHAPE_MARKS = ("://", "bearer", "eyj", "private key", "ls0tls1crudjti", "curl",
 
 @functools.cache
 def shape_marks() -> tuple[str, ...]:
-    """SHAPE_MARKS and, as one tree of their shared prefixes, the vendor tokens' prefixes and
-    HTTP Basic credentials' mark: ``re`` tries an alternation's branches one by one at each
-    position, so fifteen prefixes as branches made the trigger scan 2.5 → 3.2 µs a text; as
-    a tree 2.4."""
-    marks = [name_steps(mark) for mark in (*(p.lower() for p, _ in VENDOR_TOKENS), _BASIC_MARK)]
+    """SHAPE_MARKS and, as one tree of their shared prefixes, the vendor tokens' prefixes,
+    HTTP Basic credentials' mark and PowerShell's ``ConvertTo-SecureString``: ``re`` tries an
+    alternation's branches one by one at each position, so fifteen prefixes as branches made
+    the trigger scan 2.5 → 3.2 µs a text; as a tree 2.4."""
+    marks = [name_steps(mark) for mark in (*(p.lower() for p, _ in VENDOR_TOKENS), _BASIC_MARK,
+                                           "convertto-securestring")]
     assert None not in marks, "a vendor prefix is more than characters and classes"
     return (*SHAPE_MARKS, shared_prefixes(marks))  # type: ignore[arg-type]
 
@@ -149,6 +150,11 @@ class _Shapes:
         self.openssl_pass = re.compile(
             r"""(?P<head>(?<![\w-])-pass(?:in|out)?[ \t]+(?P<q>['"])?pass:)"""
             r"""(?P<value>(?(q)[^'"\n]+|[^\s'"]+))""")
+        # PowerShell's plain password made a SecureString on its command line
+        # (``ConvertTo-SecureString 'x' -AsPlainText -Force``, ``-String "x"``); not a variable
+        self.secure_string = re.compile(
+            r"""(?i)(?P<head>\bConvertTo-SecureString(?:[ \t]+-(?:AsPlainText|Force)\b)*[ \t]+"""
+            r"""(?:-String[ \t]+)?(?P<q>['"])?)(?P<value>(?(q)[^'"\n]+|[^\s'");|$-][^\s'");|]*))""")
         # a command's option named like a secret, its value apart (``kubectl --token x``,
         # ``--client-secret x``, Go's ``-token x``; with "=" the name rules read it): masked
         # when the value is no word, path, URL or variable (``secret_option_value``)
@@ -361,6 +367,13 @@ def secret_option_value(match: re.Match[str]) -> bool:
 
 def masked_secret_option(match: re.Match[str]) -> str:
     return f"{match['head']}{MASK}" if secret_option_value(match) else match[0]
+
+
+def secure_strings(text: str, lowered: str) -> list[str]:
+    """Plain passwords PowerShell's ``ConvertTo-SecureString`` is given on a command line."""
+    if "securestring" not in lowered:
+        return []
+    return [m["value"] for m in compiled_shapes().secure_string.finditer(text)]
 
 
 def piped_passwords(text: str) -> list[str]:
