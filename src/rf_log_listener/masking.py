@@ -28,6 +28,11 @@ import re
 from collections.abc import Callable, Iterable
 from functools import cache
 
+from rf_log_listener.argument_passwords import (
+    argument_password_spans,
+    argument_passwords,
+    masked_argument_passwords,
+)
 from rf_log_listener.errors import ResultError
 from rf_log_listener.known_values import KnownValues, registrable
 from rf_log_listener.named_values import (
@@ -61,14 +66,11 @@ from rf_log_listener.secret_shapes import (
     MASK,
     PROSE_MARK,
     PROSE_PASSWORD,
-    argument_password_spans,
-    argument_passwords,
     collection_items,
     command_passwords,
     compiled_shapes,
     curl_credentials,
     lazy_pattern,
-    masked_argument_passwords,
     masked_base64_key,
     masked_credentials,
     masked_credentials_after,
