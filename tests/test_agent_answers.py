@@ -324,6 +324,39 @@ def test_a_run_a_signal_stopped_names_the_test_it_stopped_in(tmp_path: Path) -> 
     assert "caused by fatal error: TEST s1-t2 Slow One" in shown
 
 
+def test_a_running_test_that_failed_steps_already_says_so_before_it_ends(tmp_path: Path) -> None:
+    """A long test that goes on after a failure (continue-on-failure, a retry) fails when it
+    ends; until then its run said "0 failed" and "No failed tests.". The summary's open chain
+    counts what failed below each node so far; the command line names the test and how to
+    read its failures."""
+    (tmp_path / "long.robot").write_text(
+        "*** Test Cases ***\nLong Journey\n    Run Keyword And Continue On Failure    Fail"
+        "    first check failed\n    Log    started\n    Sleep    60s\n")
+    db = tmp_path / "s.db"
+    running = robot("--listener", f"rf_log_listener:db={db}", "--output", "NONE",
+                    str(tmp_path / "long.robot"), cwd=tmp_path, wait=False)
+    try:
+        deadline, open_test = time.monotonic() + 60, None
+        while time.monotonic() < deadline and open_test is None:
+            time.sleep(0.2)
+            if db.exists() and open_store(db).execute("SELECT 1 FROM runs").fetchone():
+                view = service.get_view(open_store(db), "summary", run_id=1).summary
+                assert view is not None
+                open_test = next((n for n in view.unfinished or []
+                                  if n.type == "TEST" and n.failed_descendant_count), None)
+        assert open_test is not None, "the running test's failed steps never showed"
+        assert (open_test.node_id, open_test.failed_descendant_count) == ("s1-t1", 2)
+        assert view.status == "running" and view.totals.failed == 0
+        hint = "failing so far: TEST s1-t1 Long Journey: 2 failed steps (rf-log-mcp failures 1 s1-t1)"
+        assert hint in cli("summary", db=db).stdout
+        assert hint in cli("failures", db=db).stdout
+        path = cli("failures", "1", "s1-t1", db=db).stdout
+        assert "TEST s1-t1  Long Journey  [RUNNING]" in path and "FAIL: first check failed" in path
+    finally:
+        running.send_signal(signal.SIGTERM)
+        running.communicate(timeout=60)
+
+
 def test_exit_on_failure_and_parent_suite_fixtures_point_at_their_cause(tmp_path: Path) -> None:
     conn, run_id = _imported(tmp_path, "setup", 3)
     cause = _path(conn, run_id, "s1-s1-t2")["failure_path"]["cause"]

@@ -20,6 +20,7 @@ SECTIONS: tuple[tuple[str, type[BaseModel], str], ...] = (
     ("failure groups", models.FailureGroup, "summary `failure_groups` items."),
     ("failed tests", models.FailedTest, "summary `failed_tests` items."),
     ("run errors", models.RunErrorItem, "summary `errors` items."),
+    ("open nodes", models.OpenNode, "summary `unfinished` items."),
     ("failure_path", models.FailurePathView, "get_view(view=\"failure_path\")."),
     ("cause", models.FailureCause, "failure_path and failure group `cause`."),
     ("path step", models.PathStep, "failure_path `path` items: a node (below) and these."),

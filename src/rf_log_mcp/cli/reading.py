@@ -77,6 +77,10 @@ def cmd_failures(args: argparse.Namespace) -> int:
         return 0
     if not any(paths for _, paths in found):
         render.failures([], Style(), run_id)  # "No failed tests.", once for a whole group
+        for rid in runs:  # a live run's test may be failing before it ends
+            data = summary(conn, rid).summary
+            if data is not None and data.unfinished:
+                render.failing_test(data.unfinished, rid, Style())
     for rid, paths in found:
         if paths:
             written_from_here(conn, rid, paths)

@@ -57,6 +57,14 @@ class NodeRef(BaseModel):
     name: str
 
 
+class OpenNode(NodeRef):
+    """An open node of a running (or interrupted) run."""
+
+    failed_descendant_count: int | None = Field(
+        None, description="Nodes below it that failed so far (a test failing before it ends: "
+                          "failure_path with its id shows them).")
+
+
 class SkipReason(BaseModel):
     """Why tests were skipped: Skip's message, --skip's, a skip-on-failure tag's (with the
     failure it hid)."""
@@ -105,7 +113,7 @@ class SummaryView(BaseModel):
     error_count: int = Field(0, description="Run errors and warnings in all.")
     error_kinds: int | None = Field(None, description="Distinct ones (first page); the rest: "
                                                       "search_messages with min_level=WARN.")
-    unfinished: list[NodeRef] | None = Field(
+    unfinished: list[OpenNode] | None = Field(
         None, description="Running or interrupted runs: the open suite/test/keyword chain, "
                           "outermost first (what is running now, or was when the run stopped).")
     follow_cursor: str | None = Field(

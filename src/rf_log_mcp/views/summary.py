@@ -253,13 +253,16 @@ def _skip_reasons(conn: sqlite3.Connection, runs: list[int],
 
 def _unfinished(conn: sqlite3.Connection, run_id: int) -> list[dict[str, Any]]:
     """What is running now (a live run) or was running when the run stopped: the open nodes,
-    outermost first. They form one chain, so there are as many as the tree is deep."""
+    outermost first, each with the nodes below it that failed so far (a test that will fail
+    shows so before it ends: continued failures, a retry's attempts). They form one chain,
+    so there are as many as the tree is deep."""
     rows = conn.execute(
-        "SELECT node_id, type, name FROM nodes WHERE key >= ? AND key < ?"
-        " AND status IN ('RUNNING', 'NOT FINISHED') ORDER BY key LIMIT 50",
+        "SELECT node_id, type, name, failed_descendant_count FROM nodes WHERE key >= ?"
+        " AND key < ? AND status IN ('RUNNING', 'NOT FINISHED') ORDER BY key LIMIT 50",
         (run_base(run_id), run_base(run_id + 1)),
     ).fetchall()
-    return [{"node_id": i, "type": t, "name": n or ""} for i, t, n in rows]
+    return [{"node_id": i, "type": t, "name": n or "", **({"failed_descendant_count": f} if f else {})}
+            for i, t, n, f in rows]
 
 
 def _failure_groups(conn: sqlite3.Connection, wanted: _Wanted,
