@@ -130,7 +130,7 @@ def test_failures_print_a_failures_diff_as_log_html_shows_it(tmp_path: Path) -> 
 def test_a_text_cut_for_the_terminal_shows_a_last_line_rather_than_saying_it_is_left() -> None:
     """A skip-on-failure test's message is three lines and the failure it hid: "… (1 more
     line)" took the line the failure would have taken."""
-    from rf_log_mcp.render import first_lines, matching_lines
+    from rf_log_mcp.render_text import first_lines, matching_lines
 
     hidden = "Failed test skipped using 'robot:skip-on-failure' tag.\n\nOriginal failure:\nflaky"
     assert first_lines(hidden) == hidden.splitlines()

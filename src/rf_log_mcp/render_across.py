@@ -4,7 +4,8 @@ and the usage report's (``usage``): read side, rendering, as ``render`` for one 
 from __future__ import annotations
 
 from .answer import Answer
-from .render import Style, context_text, page_ending, seen_text
+from .render import context_text, page_ending, seen_text
+from .render_text import Style
 
 TYPE_CHECKING = False  # typing's own constant: loading typing is 4-5 ms (issue #19)
 if TYPE_CHECKING:

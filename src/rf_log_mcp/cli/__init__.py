@@ -88,7 +88,7 @@ def main(argv: list[str] | None = None) -> int:
         stdout = sys.stdout
         if module in ("reading", "across", "upkeep") and function != "cmd_serve" \
                 and not getattr(args, "json", False):  # text answers; never the protocol's pipe
-            from ..render import TerminalText
+            from ..render_text import TerminalText
 
             sys.stdout = TerminalText(stdout)  # type: ignore[assignment]
         try:

@@ -9,8 +9,8 @@ from pathlib import Path
 
 from rf_log_listener.errors import FILE_NOT_FOUND, ResultError
 
-from ..render import Style
 from ..render_across import figures as usage_figures
+from ..render_text import Style
 from .common import connect, print_json
 
 

@@ -15,7 +15,7 @@ from rf_log_listener.store import VISIBLE_RUNS, open_store
 from .. import service, usage
 from ..answer import Answer
 from ..limits import MAX_BUDGET, MAX_PAGE
-from ..render import Style
+from ..render_text import Style
 from ..views.common import RUN_NOT_FOUND
 
 TYPE_CHECKING = False  # typing's own constant: loading typing is 4-5 ms (issue #19)

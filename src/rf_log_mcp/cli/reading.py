@@ -13,7 +13,7 @@ from rf_log_listener.store import run_base
 
 from .. import render, service
 from ..limits import MAX_BUDGET
-from ..render import Style
+from ..render_text import Style, control, first_lines
 from .common import (
     connect,
     failure_paths,
@@ -116,7 +116,7 @@ def cmd_message(args: argparse.Namespace) -> int:
                                     cursor=cursor, budget=MAX_BUDGET)
         if args.json or args.cursor or not response.ok:
             return show(args, response, render.message)
-        render.message(response, render.Style(), last=not response.next_cursor)
+        render.message(response, Style(), last=not response.next_cursor)
         cursor = response.next_cursor
         if not cursor:
             return 0
@@ -181,30 +181,30 @@ def cmd_watch(args: argparse.Namespace) -> int:
             assert data is not None
             new = [test for test in data.failed_tests if test.node_id not in seen]
             if new and live and last_shown is not None:
-                render.control("\r\033[K")
+                control("\r\033[K")
             for test in new:
                 seen.add(test.node_id)
                 print(f"{style('FAIL', 'FAIL')} {test.node_id} {test.name}: "
-                      f"{render.first_lines(test.message, 1)[0]}")
+                      f"{first_lines(test.message, 1)[0]}")
             if not response.next_cursor:
                 break
             page = response.next_cursor
         if data.status != "running":
             if live:
-                render.control("\r\033[K")
+                control("\r\033[K")
             render.summary(summary(conn, run_id), style)
             return 0
         counts = _test_counts(conn, run_id)
         unfinished = data.unfinished or []
         chain = " > ".join(n.name or n.type for n in unfinished[1:])
         shown = (counts, [n.node_id for n in unfinished if n.type == "TEST"])
-        status = render.first_lines(
+        status = first_lines(
             f"run {run_id} {data.status}: {counts.get('PASS', 0)} passed,"
             f" {counts.get('FAIL', 0)} failed, {counts.get('SKIP', 0)} skipped"
             + (f" | {chain}" if chain else ""), 1, STATUS_WIDTH)[0]
         now = time.monotonic()
         if live:
-            render.control("\r\033[K")
+            control("\r\033[K")
             sys.stdout.write(status)
             sys.stdout.flush()
         elif shown != last_shown or now - last_printed >= STATUS_EVERY_S:

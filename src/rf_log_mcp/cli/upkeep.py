@@ -35,7 +35,7 @@ from rf_log_listener.store import (
 )
 
 from .. import __version__, render
-from ..render import Style
+from ..render_text import Style
 from ..service import INVALID_ARGUMENT, failed, finished
 from .common import connect, failure_paths, failure_starts, print_json, summary
 
