@@ -1,5 +1,5 @@
 """Where the two values of RF's "first != second" failure first differ (read side, response
-shaping; used by ``shaping.Shaper.cut`` and the CLI's ``render.evidence``).
+shaping; used by ``shaping.Shaper.cut`` and the CLI's ``render_text.evidence``).
 
 ``Should Be Equal``, ``Should Be Equal As Strings`` and every check built on RF's
 ``assert_equal`` fail with ``first != second``, or ``msg: first != second`` with a custom
