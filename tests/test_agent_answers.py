@@ -5,6 +5,7 @@ run in tree; hints name the MCP tools."""
 from __future__ import annotations
 
 import json
+import os
 import signal
 import sqlite3
 import sys
@@ -12,7 +13,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import cli
+from conftest import LineReader, cli
 from test_listener import robot
 
 from rf_log_listener.importers import import_result
@@ -352,6 +353,14 @@ def test_a_running_test_that_failed_steps_already_says_so_before_it_ends(tmp_pat
         assert hint in cli("failures", db=db).stdout
         path = cli("failures", "1", "s1-t1", db=db).stdout
         assert "TEST s1-t1  Long Journey  [RUNNING]" in path and "FAIL: first check failed" in path
+        watch = LineReader([sys.executable, "-m", "rf_log_mcp", "watch", "1", "--interval", "0.2"],
+                           env={**os.environ, "RF_LOG_MCP_DB": str(db)})
+        try:  # watch says so too, once, before the test's FAIL line when it ends
+            assert watch.wait_for(lambda line: line.startswith("FAILING")) == (
+                "FAILING s1-t1 Long Journey: a step failed, the test goes on"
+                " (rf-log-mcp failures 1 s1-t1)")
+        finally:
+            watch.process.kill()
     finally:
         running.send_signal(signal.SIGTERM)
         running.communicate(timeout=60)

@@ -164,13 +164,15 @@ def cmd_attachment(args: argparse.Namespace) -> int:
 
 
 def cmd_watch(args: argparse.Namespace) -> int:
-    """Follow a live run until it ends: each failed test as it fails (all of them), and one
-    status line: rewritten in place on a terminal; in a pipe (a CI log) printed when a test
-    starts or ends, else at most every STATUS_EVERY_S seconds, at most STATUS_WIDTH wide."""
+    """Follow a live run until it ends: each failed test as it fails (all of them; a test
+    that goes on after a failed step, when the step fails), and one status line: rewritten
+    in place on a terminal; in a pipe (a CI log) printed when a test starts or ends, else at
+    most every STATUS_EVERY_S seconds, at most STATUS_WIDTH wide."""
     conn, run_id = (connect(args), args.run) if isinstance(args.run, int) else _wait_for_live_run(args)
     style = Style()
     live = sys.stdout.isatty()
     seen: set[str] = set()
+    failing_seen: set[str] = set()  # tests still running whose steps failed, announced
     page: str | None = None  # cursor of the summary page the newest failures are on
     last_shown: tuple[object, ...] | None = None  # what a status line in a pipe was printed for
     last_printed = 0.0
@@ -196,6 +198,14 @@ def cmd_watch(args: argparse.Namespace) -> int:
             return 0
         counts = _test_counts(conn, run_id)
         unfinished = data.unfinished or []
+        failing = next((n for n in unfinished if n.type == "TEST" and n.failed_descendant_count
+                        and n.node_id not in failing_seen), None)
+        if failing is not None:  # once: it goes on, and its FAIL line comes when it ends
+            failing_seen.add(failing.node_id)
+            if live and last_shown is not None:
+                control("\r\033[K")
+            print(f"{style('FAILING', 'FAIL')} {failing.node_id} {failing.name}: a step failed,"
+                  f" the test goes on (rf-log-mcp failures {run_id} {failing.node_id})")
         chain = " > ".join(n.name or n.type for n in unfinished[1:])
         shown = (counts, [n.node_id for n in unfinished if n.type == "TEST"])
         status = first_lines(
