@@ -37,7 +37,7 @@ from rf_log_listener.store import (
 from .. import __version__, render
 from ..render_text import Style
 from ..service import INVALID_ARGUMENT, failed, finished
-from .common import connect, failure_paths, failure_starts, print_json, summary
+from .common import connect, failure_paths, failure_starts, print_json, summary, written_from_here
 
 
 def cmd_import(args: argparse.Namespace) -> int:
@@ -385,6 +385,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
     render.summary(summary(conn, outcome.run_id), Style())
     print()
     paths = failure_paths(conn, outcome.run_id, None, 5) if outcome.failed else []
+    written_from_here(conn, outcome.run_id, paths)
     render.failures(paths, Style(), outcome.run_id)
     render.more_failures(len(paths), failure_starts(conn, outcome.run_id, paths), outcome.run_id,
                          Style())
