@@ -1063,3 +1063,24 @@ def test_short_password_names_are_secret_names(text: str, shown: str | None) -> 
     """``PASS`` after a separator and ``PW`` name passwords; "pass" alone is the status word
     and the end of other words."""
     assert Redactor().text(text)[0] == (shown or text)
+
+
+@settings(max_examples=200, deadline=None, database=None, derandomize=True)
+@given(st.lists(st.text("abcd-1", min_size=4, max_size=9), min_size=1, max_size=40),
+       st.lists(st.text("abcd-1 x", max_size=30), min_size=1, max_size=8))
+def test_many_known_values_mask_a_text_as_a_search_for_each_would(
+        values: list[str], texts: list[str]) -> None:
+    """A run with many known values (a data-driven run's passwords) reads a text for the
+    values' starts instead of searching it for each (5,000 values: 227 → 16 µs a text): the
+    same masks, the longest value first, whichever way; a value inside another goes with it."""
+    import rf_log_listener.known_values as known
+
+    many = [*values, *(f"filler-{i:04d}" for i in range(known.INDEXED_FROM))]
+    indexed = known.KnownValues(many)
+    searched = known.KnownValues(many)
+    searched._starts = None  # each value searched for, as below INDEXED_FROM
+    for text in texts:
+        for shown in (text, text * 40):  # short and long: each takes its cheaper way
+            assert indexed.mask(shown) == searched.mask(shown)
+    whole = known.KnownValues([*many, "abcd-abcd", "abcd"])
+    assert whole.mask("x abcd-abcd y abcd") == ("x *** y ***", 2)

@@ -30,14 +30,26 @@ def registrable(value: str) -> bool:
     return not (len(text) < 6 and not any(c.isalpha() for c in text))
 
 
+# From this many values a text may be read for the values' starts (their first
+# MIN_SECRET_CHARS characters) rather than searched for each value: a data-driven run's
+# passwords (DataDriver, 5,000 rows) made every text of every answer cost 227 µs (16 so).
+INDEXED_FROM = 128
+
+
 class KnownValues:
     """A run's registered secret values, masked wherever they occur (the longest first, so a
     value inside a longer one goes with it). A substring test per value: C speed, and with a
-    few hundred values cheaper than one regex of alternatives."""
+    few hundred values cheaper than one regex of alternatives; with many, only the values
+    whose start the text holds are tested (``_starts``)."""
 
     def __init__(self, values: Iterable[str]) -> None:
         self.values = tuple(sorted({v for v in values if registrable(v)}, key=len, reverse=True))
         self.shortest = min((len(v) for v in self.values), default=0)
+        self._starts: dict[str, list[int]] | None = None  # a start -> its values' ranks
+        if len(self.values) >= INDEXED_FROM:
+            self._starts = {}
+            for rank, value in enumerate(self.values):
+                self._starts.setdefault(value[:MIN_SECRET_CHARS], []).append(rank)
 
     def __bool__(self) -> bool:
         return bool(self.values)
@@ -46,10 +58,26 @@ class KnownValues:
         if len(text) < self.shortest:
             return text, 0
         count = 0
-        for value in self.values:
+        for value in self.values if not self._read_for_starts(len(text)) else self._started_in(text):
             if value in text:
                 count += text.count(value)
                 text = text.replace(value, MASK)
         return text, count
+
+    def _read_for_starts(self, length: int) -> bool:
+        """Whether a text of ``length`` is cheaper read for the values' starts than searched
+        for each value: measured, a search costs ~30 ns a value and 0.17 a character and
+        value, a reading ~2 µs and 86 ns a character (a short message: from ~190 values, a
+        10 KB body from ~500)."""
+        return self._starts is not None and len(self.values) * (180 + length) > 12000 + 516 * length
+
+    def _started_in(self, text: str) -> list[str]:
+        """The values whose start ``text`` holds, longest first (a replacement by MASK, which
+        no value holds, cannot make another value occur)."""
+        starts = self._starts
+        assert starts is not None
+        width = MIN_SECRET_CHARS
+        held = {text[at:at + width] for at in range(len(text) - width + 1)} & starts.keys()
+        return [self.values[rank] for rank in sorted(rank for start in held for rank in starts[start])]
 
 
