@@ -439,8 +439,8 @@ class Redactor(StepMasking):
                 elif after["bs"]:  # \"token\": \"x\": JSON in a string (not cut before its end)
                     closed = len(value) >= 2 * len(close) and value.endswith(close)
                     value = value[len(close):-len(close)] if closed else ""
-                elif unquoted(value) != value:
-                    value = unquoted(value)
+                elif (bare := unquoted(value)) != value:
+                    value = bare
                 elif "@" in value and in_url_user(text, mention.start("name")):
                     value = value[:value.index("@")]
                 if (value[:1] in "/\\" or value[1:2] == ":") and working_directory(

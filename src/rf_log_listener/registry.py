@@ -248,8 +248,9 @@ class SecretRegistry:
             name, equals, value = line.partition(" = ")
             if not equals or name not in names:
                 continue
-            if name[0] == "$" and not working_directory(named_by, value):
-                self.add(value[:-3] if len(value) == 203 and value.endswith("...") else value)
+            if name[0] == "$":
+                if not working_directory(named_by, value):
+                    self.add(value[:-3] if len(value) == 203 and value.endswith("...") else value)
             elif value.startswith(("[ ", "{ ")) and value.endswith((" ]", " }")):
                 for item in value[2:-2].split(" | "):
                     self.add(item.partition("=")[2] if name[0] == "&" else item)
