@@ -39,7 +39,7 @@ VENDOR_TOKENS = (
     (r"SG\.", r"[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43}"),
     *((f"shp{kind}_", "[a-fA-F0-9]{32}") for kind in ("at", "ss", "ca", "pa")),
 )
-# HTTP Basic credentials out of a header (``masked_basic``): the scheme, one blank, base64
+# HTTP Basic credentials out of a header (``masked_scheme``): the scheme, one blank, base64
 _BASIC_MARK = "basic[ \t]" + "[a-z0-9+/]" * 8
 # Webhook URLs whose path is their credential (anyone holding one posts as the team): the
 # URL's start, kept; the rest of it is masked.
@@ -97,7 +97,7 @@ def shape_marks() -> tuple[str, ...]:
     marks = [name_steps(mark) for mark in (*(p.lower() for p, _ in VENDOR_TOKENS), _BASIC_MARK,
                                            "convertto-securestring")]
     assert None not in marks, "a vendor prefix is more than characters and classes"
-    return (*SHAPE_MARKS, shared_prefixes(marks))  # type: ignore[arg-type]
+    return (*SHAPE_MARKS, shared_prefixes(marks))
 
 
 class _Shapes:
