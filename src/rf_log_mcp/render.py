@@ -61,7 +61,7 @@ def summary(response: Answer, style: Style) -> None:
     if data.unfinished:
         chain = " > ".join(f"{n.name or n.type}" for n in data.unfinished)
         print(f"  {'running now' if data.status == 'running' else 'stopped in'}: {chain}")
-        failing_test(data.unfinished, response.run_id, style)
+        failing_test(data.unfinished, response.run_id, style, data.status == "running")
     if data.failed_tests:
         print("Failed tests:")
         for test in data.failed_tests:
@@ -119,14 +119,15 @@ def context_text(label: str | None, branch: str | None, commit: str | None = Non
                                             ("commit", (commit or "")[:10] or None)) if v)
 
 
-def failing_test(unfinished: list[Any], run_id: int | None, style: Style) -> None:
-    """The open test that has failed steps already, if one has: it fails, before it ends."""
+def failing_test(unfinished: list[Any], run_id: int | None, style: Style, running: bool) -> None:
+    """The open test that has failed steps already, if one has: it fails, before it ends (or
+    had when its run stopped)."""
     test = next((n for n in unfinished if n.type == "TEST" and n.failed_descendant_count), None)
     if test is not None:
         count = test.failed_descendant_count
-        print(style(f"  failing so far: TEST {test.node_id} {test.name}: {count} failed"
-                    f" step{'s' if count > 1 else ''} (rf-log-mcp failures {run_id} {test.node_id})",
-                    "FAIL"))
+        print(style(f"  {'failing so far' if running else 'failing when it stopped'}: TEST"
+                    f" {test.node_id} {test.name}: {count} failed step{'s' if count > 1 else ''}"
+                    f" (rf-log-mcp failures {run_id} {test.node_id})", "FAIL"))
 
 
 def more_failures(shown: int, total: int, run: int | str | None, style: Style) -> None:

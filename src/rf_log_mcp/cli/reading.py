@@ -80,7 +80,7 @@ def cmd_failures(args: argparse.Namespace) -> int:
         for rid in runs:  # a live run's test may be failing before it ends
             data = summary(conn, rid).summary
             if data is not None and data.unfinished:
-                render.failing_test(data.unfinished, rid, Style())
+                render.failing_test(data.unfinished, rid, Style(), data.status == "running")
     for rid, paths in found:
         if paths:
             written_from_here(conn, rid, paths)
