@@ -36,6 +36,7 @@ from rf_log_listener.argument_passwords import (
 from rf_log_listener.errors import ResultError
 from rf_log_listener.known_values import KnownValues, registrable
 from rf_log_listener.named_values import (
+    ENVIRONMENT_HEAD,
     compared_side,
     environment_value,
     in_url_user,
@@ -66,6 +67,7 @@ from rf_log_listener.secret_shapes import (
     MASK,
     PROSE_MARK,
     PROSE_PASSWORD,
+    TYPED_HEAD,
     collection_items,
     command_passwords,
     compiled_shapes,
@@ -112,7 +114,7 @@ _WORD = lazy_pattern(r"[^\W_]+")  # a word of a keyword's name (snake_case: word
 _NO_VALUES = KnownValues(())
 # How the library messages that name their secret by a field or variable begin
 # (``secret_shapes.typed_password``, ``named_values.environment_value``)
-_LIBRARY_MESSAGES = ("Typing text '", "Environment variable '")
+_LIBRARY_MESSAGES = (TYPED_HEAD, ENVIRONMENT_HEAD)
 
 
 class Redactor(StepMasking):

@@ -93,7 +93,7 @@ def in_url_user(text: str, at: int) -> bool:
 # ``self._info(f"Environment variable '{name}' set to value '{value}'.")`` (RF 7.4's
 # ``Secret`` values log "set to a secret value."). The name is in quotes, not before a
 # separator, so the name rules do not read it; found by finds: it is one of many messages.
-_ENVIRONMENT_HEAD, _ENVIRONMENT_SET_TO, _ENVIRONMENT_END = (
+ENVIRONMENT_HEAD, _ENVIRONMENT_SET_TO, _ENVIRONMENT_END = (
     "Environment variable '", "' set to value '", "'.")
 
 
@@ -101,12 +101,12 @@ def environment_value(text: str, names_secret: Callable[[str], bool]) -> tuple[i
     """Where the value is in OperatingSystem's message that an environment variable whose
     name ``names_secret`` was set (start, end), or None (another message, another name, the
     shell's working directory, a value already masked)."""
-    if not (text.startswith(_ENVIRONMENT_HEAD) and text.endswith(_ENVIRONMENT_END)):
+    if not (text.startswith(ENVIRONMENT_HEAD) and text.endswith(_ENVIRONMENT_END)):
         return None
-    at = text.find(_ENVIRONMENT_SET_TO, len(_ENVIRONMENT_HEAD))
+    at = text.find(_ENVIRONMENT_SET_TO, len(ENVIRONMENT_HEAD))
     if at < 0:
         return None
-    name = text[len(_ENVIRONMENT_HEAD):at]
+    name = text[len(ENVIRONMENT_HEAD):at]
     start, end = at + len(_ENVIRONMENT_SET_TO), len(text) - len(_ENVIRONMENT_END)
     value = text[start:end]
     if value == MASK or not names_secret(name) or working_directory(name, value):

@@ -391,7 +391,7 @@ def piped_passwords(text: str) -> list[str]:
 # SeleniumLibrary's Input Text logs the text it types, with the field's locator (Input
 # Password logs no value): the text is masked when the locator names a password field. Read
 # by finds, not a pattern: one pass over the message, whatever it holds.
-_TYPED_HEAD, _TYPED_INTO, _TYPED_END = "Typing text '", "' into text field '", "'."
+TYPED_HEAD, _TYPED_INTO, _TYPED_END = "Typing text '", "' into text field '", "'."
 _LOCATOR_WORDS = lazy_pattern(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])")
 _PASSWORD_FIELD_WORDS = frozenset(("password", "passwd", "pass", "pwd", "passphrase", "passcode",
                                    "secret", "pin", "otp"))
@@ -402,13 +402,13 @@ _PASSWORD_FIELD_PIECES = lazy_pattern(f"(?i){'|'.join(sorted(_PASSWORD_FIELD_WOR
 def typed_password(text: str) -> tuple[int, int] | None:
     """Where the text typed into a password field is in SeleniumLibrary's message (start,
     end), or None."""
-    if not (text.startswith(_TYPED_HEAD) and text.endswith(_TYPED_END)):
+    if not (text.startswith(TYPED_HEAD) and text.endswith(_TYPED_END)):
         return None
     into = text.rfind(_TYPED_INTO)
-    if into < len(_TYPED_HEAD) or text[len(_TYPED_HEAD):into] == MASK:
+    if into < len(TYPED_HEAD) or text[len(TYPED_HEAD):into] == MASK:
         return None
     locator = text[into + len(_TYPED_INTO):-len(_TYPED_END)]
-    return (len(_TYPED_HEAD), into) if password_field(locator) else None
+    return (len(TYPED_HEAD), into) if password_field(locator) else None
 
 
 def password_field(locator: str) -> bool:
