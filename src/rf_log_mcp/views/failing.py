@@ -181,24 +181,26 @@ def tests_failed_for_others(conn: sqlite3.Connection, run_id: int,
     an error (no start holds it). Each such test's path is that start's: paging passes them."""
     base, found, taken = run_base(run_id), {}, set()
 
-    def failed_tests(lo: int, hi: int, head: str, whole: str | None = None) -> list[int]:
+    def failed_tests(lo: int, hi: int, condition: str, *parameters: object) -> list[int]:
         return [key for (key,) in conn.execute(
             "SELECT key FROM nodes INDEXED BY nodes_failed WHERE key > ? AND key <= ?"
-            " AND status = 'FAIL' AND type = 'TEST' AND (message = ? OR substr(message, 1, ?) = ?)",
-            (lo, hi, whole, len(head), head)) if key not in taken]
+            f" AND status = 'FAIL' AND type = 'TEST' AND {condition}", (lo, hi, *parameters))
+            if key not in taken]
 
     fixtures = nodes_by_keys(conn, [key for key, kind in starts if kind != "TEST"])
     for fixture in sorted(fixtures.values(), key=lambda node: -node.depth):  # nearest first
         if fixture.parent_pre is not None:
             suite = node_by_key(conn, base + fixture.parent_pre)
             head = PARENT_SETUP if fixture.type == "SETUP" else "P" + PARENT_TEARDOWN
-            if keys := failed_tests(suite.key, base + suite.last, head):
+            if keys := failed_tests(suite.key, base + suite.last, "substr(message, 1, ?) = ?",
+                                    len(head), head):
                 found[fixture.key] = keys
                 taken.update(keys)
     first = _first_stopped(conn, run_id)
     origin = first and _stop_origin(conn, run_id, first[0], first[1])
-    if first and origin and origin.key not in taken and origin.key in dict(starts):
-        keys = failed_tests(first[0].key - 1, base + 0xFFFFFFFF, first[1] + "\n\n", first[1])
+    if first and origin and origin.key not in taken and any(key == origin.key for key, _ in starts):
+        keys = failed_tests(first[0].key - 1, base + 0xFFFFFFFF, _STOPPED_SQL,
+                            *_stop_parameters(first[1]))
         if keys:
             found.setdefault(origin.key, []).extend(keys)
     return found
@@ -209,16 +211,24 @@ def _first_stopped(conn: sqlite3.Connection, run_id: int) -> tuple[NodeRow, str]
     stops = [stop for stop in STOP_MESSAGES if stop != EXIT_ON_ERROR]
     row = conn.execute(
         "SELECT min(key) FROM nodes INDEXED BY nodes_failed WHERE key >= ? AND key < ?"
-        f" AND status = 'FAIL' AND type = 'TEST' AND ({' OR '.join(['message = ?'] * len(stops))}"
-        f" OR {' OR '.join(['substr(message, 1, ?) = ?'] * len(stops))})",
-        (run_base(run_id), run_base(run_id + 1), *stops,
-         *itertools.chain.from_iterable((len(stop) + 2, stop + "\n\n") for stop in stops)),
+        f" AND status = 'FAIL' AND type = 'TEST' AND ({' OR '.join([_STOPPED_SQL] * len(stops))})",
+        (run_base(run_id), run_base(run_id + 1),
+         *itertools.chain.from_iterable(_stop_parameters(stop) for stop in stops)),
     ).fetchone()
     if row[0] is None:
         return None
     test = node_by_key(conn, row[0])
     stop = _stopped_by(test.message or "")
     return (test, stop) if stop else None
+
+
+# A test's message is the stop message, or begins with it and RF's "\n\nAlso parent suite
+# teardown failed:" (``_stopped_by`` in SQL): its parameters are ``_stop_parameters``.
+_STOPPED_SQL = "(message = ? OR substr(message, 1, ?) = ?)"
+
+
+def _stop_parameters(stop: str) -> tuple[str, int, str]:
+    return stop, len(stop) + 2, stop + "\n\n"
 
 
 def _stopped_by(message: str) -> str | None:
@@ -267,8 +277,8 @@ def _stop_origin(conn: sqlite3.Connection, run_id: int, test: NodeRow,
     base = run_base(run_id)
     first_stopped = conn.execute(
         f"SELECT min(key) FROM nodes INDEXED BY nodes_failed WHERE key >= ? AND key <= ?"
-        f" AND {FAILED_STARTS} AND type = 'TEST' AND (message = ? OR substr(message, 1, ?) = ?)",
-        (base, test.key, stop, len(stop) + 2, stop + "\n\n")).fetchone()[0]
+        f" AND {FAILED_STARTS} AND type = 'TEST' AND {_STOPPED_SQL}",
+        (base, test.key, *_stop_parameters(stop))).fetchone()[0]
     own = (f"SELECT key, type, last FROM nodes INDEXED BY nodes_failed WHERE key >= ?"
            f" AND key < ? AND {FAILED_STARTS}" + " AND substr(coalesce(message, ''), 1, ?) <> ?" * 2)
     bounds = (base, first_stopped or test.key,
