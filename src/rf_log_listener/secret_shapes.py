@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from functools import cache
 
 from .secret_names import AUTH_SCHEMES, VALUE, credential_pair, escaped_value, name_steps, shared_prefixes
@@ -94,10 +94,23 @@ def shape_marks() -> tuple[str, ...]:
     HTTP Basic credentials' mark and PowerShell's ``ConvertTo-SecureString``: ``re`` tries an
     alternation's branches one by one at each position, so fifteen prefixes as branches made
     the trigger scan 2.5 → 3.2 µs a text; as a tree 2.4."""
-    marks = [name_steps(mark) for mark in (*(p.lower() for p, _ in VENDOR_TOKENS), _BASIC_MARK,
-                                           "convertto-securestring")]
-    assert None not in marks, "a vendor prefix is more than characters and classes"
-    return (*SHAPE_MARKS, shared_prefixes(marks))
+    marks = [[step.lower() for step in steps] for steps in _vendor_prefix_steps()]
+    return (*SHAPE_MARKS, shared_prefixes(marks + _steps_of((_BASIC_MARK, "convertto-securestring"))))
+
+
+@functools.cache
+def _vendor_prefix_steps() -> list[list[str]]:
+    """Each vendor token's prefix as its steps: the trigger's tree (lower-cased) and the
+    tokens' pattern are made of them."""
+    return _steps_of(prefix for prefix, _ in VENDOR_TOKENS)
+
+
+def _steps_of(patterns: Iterable[str]) -> list[list[str]]:
+    """Patterns as their steps (``secret_names.name_steps``), each a sequence of characters
+    and classes, as a tree of shared prefixes is made of."""
+    steps = [name_steps(pattern) for pattern in patterns]
+    assert all(steps), "a mark is more than characters and classes"
+    return steps  # type: ignore[return-value]
 
 
 class _Shapes:
@@ -173,7 +186,8 @@ class _Shapes:
         # skips to the positions whose character may begin one: 2.8 → 2.6 µs a JSON
         # response, with twice the tokens): ``masked_vendor_token`` checks that boundary
         self.vendor_tokens = re.compile(shared_prefixes(
-            [[*(name_steps(prefix) or [prefix]), f"(?:{body})"] for prefix, body in VENDOR_TOKENS]) + r"\b")
+            [[*steps, f"(?:{body})"] for steps, (_, body) in zip(_vendor_prefix_steps(), VENDOR_TOKENS,
+                                                                 strict=True)]) + r"\b")
         # What follows a secret's name: a closing quote, perhaps escaped (``bs``), or brace
         # (``"token":``, ``\"token\":``, ``${token} =``), the separator, an auth scheme, the
         # value (between escaped quotes after an escaped one: ``escaped_value``).
