@@ -309,24 +309,33 @@ Passes
 """
 
 
-def test_the_summary_says_why_tests_were_skipped(tmp_path: Path) -> None:
-    """Skipped tests grouped by their skip message, most tests first (the totals said "4
-    skipped" and nothing of why; a skip-on-failure test's message holds a real failure),
-    masked, the same live and imported, and on the command line."""
+def _live_and_imported(tmp_path: Path, suite: str, exit_code: int,
+                       *options: str) -> tuple[Path, list[sqlite3.Connection]]:
+    """``suite`` run by robot with the listener (its store) and its output.xml imported: the
+    store's path and both stores."""
     from test_listener import robot
 
     from rf_log_listener.importers import import_result
     from rf_log_listener.store import open_store
-    from rf_log_mcp import service
 
-    (tmp_path / "skips.robot").write_text(_SKIPS)
+    (tmp_path / "suite.robot").write_text(suite)
     db = tmp_path / "store.sqlite3"
-    done = robot("--listener", f"rf_log_listener:db={db}", "--skip", "slow", "--output",
-                 str(tmp_path / "output.xml"), str(tmp_path / "skips.robot"), cwd=tmp_path)
-    assert done.returncode == 0, done.stdout + done.stderr
+    done = robot("--listener", f"rf_log_listener:db={db}", *options, "--output",
+                 str(tmp_path / "output.xml"), str(tmp_path / "suite.robot"), cwd=tmp_path)
+    assert done.returncode == exit_code, done.stdout + done.stderr
     imported = open_store(tmp_path / "imported.sqlite3")
     import_result(imported, tmp_path / "output.xml", stable_window=0)
-    for conn in (open_store(db), imported):
+    return db, [open_store(db), imported]
+
+
+def test_the_summary_says_why_tests_were_skipped(tmp_path: Path) -> None:
+    """Skipped tests grouped by their skip message, most tests first (the totals said "4
+    skipped" and nothing of why; a skip-on-failure test's message holds a real failure),
+    masked, the same live and imported, and on the command line."""
+    from rf_log_mcp import service
+
+    db, stores = _live_and_imported(tmp_path, _SKIPS, 0, "--skip", "slow")
+    for conn in stores:
         view = service.get_view(conn, "summary", run_id=1).summary
         assert view.totals.skipped == 5
         assert [(r.message, r.count, r.test_ids) for r in view.skip_reasons] == [
@@ -348,6 +357,42 @@ def test_the_summary_says_why_tests_were_skipped(tmp_path: Path) -> None:
         "  1 test: Failed test skipped using 'robot:skip-on-failure' tag. Original failure: "
         "known bug 123: token=*** rejected\n"
         "    s1-t4")
+
+
+_TASKS = """\
+*** Tasks ***
+Process Invoices
+    Fail    cannot fetch invoice 42
+Archive
+    Skip    nothing to archive
+"""
+
+
+def test_an_rpa_run_says_tasks_and_one_is_not_plural(tmp_path: Path) -> None:
+    """robot --rpa runs tasks (RF's console and log say "2 tasks"); the summary said "2
+    tests: ..." and "1 tests" for one. The answer says ``rpa``, live and imported."""
+    from test_listener import robot
+
+    from rf_log_listener.importers import import_result
+    from rf_log_listener.store import open_store
+    from rf_log_mcp import service
+
+    db, stores = _live_and_imported(tmp_path, _TASKS, 1, "--rpa")
+    for conn in stores:
+        view = service.get_view(conn, "summary", run_id=1).summary
+        assert (view.rpa, view.totals.total, view.totals.failed) == (True, 2, 1)
+    shown = cli("summary", db=db)
+    assert [line.rstrip() for line in shown.stdout.splitlines()[1:2] + shown.stdout.splitlines()[3:5]] == [
+        "  2 tasks: 0 passed, 1 failed, 1 skipped", "Failed tasks:",
+        "  s1-t1          Process Invoices"], shown.stdout
+    assert "Skipped tasks, by reason:\n  1 task: nothing to archive\n" in shown.stdout
+    conn = open_store(tmp_path / "tests.sqlite3")
+    (tmp_path / "one.robot").write_text("*** Test Cases ***\nOne\n    Fail    no\n")
+    robot("--output", str(tmp_path / "one.xml"), str(tmp_path / "one.robot"), cwd=tmp_path)
+    import_result(conn, tmp_path / "one.xml", stable_window=0)
+    assert service.get_view(conn, "summary", run_id=1).summary.rpa is None
+    assert "  1 test: 0 passed, 1 failed, 0 skipped" in cli(
+        "summary", db=tmp_path / "tests.sqlite3").stdout
 
 
 def test_a_limit_says_what_it_left_out_and_a_hit_shows_its_match(tmp_path: Path) -> None:

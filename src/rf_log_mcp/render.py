@@ -51,7 +51,8 @@ def summary(response: Answer, style: Style) -> None:
         else f"Run {response.run_id}"
     print(f"{which}: {style(data.name, 'bold')}  "
           f"{style(data.result_status or '-', data.result_status)}  ({style(data.status, data.status)})")
-    print(f"  {totals.total} tests: {totals.passed} passed, {totals.failed} failed,"
+    unit = "task" if data.rpa else "test"  # robot --rpa: RF's log and console say tasks
+    print(f"  {counted(totals.total, unit)}: {totals.passed} passed, {totals.failed} failed,"
           f" {totals.skipped} skipped")
     if data.dry_run:
         print("  a dry run (robot --dryrun): keywords were checked, not run")
@@ -63,7 +64,7 @@ def summary(response: Answer, style: Style) -> None:
         print(f"  {'running now' if data.status == 'running' else 'stopped in'}: {chain}")
         failing_test(data.unfinished, response.run_id, style, data.status == "running")
     if data.failed_tests:
-        print("Failed tests:")
+        print(f"Failed {unit}s:")
         for test in data.failed_tests:
             seen = f"  ({seen_text(test.signature_seen)})" if test.signature_seen else ""
             test_id = f"{test.run_id}:{test.node_id}" if runs else test.node_id
@@ -73,7 +74,7 @@ def summary(response: Answer, style: Style) -> None:
             if test.cause:
                 _cause(test.cause, f"  {'':<14}   ", style)
         if response.next_cursor:
-            print(style(f"  … more failed tests: --cursor {response.next_cursor}", "dim"))
+            print(style(f"  … more failed {unit}s: --cursor {response.next_cursor}", "dim"))
     if data.failure_groups:
         print(f"Failure groups ({data.failure_group_count}, by failure signature):")
     for group in data.failure_groups or []:
@@ -81,20 +82,21 @@ def summary(response: Answer, style: Style) -> None:
             f", … ({group.count - len(group.test_ids)} more)" if runs else \
             f", … ({group.count - len(group.test_ids)} more: --group {group.tests_selector[6:]})"
         shown = first_lines(group.message, 1)[0]
-        print(f"  {style(f'{group.count} tests', 'FAIL')}: {shown}")
+        print(f"  {style(counted(group.count, unit), 'FAIL')}: {shown}")
         if group.signature != shown:  # no step failed (a stop, a parent's setup): the message
             print(f"    {style(group.signature, 'dim')}")
-        print(f"    tests {_in_runs(group.test_ids, group.test_runs)}{more}; {seen_text(group.seen_before)}")
+        print(f"    {unit}s {_in_runs(group.test_ids, group.test_runs)}{more};"
+              f" {seen_text(group.seen_before)}")
         if group.cause:
             _cause(group.cause, "    ", style)
     if data.skip_reasons:
-        print("Skipped tests, by reason:")
+        print(f"Skipped {unit}s, by reason:")
     for reason in data.skip_reasons or []:
         more = "" if reason.count <= len(reason.test_ids) else \
             f", … ({reason.count - len(reason.test_ids)} more)"
-        tests = f"{reason.count} test{'s' if reason.count > 1 else ''}"
         # on one line: a skip-on-failure message's original failure is on its fourth
-        print(f"  {style(tests, 'SKIP')}: {first_lines(' '.join(reason.message.split()), 1)[0]}")
+        print(f"  {style(counted(reason.count, unit), 'SKIP')}:"
+              f" {first_lines(' '.join(reason.message.split()), 1)[0]}")
         print(f"    {_in_runs(reason.test_ids, reason.test_runs)}{more}")
     if data.skip_reasons and sum(r.count for r in data.skip_reasons) < totals.skipped:
         print(style(f"  … more reasons: rf-log-mcp search {response.run_id} --level SKIP", "dim"))
@@ -104,6 +106,11 @@ def summary(response: Answer, style: Style) -> None:
             times = f" (x{error.count})" if error.count else ""
             print(f"  {style(f'{error.level:<5}', error.level)} {first_lines(error.text, 1)[0]}{times}")
     _masked(response, style)
+
+
+def counted(count: int, noun: str) -> str:
+    """``1 test``, ``2 tests``."""
+    return f"{count} {noun}{'' if count == 1 else 's'}"
 
 
 def seen_text(seen: Any) -> str:

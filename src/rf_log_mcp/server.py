@@ -72,7 +72,7 @@ search_messages(run_id, query?, selector?, scope?, level?/min_level?, group_by?)
 get_attachment(run_id, message_id, index) opens a screenshot or file listed in attachments.
 Across runs: compare_runs(head) says what changed since the previous run of the suite;
    test_history(test) one test run by run (streak, flip rate); flaky_tests ranks flaky tests.
-Secrets always come back as ***.
+Secrets come back as ***.
 Responses carry ok, estimated_tokens, masked_values, truncated (message_truncated,
 budget_truncated or page_truncated); next_cursor continues. Errors: ok=false, error.code,
 .message, .hint. Every field is explained in the resource rf://docs/fields.

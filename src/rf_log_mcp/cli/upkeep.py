@@ -94,7 +94,7 @@ def _import_one(conn: sqlite3.Connection, args: argparse.Namespace, path: str) -
 def _imported_line(outcome: Any) -> str:
     again = " (already imported)" if outcome.deduplicated else ""
     return (f"run {outcome.run_id}{again}: {outcome.name} {outcome.result_status} -"
-            f" {outcome.total} tests, {outcome.passed} passed, {outcome.failed} failed,"
+            f" {render.counted(outcome.total, 'test')}, {outcome.passed} passed, {outcome.failed} failed,"
             f" {outcome.skipped} skipped [{outcome.status}, {outcome.source_format},"
             f" {outcome.seconds:.2f} s]")
 

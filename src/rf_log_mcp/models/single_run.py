@@ -90,6 +90,7 @@ class SummaryView(BaseModel):
     totals: Totals
     label: str | None = Field(None, description="The listener's or import's label.")
     dry_run: bool | None = Field(None, description=DRY_RUN)
+    rpa: bool | None = Field(None, description="True: robot --rpa (tasks).")
     ci: dict[str, str] | None = Field(None, description="The CI build: provider, commit, branch, "
                                                         "build, build_url, job.")
     run_group: str | None = Field(None, description="The pabot execution this process belongs "

@@ -108,6 +108,8 @@ def _context(run: dict[str, Any], first_run: int) -> dict[str, Any]:
         found["label"] = run["label"]
     if run.get("dry_run"):
         found["dry_run"] = True
+    if run.get("rpa"):
+        found["rpa"] = True
     if run["ci"]:
         found["ci"] = json.loads(run["ci"])
     if run["run_group"]:
