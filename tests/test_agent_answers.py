@@ -465,10 +465,29 @@ def test_a_stopped_test_names_the_failure_that_stopped_the_run_not_a_teardown_af
     for stopped_id in ("s1-t2", "s1-t3"):
         run, cause = _run_cause(conn, tmp_path, 3, stopped_id, "--output", "err.xml",
                                 "--exitonerror", "err.robot")
+        # and the step that logged it (RF's errors hold only the text)
         assert cause == {"reason": "exit_on_error", "node_id": "errors-m2", "type": "ERROR",
-                         "name": "", "message": "quota exceeded"}, stopped_id
-    assert "caused by exit on error: ERROR errors-m2\n" in cli(
+                         "name": "", "failing_step_id": "s1-t2-k2", "failing_step_name": "Log",
+                         "message": "quota exceeded"}, stopped_id
+    assert "caused by exit on error: ERROR errors-m2\n    s1-t2-k2: quota exceeded" in cli(
         "failures", str(run), "--test", "Next", db=tmp_path / "store.sqlite3").stdout
+    # the first test the error stopped stands for the others, as a failed setup for its
+    # tests: one path, not one per stopped test
+    second = _path(conn, run, cursor=_path(conn, run)["next_cursor"])
+    assert (second["failure_path"]["start_id"], second["failure_path"]["tests_failed_for_it"],
+            second.get("next_cursor")) == ("s1-t2", 1, None)
+    printed = cli("failures", str(run), db=tmp_path / "store.sqlite3").stdout
+    assert printed.count("Failure path of") == 2, printed
+    assert "1 more test the same error stopped, the same path" in printed
+    (tmp_path / "import.robot").write_text(
+        "*** Settings ***\nLibrary    NoSuchLibrary\n\n*** Test Cases ***\n"
+        + "".join(f"T{n}\n    Log    {n}\n" for n in range(30)))
+    run, cause = _run_cause(conn, tmp_path, 30, "s1-t30", "--output", "imp.xml",
+                            "--exitonerror", "import.robot")
+    assert cause["message"].startswith("Error in file") and "failing_step_id" not in cause
+    first = _path(conn, run)
+    assert (first["failure_path"]["start_id"], first["failure_path"]["tests_failed_for_it"],
+            first.get("next_cursor")) == ("s1-t1", 29, None)
 
 
 def test_a_keyword_or_variable_not_found_names_the_import_that_failed(tmp_path: Path) -> None:

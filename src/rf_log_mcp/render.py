@@ -199,8 +199,12 @@ def failures(paths: list[dict[str, Any]], style: Style, run_id: int, of_group: b
                 print(f"  {indent}  {style(line, 'dim')}")
         if path.get("tests_failed_for_it"):
             count = path["tests_failed_for_it"]
-            print(style(f"  {count} failed test{'s' if count > 1 else ''} failed only for it, the"
-                        f" same path (rf-log-mcp summary {run_id} groups them)", "dim"))
+            # the first test an error stopped stands for the others (no node holds the error)
+            said = f"{counted(count, 'more test')} the same error stopped" if (
+                path.get("cause") or {}).get("reason") == "exit_on_error" \
+                else f"{counted(count, 'failed test')} failed only for it"
+            print(style(f"  {said}, the same path"
+                        f" (rf-log-mcp summary {run_id} groups them)", "dim"))
 
 
 def _handled(step: dict[str, Any], indent: str, style: Style) -> None:

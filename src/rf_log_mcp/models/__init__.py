@@ -2,7 +2,8 @@
 
 The MCP output schemas and the README tables are generated from these, never written twice.
 ``base`` holds what every answer shares (the envelope, the error), ``single_run`` the answers
-about one run, ``across_runs`` those across a store's runs; every model is named from here.
+about one run (``search`` its message search), ``across_runs`` those across a store's runs;
+every model is named from here.
 """
 
 from .across_runs import (
@@ -25,6 +26,14 @@ from .base import (
     Envelope,
     ErrorInfo,
 )
+from .search import (
+    HitBranch,
+    HitIteration,
+    RepeatSample,
+    SearchGroup,
+    SearchHit,
+    SearchResponse,
+)
 from .single_run import (
     COMMON_NODE_FIELDS,
     Attachment,
@@ -36,8 +45,6 @@ from .single_run import (
     FailurePathView,
     FailureRef,
     GetViewResponse,
-    HitBranch,
-    HitIteration,
     IterationGroup,
     LogMessage,
     MessagePartView,
@@ -48,13 +55,9 @@ from .single_run import (
     ParseResultResponse,
     PathStep,
     RepeatedCalls,
-    RepeatSample,
     RunErrorItem,
     RunErrors,
     RunRoot,
-    SearchGroup,
-    SearchHit,
-    SearchResponse,
     SignatureSeen,
     SnapshotNode,
     StepWindowView,

@@ -1,5 +1,5 @@
 """The answers about one run: its summary, nodes, failure path, tree, step window, message
-parts, search hits, attachments, and the import of one result file."""
+parts, attachments, and the import of one result file (its message search: ``search``)."""
 
 from __future__ import annotations
 
@@ -359,7 +359,8 @@ class FailureCause(BaseModel):
                                      "variable file.")
     type: str
     name: str
-    failing_step_id: str | None = Field(None, description="Its deepest failing step.")
+    failing_step_id: str | None = Field(None, description="Its deepest failing step (for "
+                                        "exit_on_error the step that logged the error).")
     failing_step_name: str | None = None
     message: str = Field(description="That step's failure message.")
     in_addition: bool | None = Field(None, description="True when the test had failed in its "
@@ -395,7 +396,8 @@ class FailurePathView(BaseModel):
                     "the tests' (next_cursor), in run order.")
     tests_failed_for_others_total: int | None = Field(
         None, description="Tests failed only for another start (a suite setup/teardown, the "
-                          "failure that stopped the run): next_cursor passes them.")
+                          "failure that stopped the run, the first test an error stopped): "
+                          "next_cursor passes them.")
     tests_failed_for_it: int | None = Field(None, description="Those tests of this start.")
 
 
@@ -480,80 +482,6 @@ class GetViewResponse(Envelope):
     tree_snapshot: TreeSnapshotView | None = Field(
         None, description="A bounded subtree: nodes with depth down to max_depth.")
     message: MessagePartView | None = Field(None, description="One part of one message.")
-
-
-class HitIteration(BaseModel):
-    node_id: str
-    values: dict[str, Any] | None = Field(None, description="Loop variable values (masked).")
-
-
-class HitBranch(BaseModel):
-    node_id: str
-    type: str = Field(description="IF, ELSE IF, ELSE, TRY, EXCEPT or FINALLY.")
-    condition: str | None = Field(None, description="IF condition or EXCEPT patterns.")
-
-
-class RepeatSample(BaseModel):
-    id: str
-    time: str | None = None
-    text: str
-
-
-class SearchHit(BaseModel):
-    id: str = Field(description="Message id (<node>-mN), run error id (errors-mN), or for a "
-                                "status message the node's id.")
-    kind: Literal["status"] | None = Field(
-        None, description="status: the status message of a test, keyword or control structure "
-                          "(level FAIL or SKIP by its status); left out for logged messages.")
-    seq: int | None = Field(None, description="Position of the message in the run (execution order).")
-    level: str
-    time: str | None = None
-    text: str = Field(description="The message, masked; a long one is cut around the first match; "
-                                  "an HTML one: its visible text.")
-    html: bool | None = None
-    attachments: list[Attachment] | None = None
-    node_id: str | None = Field(None, description="The node that logged it (in `nodes`); left "
-                                                   "out for run errors.")
-    iteration: HitIteration | None = Field(None, description="The innermost loop iteration it ran in.")
-    branch: HitBranch | None = Field(None, description="The innermost IF/TRY branch it ran in.")
-    call_path: str | None = Field(
-        None, description="Test (or suite) > keyword > ... > node; long paths keep the first two "
-                          "and the last three names.")
-    count: int | None = Field(None, description="Repeated messages folded into this hit: the "
-                                                "next ones, or later ones of the same node, "
-                                                "equal once times, ids and numbers are set "
-                                                "aside; this hit is the first of them.")
-    last: RepeatSample | None = Field(None, description="The last of the folded repeats.")
-    unfold_cursor: str | None = Field(None, description="Pass as cursor to list the folded "
-                                                        "messages one by one.")
-
-
-class SearchGroup(BaseModel):
-    """The hits of one loop iteration or one node (group_by), counted."""
-
-    node_id: str = Field(description="The iteration (group_by=iteration) or node that logged "
-                                     "them; hits outside any iteration group by node.")
-    type: str
-    name: str | None = None
-    values: dict[str, Any] | None = Field(None, description="An iteration's loop values.")
-    count: int = Field(description="Hits in the group on this page's stretch of the run.")
-    levels: dict[str, int] = Field(description="Those hits by level.")
-    first: SearchHit = Field(description="The group's first hit.")
-
-
-class SearchResponse(Envelope):
-    query: str | None = None
-    selector: str | None = None
-    scope: str | None = Field(None, description="node, subtree or test (with a selector).")
-    levels: list[str] | None = Field(None, description="The levels searched, when filtered.")
-    hits: list[SearchHit] = Field(default_factory=list, description="In execution order; run "
-                                  "errors (run-wide searches only) after the messages.")
-    group_by: str | None = None
-    groups: list[SearchGroup] | None = Field(None, description="group_by: logged messages' "
-                                             "hits by iteration or node, in execution order.")
-    nodes: list[Node] | None = Field(None, description="detail=full: the nodes that logged "
-                                     "this page's hits, each once, in the order of their first "
-                                     "hit.")
 
 
 class AttachmentResponse(Envelope):

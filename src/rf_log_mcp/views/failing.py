@@ -10,7 +10,7 @@ import sqlite3
 from collections import namedtuple
 
 from rf_log_listener import events as ev
-from rf_log_listener.store import FAILED_STARTS, NOTABLE_NODES, run_base
+from rf_log_listener.store import FAILED_STARTS, NOTABLE_MESSAGES, NOTABLE_NODES, run_base
 
 from ..shaping import Shaper
 from .common import (
@@ -176,9 +176,11 @@ def tests_failed_for_others(conn: sqlite3.Connection, run_id: int,
     ``failure_path.failed_starts``), by that start's key, as ``outside_cause`` names it: RF's
     "Parent suite setup failed:" below a failed setup's suite (only the outermost ran),
     "Parent suite teardown failed:" below a failed teardown's (the nearest), and the tests a
-    fatal error or exit-on-failure stopped, the failure that stopped the run. Not a test
-    that also failed on its own ("Also parent suite teardown failed:"), nor one stopped by
-    an error (no start holds it). Each such test's path is that start's: paging passes them."""
+    fatal error or exit-on-failure stopped, the failure that stopped the run; the tests an
+    error stopped in exit-on-error mode (no node holds that error: ``error_cause``), the
+    first of them, whose path names it. Not a test that also failed on its own ("Also
+    parent suite teardown failed:"). Each such test's path is that start's: paging passes
+    them."""
     base, found, taken = run_base(run_id), {}, set()
 
     def failed_tests(lo: int, hi: int, condition: str, *parameters: object) -> list[int]:
@@ -203,12 +205,21 @@ def tests_failed_for_others(conn: sqlite3.Connection, run_id: int,
                             *_stop_parameters(first[1]))
         if keys:
             found.setdefault(origin.key, []).extend(keys)
+    by_error = _first_stopped(conn, run_id, (EXIT_ON_ERROR,))
+    if by_error and any(key == by_error[0].key for key, _ in starts) and (keys := failed_tests(
+            by_error[0].key, base + 0xFFFFFFFF, _STOPPED_SQL, *_stop_parameters(EXIT_ON_ERROR))):
+        found[by_error[0].key] = keys
     return found
 
 
-def _first_stopped(conn: sqlite3.Connection, run_id: int) -> tuple[NodeRow, str] | None:
-    """The run's first test a fatal error or exit-on-failure stopped, and its stop message."""
-    stops = [stop for stop in STOP_MESSAGES if stop != EXIT_ON_ERROR]
+# What stops a run at a failure (a node holds it): fatal errors and exit-on-failure.
+_FAILURE_STOPS = tuple(stop for stop in STOP_MESSAGES if stop != EXIT_ON_ERROR)
+
+
+def _first_stopped(conn: sqlite3.Connection, run_id: int,
+                   stops: tuple[str, ...] = _FAILURE_STOPS) -> tuple[NodeRow, str] | None:
+    """The run's first test one of ``stops`` stopped (a fatal error or exit-on-failure), and
+    its stop message."""
     row = conn.execute(
         "SELECT min(key) FROM nodes INDEXED BY nodes_failed WHERE key >= ? AND key < ?"
         f" AND status = 'FAIL' AND type = 'TEST' AND ({' OR '.join([_STOPPED_SQL] * len(stops))})",
@@ -297,13 +308,23 @@ def _stop_origin(conn: sqlite3.Connection, run_id: int, test: NodeRow,
 
 def error_cause(conn: sqlite3.Connection, run_id: int, shaper: Shaper) -> dict[str, Any] | None:
     """What stopped a run in exit-on-error mode: its first error (RF stops at any, a library's
-    import or a keyword's ERROR message alike), by the id the run's errors have."""
+    import or a keyword's ERROR message alike), by the id the run's errors have, and the step
+    that logged it when a step did (RF's errors hold only the text and time)."""
     row = conn.execute("SELECT seq, text FROM errors WHERE run_id = ? AND level = 'ERROR'"
                        " ORDER BY seq LIMIT 1", (run_id,)).fetchone()
     if row is None:
         return None
-    return {"reason": "exit_on_error", "node_id": f"errors-m{row[0]}", "type": "ERROR",
-            "name": "", "message": shaper.message(row[1], None, 500)}
+    cause = {"reason": "exit_on_error", "node_id": f"errors-m{row[0]}", "type": "ERROR",
+             "name": "", "message": shaper.message(row[1], None, 500)}
+    base = run_base(run_id)
+    logged = conn.execute(
+        f"SELECT node_pre FROM messages INDEXED BY messages_notable WHERE key >= ? AND key < ?"
+        f" AND {NOTABLE_MESSAGES} AND level = 'ERROR' AND text = ? ORDER BY key LIMIT 1",
+        (base, run_base(run_id + 1), row[1])).fetchone()
+    if logged is not None:
+        step = node_by_key(conn, base + logged[0])
+        cause["failing_step_id"], cause["failing_step_name"] = step.node_id, step.name or ""
+    return cause
 
 
 def shown_cause(conn: sqlite3.Connection, run_id: int, test: NodeRow,
