@@ -64,3 +64,42 @@ def test_shown_nodes_carry_rf_values(path: Path, tmp_path: Path) -> None:
         if want["type"] == "TEST" and "lineno" in want:
             assert got["source_origin"] == "suite" or "source" not in got
     json.dumps(shown)  # plain data, as it goes out
+
+
+def test_failed_keywords_say_their_failure_whatever_rf_wrote_the_file(tmp_path: Path) -> None:
+    """Before RF 7 (and with RF 7's --legacyoutput) output.xml gives keywords and control
+    structures no status text: their failure is only the FAIL message the failing library
+    keyword logged. Trees, the steps failing beside a path and handled failures said nothing
+    of what failed; they say what RF 7's file says, read from that message (RF's model, and
+    the store, keep the text empty). A WHILE's limit, which no keyword logged, stays empty."""
+    from conftest import FIXTURE_RESULTS
+
+    from rf_log_mcp import service
+
+    conn = open_store(tmp_path / "store.sqlite3")
+    runs = {version: import_result(conn, FIXTURE_RESULTS / version, stable_window=0).run_id
+            for version in ("7.5/output.xml", "7.5/legacy.xml", "6.1.1/output.xml", "6.0.2/output.xml")}
+
+    def failed_messages(run_id: int) -> dict[str, str | None]:
+        found = conn.execute("SELECT node_id FROM nodes WHERE key >= ? AND key < ? AND status ="
+                             " 'FAIL' AND type NOT IN ('TEST', 'SUITE') ORDER BY key",
+                             (run_base(run_id), run_base(run_id + 1))).fetchall()
+        return {node_id: service.get_view(conn, "tree", run_id=run_id, selector=node_id)
+                .tree.node.get("message") for (node_id,) in found}
+
+    rf7 = failed_messages(runs["7.5/output.xml"])
+    assert len(rf7) == 23 and all(rf7.values())
+    for version in ("7.5/legacy.xml", "6.1.1/output.xml", "6.0.2/output.xml"):
+        assert conn.execute("SELECT count(*) FROM nodes WHERE key >= ? AND key < ? AND status ="
+                            " 'FAIL' AND type NOT IN ('TEST', 'SUITE') AND message IS NULL",
+                            (run_base(runs[version]), run_base(runs[version] + 1))).fetchone()[0] == 21
+        older = failed_messages(runs[version])
+        assert older == {**rf7, "s1-s5-t4-k1": None}, version
+    # a step failing beside the path, in a continue-on-failure test (before: no message)
+    path = service.get_view(conn, "failure_path", run_id=runs["6.0.2/output.xml"],
+                            selector="s1-s1-t3").failure_path
+    assert [(other.node_id, other.message) for step in path.path
+            for other in getattr(step, "other_failures", None) or []] == [
+        (other.node_id, other.message) for step in service.get_view(
+            conn, "failure_path", run_id=runs["7.5/output.xml"], selector="s1-s1-t3").failure_path.path
+        for other in getattr(step, "other_failures", None) or []] != []

@@ -11,7 +11,9 @@ from collections.abc import Iterator
 from rf_log_listener.errors import ResultError
 from rf_log_listener.events import LEVEL_NAMES
 from rf_log_listener.registry import known_values
+from rf_log_listener.status_text import HTML_PREFIX
 from rf_log_listener.store import (
+    NOTABLE_MESSAGES,
     NOTABLE_NODES,
     VISIBLE_RUNS,
     live_run_dead,
@@ -267,6 +269,25 @@ def child_before(conn: sqlite3.Connection, run_id: int, parent: NodeRow, key: in
     return NodeRow(*row)
 
 
+def with_failure_text(conn: sqlite3.Connection, run_id: int, node: NodeRow) -> NodeRow:
+    """``node``, a failed keyword or control structure without a status message given the
+    last failure logged below it. Before RF 7 output.xml (and RF 7's ``--legacyoutput``, and
+    RF 6's listener) gave keywords no status text: a failure is only the FAIL message the
+    failing library keyword logged, where log.html shows it, so a tree, a step failing beside
+    the path or a handled failure said nothing of what failed. RF's model (and the store)
+    keeps the text empty; only the answer reads it from the message."""
+    if node.message or node.status != "FAIL" or node.type in ("TEST", "SUITE"):
+        return node
+    base = run_base(run_id)
+    row = conn.execute(
+        f"SELECT text, html FROM messages INDEXED BY messages_notable WHERE key >= ? AND key < ?"
+        f" AND {NOTABLE_MESSAGES} AND level = 'FAIL' ORDER BY key DESC LIMIT 1",
+        (base + node.msg_lo, base + node.msg_hi)).fetchone()
+    if row is None:
+        return node
+    return node._replace(message=f"{HTML_PREFIX} {row[0]}" if row[1] else row[0])  # as RF 7 says it
+
+
 def own_messages(conn: sqlite3.Connection, run_id: int, node: NodeRow,
                  min_level: int = 0) -> list[tuple[str, str, str, int]]:
     """(message id, level, text, html) of the node's own messages, in order, unmasked: show
@@ -376,6 +397,7 @@ def node_item(node: NodeRow, shaper: Shaper, ids: NodeContext, *, arg_limit: int
     non-empty type-specific ones, every text masked. ``message_limit`` None: its status
     message is said elsewhere in the answer, so it is left out (and never cut)."""
     ids.seen(node)  # a test is its own owner_test
+    node = with_failure_text(ids.conn, ids.run_id, node)
     item: dict[str, Any] = {
         "node_id": node.node_id, "parent_id": ids(node.parent_pre),
         "owner_test_id": ids(node.owner_test), "sequence": node.pre, "type": node.type,

@@ -20,6 +20,7 @@ from .common import (
     node_by_key,
     nodes_by_keys,
     notable_children,
+    with_failure_text,
 )
 
 TYPE_CHECKING = False  # typing's own constant: loading typing is 4-5 ms (issue #19)
@@ -343,7 +344,7 @@ def shown_cause(conn: sqlite3.Connection, run_id: int, test: NodeRow,
 
         return import_cause(conn, run_id, test, shaper)
     reason, origin = found
-    deepest = failing_branch(conn, run_id, origin)[-1].node
+    deepest = with_failure_text(conn, run_id, failing_branch(conn, run_id, origin)[-1].node)
     cause = {"reason": reason, "node_id": origin.node_id, "type": origin.type,
              "name": origin.name or "", "failing_step_id": deepest.node_id,
              "failing_step_name": deepest.name or "",
