@@ -338,6 +338,13 @@ def test_a_search_cannot_find_a_masked_value(store: sqlite3.Connection) -> None:
     ("shpat_" + "0f" * 16 + " and dop_v1_" + "ab" * 32, "*** and ***"),
     ("password=", "password="),
     ('"password": null', '"password": null'),
+    # a Wi-Fi network's pre-shared key is a secret, its names (SSID, BSSID end with "sid")
+    # are none; PHPSESSID, which ends with "ssid" too, is a session
+    ('network={\n  ssid="HomeNet"\n  psk="Wifi-Psk1"\n}', 'network={\n  ssid="HomeNet"\n  psk="***"\n}'),
+    *[(kept, kept) for kept in ["Connected: SSID: HomeNet, BSSID: aa:bb:cc:dd:ee:ff"]],
+    ("${WIFI_SSID} = HomeNet\n${WIFI_PSK} = Wifi-Psk2", "${WIFI_SSID} = HomeNet\n${WIFI_PSK} = ***"),
+    ("${PWD} = /home/ci/ws", "${PWD} = /home/ci/ws"),
+    ("Cookie: x=1\nset PHPSESSID=Php-Sess3", "Cookie: ***\nset PHPSESSID=***"),
 ])
 def test_secret_shapes(text: str, shown: str) -> None:
     masked, count = Redactor().text(text)
@@ -360,6 +367,7 @@ def test_secret_shapes(text: str, shown: str) -> None:
     ("tokens=abcdef12 tokens: [12, 40]", []),
     ("Environment variable 'DEPLOY_TOKEN' set to value 'Ev-Tk-1'.", ["Ev-Tk-1"]),
     ("Environment variable 'OLDPWD' set to value '/tmp/x'.", []),
+    ('ssid="HomeNet" psk="Wifi-Psk4"', ["Wifi-Psk4"]),  # registered, the network's name not
     ('{"name": "API_TOKEN", "value": "Nv-Tk-1"}, {"name": "REGION", "value": "eu-west-1"}',
      ["Nv-Tk-1"]),
 ])
@@ -558,7 +566,8 @@ def test_a_secret_name_is_told_by_its_endings_as_by_the_pattern(
 @pytest.mark.parametrize(("text", "secret"), [
     ("${DB_PASSWORD}", True), ("X-Api-Key", True), ("api key:", True), ("auth_token_", True),
     ("credential", True), ("token_count", False), ("tokens", False), ("secretary", False),
-    ("pa\u017f\u017fword", True), ("sessionid", True), ("session-ids", False), ("", False)])
+    ("pa\u017f\u017fword", True), ("sessionid", True), ("session-ids", False), ("", False),
+    ("${WIFI_SSID}", False), ("bssid", False), ("PHPSESSID", True), ("wpa_psk", True)])
 def test_names_that_are_and_are_not_a_secrets(text: str, secret: bool) -> None:
     assert Redactor().names_secret(text) is secret
 

@@ -53,14 +53,15 @@ from rf_log_listener.secret_names import (
     SECRET_WORDS,
     alternation,
     compared_values,
+    holds_no_secret,
     key_value,
     name_steps,
     name_value_pair,
+    network_name,
     plural_collection,
     shared_prefixes,
     spellings,
     whole_line,
-    working_directory,
     xml_element,
 )
 from rf_log_listener.secret_shapes import (
@@ -445,10 +446,10 @@ class Redactor(StepMasking):
                     value = bare
                 elif "@" in value and in_url_user(text, mention.start("name")):
                     value = value[:value.index("@")]
-                if (value[:1] in "/\\" or value[1:2] == ":") and working_directory(
-                        whole_name(lowered, mention), value):  # the shell's PWD=/path
+                name = whole_name(lowered, mention)
+                if holds_no_secret(name, value):  # the shell's PWD=/path, a network's ssid=x
                     continue
-                found += structured_secrets(whole_name(lowered, mention), value.strip())
+                found += structured_secrets(name, value.strip())
         if self._holds_plural(text, lowered):  # api_keys=['a', 'b'], @{TOKENS} = [ a | b ]
             for match in self._plural_collection.finditer(text):
                 if not self.names_secret(match["key"]):  # credentials=(user, x): a pair's
@@ -462,7 +463,7 @@ class Redactor(StepMasking):
             found += [m["value"] for m in self._xml_element.finditer(text)]
         if "value" in lowered:
             found += [unquoted(m["value"]) for m in self._name_value_pair.finditer(text)
-                      if not working_directory(m["key"], m["value"])]
+                      if not holds_no_secret(m["key"], m["value"])]
         if "curl" in lowered:
             found += curl_credentials(text)
         found += command_passwords(text, lowered)
@@ -485,13 +486,15 @@ class Redactor(StepMasking):
         return stripped[-1:] in ("s", "S") and self.names_secret(stripped[:-1])
 
     def names_secret(self, text: str) -> bool:
-        """``text`` ends with a secret's name: ``${TOKEN}``, ``id:password``, ``db_pwd``."""
+        """``text`` ends with a secret's name: ``${TOKEN}``, ``id:password``, ``db_pwd``; not
+        a network's (``${WIFI_SSID}``: ``network_name``)."""
         literal = self._secret_endings
         if literal is None or not text.isascii():  # case-folding beyond ASCII: re's answer
-            return bool(self._names_secret.search(text))
+            return bool(self._names_secret.search(text)) and not network_name(text)
         endings, longest = literal
         # [\W_]*$ of an ASCII text: the characters that are not letters or digits
-        return text.rstrip(_ASCII_NOT_ALNUM)[-longest:].lower().endswith(endings)
+        ending = text.rstrip(_ASCII_NOT_ALNUM)[-longest:].lower()
+        return ending.endswith(endings) and not (ending.endswith("ssid") and network_name(text))
 
     def keyword_names_secret(self, name: str) -> bool:
         """A word of a keyword's name ends with a secret's name, or its plural (``Input

@@ -12,7 +12,7 @@ import re
 from collections.abc import Callable
 
 from rf_log_listener.known_values import registrable
-from rf_log_listener.secret_names import working_directory
+from rf_log_listener.secret_names import holds_no_secret
 from rf_log_listener.secret_shapes import MASK, collection_items, lazy_pattern
 from rf_log_listener.step_masking import is_reference
 
@@ -33,8 +33,10 @@ def masked_value(match: re.Match[str]) -> str:
     inner = value[1:-1] if quote else value
     if is_reference(inner) or inner.strip().endswith(MASK):
         return match[0]
-    key = match.groupdict().get("key")
-    if key is not None and working_directory(key, inner):
+    groups = match.groupdict()
+    # whole_line's name is in its lead (``${WIFI_SSID} = ``), before the separator
+    key = groups.get("key") or (groups.get("lead") or "").strip(" \t=:>*-")
+    if key and holds_no_secret(key, inner):
         return match[0]
     head = match[0][: match.start("value") - match.start(0)]
     if not quote and "@" in inner and in_url_user(match.string, match.start(0)):
@@ -109,6 +111,6 @@ def environment_value(text: str, names_secret: Callable[[str], bool]) -> tuple[i
     name = text[len(ENVIRONMENT_HEAD):at]
     start, end = at + len(_ENVIRONMENT_SET_TO), len(text) - len(_ENVIRONMENT_END)
     value = text[start:end]
-    if value == MASK or not names_secret(name) or working_directory(name, value):
+    if value == MASK or not names_secret(name) or holds_no_secret(name, value):
         return None
     return start, end

@@ -55,9 +55,9 @@ from .secret_names import (
     AUTH_SCHEMES,
     FIELD,
     PAIRS,
+    holds_no_secret,
     secret_getter,
     signature_secret,
-    working_directory,
 )
 from .step_masking import TRACE_ARGUMENTS, signature_position
 
@@ -186,7 +186,7 @@ class SecretRegistry:
                 for value in self.redactor.secret_values(arg):
                     self.add(value)
             elif ((secret_keyword and index > 0) or (index == secret_at and not named) or (
-                    pair_name and not named and not working_directory(pair_name, arg))):
+                    pair_name and not named and not holds_no_secret(pair_name, arg))):
                 if not _REFERENCE().search(arg):
                     self.add(arg)  # Input Password  id  x; SSHLibrary.Login  user  x
                 else:
@@ -242,14 +242,14 @@ class SecretRegistry:
             if line.startswith("Return: "):
                 if len(names) == 1 and names[0].startswith("${"):
                     value = _literal(line[8:])
-                    if not working_directory(named_by, value):
+                    if not holds_no_secret(named_by, value):
                         self.add(value)
                 continue
             name, equals, value = line.partition(" = ")
             if not equals or name not in names:
                 continue
             if name[0] == "$":
-                if not working_directory(named_by, value):
+                if not holds_no_secret(named_by, value):
                     self.add(value[:-3] if len(value) == 203 and value.endswith("...") else value)
             elif value.startswith(("[ ", "{ ")) and value.endswith((" ]", " }")):
                 for item in value[2:-2].split(" | "):

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from .events import INSTALLED, keyword_key
-from .secret_names import credential_pair, working_directory
+from .secret_names import credential_pair, holds_no_secret
 
 Definition = tuple[str, str, "str | None", "int | None"]  # library, keyword key, file, line
 
@@ -183,7 +183,7 @@ class ScopeSecrets:
             if name not in secret:
                 try:
                     values += [v for k, v in raw.items() if names_secret(str(k))
-                               and not working_directory(str(k), str(v))]  # os.environ's PWD
+                               and not holds_no_secret(str(k), str(v))]  # os.environ's PWD
                 except Exception:
                     continue
         secret = secret_type()

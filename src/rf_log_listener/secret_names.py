@@ -26,6 +26,7 @@ SECRET_WORDS = (
     r"subscription[-_ ]?key", r"functions[-_ ]?key",
     r"signing[-_ ]?key", r"encryption[-_ ]?key", r"auth", r"authorization", r"credentials?",
     r"cookie", r"session[-_ ]?id", r"sessid", r"sid",
+    r"psk",  # a Wi-Fi network's pre-shared key (wpa_supplicant's psk="x", NetworkManager's)
 )
 
 # The shell's working directories, PWD and OLDPWD, end with "pwd" (a password's short name:
@@ -37,6 +38,21 @@ _WORKING_DIRECTORIES = frozenset({"pwd", "oldpwd"})
 def _bare(name: str) -> str:
     """A key as written (quoted, ``${...}``, bare) lower-cased without its decoration."""
     return name.strip("'\"${}%@&").lower()
+
+
+def network_name(name: str) -> bool:
+    """Whether ``name`` (as written: quoted, ``${...}`` or bare) is a Wi-Fi network's: SSID,
+    BSSID, ESSID (``WIFI_SSID``, ``ap-ssid``) end with "sid", a session id's short name, and
+    a router's or a device's tests log them everywhere; PHPSESSID ends with "ssid" too, and
+    is a session."""
+    bare = _bare(name)
+    return bare.endswith("ssid") and not bare.endswith("sessid")
+
+
+def holds_no_secret(name: str, value: str) -> bool:
+    """Whether ``name`` ends like a secret's and its ``value`` is none: a network's name
+    (``network_name``), or the shell's working directory (``working_directory``)."""
+    return network_name(name) or working_directory(name, value)
 
 
 def working_directory(name: str, value: str) -> bool:
@@ -79,7 +95,7 @@ SECRET_WORD_SPELLINGS = (
     "sessionid", "authorization", "api-key", "api_key", "api key", "apikey", "ssh-key",
     "ssh_key", "ssh key", "sshkey", "credentials", "credential", "passphrase", "password",
     "passwd", "passcode", "secret", "cookie", "sessid", "token", "auth", "pwd", "sid", "-pass", "_pass",
-    "pw",
+    "pw", "psk",
 )
 
 

@@ -1,6 +1,6 @@
 *** Settings ***
-Documentation     Secrets handled the ordinary way, each a value of its own (S01 ... S81), and
-...               values that only look like secrets (L01 ... L30), which must stay readable.
+Documentation     Secrets handled the ordinary way, each a value of its own (S01 ... S86), and
+...               values that only look like secrets (L01 ... L36), which must stay readable.
 Library           Vault.py
 Library           SSHLibrary.py
 Library           Browser.py
@@ -202,6 +202,8 @@ Shapes Next To Their Name
     Log    S84-k8s-env-Pw is the pod's
     Log    {"Parameter": {"Name": "/prod/api/token", "Type": "SecureString", "Value": "S85-ssm-Tk"}}
     Log    S85-ssm-Tk was read
+    Log    network={\n${SPACE * 2}ssid="L36-lab-wifi"\n${SPACE * 2}psk="S86-wifi-Psk"\n}
+    Log    S86-wifi-Psk joined, SSID: L36-lab-wifi
 
 Returned By Keywords Named Like Secrets
     ${session} =    Get Auth Token For User    alice
