@@ -349,6 +349,27 @@ def test_cli_watch_follows_a_live_run(tmp_path: Path) -> None:
     assert 1 <= len(status) <= 7 and all(len(line) <= 200 for line in status), status
 
 
+def test_cli_watch_follows_a_run_that_started_and_ended_between_two_looks(tmp_path: Path) -> None:
+    """A short suite may start and end while watch waits between two looks: watch followed
+    only a running run, so it waited for another, forever (a CI step that waits on it hung).
+    A run stored after watch started is followed whatever its status; one stored before
+    (run 1 here) is not."""
+    env = {**os.environ, "RF_LOG_MCP_DB": str(tmp_path / "s.db")}
+    (tmp_path / "quick.robot").write_text("*** Test Cases ***\nQuick\n    Fail    quick boom\n")
+    robot = [sys.executable, "-m", "robot", "--output", "NONE", "--report", "NONE", "--log",
+             "NONE", "--console", "none", "--listener", "rf_log_listener", "quick.robot"]
+    assert subprocess.run(robot, cwd=tmp_path, env=env).returncode == 1  # run 1: before watch
+    watch = LineReader([sys.executable, "-m", "rf_log_mcp", "watch", "--interval", "4"], env=env)
+    try:
+        watch.wait_for(lambda line: line.startswith("waiting for a robot run"))
+        assert subprocess.run(robot, cwd=tmp_path, env=env).returncode == 1  # run 2, whole
+        lines = watch.finish(120)
+    finally:
+        watch.process.kill()
+    assert "FAIL s1-t1 Quick: quick boom" in lines
+    assert "Run 2: Quick  FAIL  (complete)" in lines and "Run 1: Quick  FAIL  (complete)" not in lines
+
+
 def test_prune_deletes_finished_runs_in_chunks_and_gives_space_back(tmp_path: Path) -> None:
     db = tmp_path / "s.sqlite3"
     env = {"RF_LOG_MCP_DB": str(db)}

@@ -230,19 +230,28 @@ STATUS_EVERY_S = 30.0
 
 def _wait_for_live_run(args: argparse.Namespace) -> tuple[sqlite3.Connection, int]:
     """The store and its newest running run, waiting for the store to be created and a run to
-    start if there is none yet (watch is often started before robot)."""
+    start if there is none yet (watch is often started before robot). A run stored after
+    watch started is followed whatever its status: a short suite may start and end between
+    two looks (before, watch then waited for another run, forever)."""
     told = False
     conn = None
+    newest_before: int | None = None  # the newest run when watch started (0: none, no store)
     while True:
         try:
             conn = conn or connect(args)
         except ResultError as err:
             if err.code != STORE_NOT_FOUND:
                 raise
+        newest = 0
         if conn is not None:
             running = service.list_runs(conn, "running", 1)
             if running.runs:
                 return conn, running.runs[0].run_id
+            newest = max((run.run_id for run in service.list_runs(conn, None, 1).runs), default=0)
+            if newest_before is not None and newest > newest_before:
+                return conn, newest
+        if newest_before is None:
+            newest_before = newest
         if not told:
             print("waiting for a robot run with --listener rf_log_listener (Ctrl-C to stop) ...",
                   flush=True)
