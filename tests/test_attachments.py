@@ -181,10 +181,11 @@ async def test_get_attachment_returns_images_and_text_over_mcp(shop: dict[str, P
         log = await call(client, "get_attachment", run_id=1, message_id="s1-t4-k2-m1", index=0)
         assert log["media_type"] == "text/plain" and "connection refused by db:5432" in log["text"]
         assert "hunter2" not in json.dumps(log) and log["masked_values"] >= 1
-        for index, code in ((1, "UNSUPPORTED_ATTACHMENT"), (2, "PATH_NOT_ALLOWED"),
-                            (9, "ATTACHMENT_NOT_FOUND")):
-            refused = await call(client, "get_attachment", run_id=1, message_id="s1-t4-k2-m1", index=index)
-            assert refused["error"]["code"] == code, (index, refused)
+        refused = {index: await call(client, "get_attachment", run_id=1, message_id="s1-t4-k2-m1",
+                                     index=index) for index in (1, 2, 9)}
+        assert {index: answer["error"]["code"] for index, answer in refused.items()} == {
+            1: "UNSUPPORTED_ATTACHMENT", 2: "PATH_NOT_ALLOWED", 9: "ATTACHMENT_NOT_FOUND"}
+        assert "RF_LOG_MCP_ALLOWED_ROOTS" in refused[2]["error"]["hint"]  # for its operator
         video = await call(client, "get_attachment", run_id=1, message_id="s1-t4-k3-m1")
         assert video["error"]["code"] == "ATTACHMENT_NOT_FOUND"  # missing.mp4 is not there
         plain = await call(client, "get_attachment", run_id=1, message_id="s1-t4-k4-m1")
@@ -213,3 +214,7 @@ def test_the_command_line_names_the_file_to_open(shop: dict[str, Path]) -> None:
     assert as_json["downscaled"] is True and as_json["original_width"] == 2400
     refused = cli("attachment", "1", "s1-t4-k2-m1", "2", "--db", db)
     assert refused.returncode == 1 and "PATH_NOT_ALLOWED" in refused.stderr
+    # a person at a terminal is told where the file is, not about a server's configuration
+    outside = (shop["out"] / "../../etc/passwd").resolve()
+    assert f"hint: The command line opens only files in that folder: open {outside} yourself." \
+        in refused.stderr and "RF_LOG_MCP_ALLOWED_ROOTS" not in refused.stderr, refused.stderr
