@@ -114,7 +114,7 @@ def _failing_keyword(conn: sqlite3.Connection, base: int, pre: int, last: int) -
 
 def name_id(longname: str) -> int:
     """A test's full name as a 63-bit number: one name, one id, in every store."""
-    return int.from_bytes(digest(longname.encode())) >> 1
+    return int.from_bytes(digest(longname.encode()), "big") >> 1
 
 
 def index_run(conn: sqlite3.Connection, run_id: int,
