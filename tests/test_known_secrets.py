@@ -60,8 +60,10 @@ name names a secret: (84) a Kubernetes container's env in YAML (``- name: DB_PAS
 ``value: x``; the next variable's value, L35, stays) and (85) AWS SSM's parameter in JSON
 (``"Name": "/prod/api/token", "Type": "SecureString", "Value": "x"``), each again alone;
 (86) a Wi-Fi network's pre-shared key in wpa_supplicant's configuration (its SSID, L36,
-ends with "sid" and stays).
-Thirty-five values only look like secrets (look-alike names, values too short or too common,
+ends with "sid" and stays); (87, 88) the values of a query result's ``api_token`` column in
+DatabaseLibrary's HTML table (the name in the header row, the values below; the ``name``
+column's L37 stays), and again in ``${rows} = [(1, 'L37-user-alice', 'S87-...'), ...]``.
+Thirty-six values only look like secrets (look-alike names, values too short or too common,
 a keyword's name holding a secret's, ``Open Sidebar``'s "sid", a word after "password" among
 another keyword's arguments, text filled into a user-name field, ``Count Tokenizer Rules``'
 return, a repository's name after such a URL's host, the value of sqlcmd's ``-S`` beside its
@@ -69,7 +71,8 @@ return, a repository's name after such a URL's host, the value of sqlcmd's ``-S`
 the run shows everywhere, the value of a ``--sort-key`` option, the user name htpasswd is
 given, the user name of a secret-named pair, a plural name's single value: ``${tokens}`` and
 ``tokens=x`` count, an Azure account's name, a ``function_key``, a certificate in base64,
-the region ``aws configure set`` is given, a Wi-Fi network's name) and must stay readable.
+the region ``aws configure set`` is given, a Wi-Fi network's name, a user's name in a
+query's result) and must stay readable.
 
 Live capture and the imports of output.xml and output.json register the same values, and
 every tool, view, projection, resource and CLI command answers without any of them.
@@ -113,7 +116,7 @@ SECRETS = ("S01-Hunter2-pass", "S03-deep-Pw-9", "S05-set-var-Sec", "S07-var-pk-1
            "S68-azure-Key==", "S70-escaped-json-Pw", "S71-repr-json-Tk", "S72-redis-Pw",
            "S73-apim-Key", "S74-func-Key", "S75-mfa-Code", "S76-returned-Tk", "S77-row-Pw",
            "S79-aws-Secret", "S80-appended-Sec", "S81-ci-env-Pw", "S84-k8s-env-Pw",
-           "S85-ssm-Tk", "S86-wifi-Psk")
+           "S85-ssm-Tk", "S86-wifi-Psk", "S87-db-column-Tk", "S88-db-column-Tk")
 # Masked by its shape wherever it occurs, so never registered as a run's value.
 BY_SHAPE = ("S27webhooksecret99", "S69sasSignature%2B9",
             # (82) HTTP Basic credentials out of a header, (83) an npm token
@@ -129,7 +132,7 @@ LOOKALIKES = ("L01-54321-count", "L02-all-tests-passed", "L03-bypass-enabled",
               "L22-tokenizer-rules", "L23-clone-repo", "L24-sql-host",
               "L25-work-dir", "L26-old-dir", "L27-sort-key", "L28-web-user",
               "L29-auth-user", "L30-plural-scalar", "L31-acct-name", "L32-fkey-f5",
-              "L34-eu-region", "L35-debug-level", "L36-lab-wifi",
+              "L34-eu-region", "L35-debug-level", "L36-lab-wifi", "L37-user-alice",
               # kubeconfig's client-certificate-data: a certificate in base64, public
               "LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0tCk1JSUM1ekNDQWMrZ0F3SUJB")
 # What differs between the stores by nature: ids of the run, where it came from, times.

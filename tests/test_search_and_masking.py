@@ -352,6 +352,22 @@ def test_secret_shapes(text: str, shown: str) -> None:
     assert count == masked.count("***") - text.count("***")
 
 
+@pytest.mark.parametrize(("table", "registered"), [
+    ('<table><caption>2 rows</caption><tr><th scope="col">Row</th><th>id</th><th>API_TOKEN</th></tr>'
+     '<tr><th scope="row">0</th><td>1</td><td><b>Tb-Tk-1</b></td></tr><tr><th>1</th><td>2</td>'
+     '<td>Tb&amp;Tk-2</td></tr></table>', ["Tb-Tk-1", "Tb&Tk-2"]),
+    ("<table><tr><th>id</th><th>name</th></tr><tr><td>1</td><td>Tb-Name-3</td></tr></table>", []),
+    ("<table><tr><td>password</td><td>Tb-Pw-4</td></tr></table>", []),  # no header row
+])
+def test_a_table_column_named_like_a_secret_registers_its_values(table: str,
+                                                                  registered: list[str]) -> None:
+    """DatabaseLibrary logs a query's result as an HTML table: a column's name in the header
+    row, its values in the rows below, where no name rule reads them."""
+    from rf_log_listener.named_values import table_column_values
+
+    assert table_column_values(table, Redactor().names_secret) == registered
+
+
 @pytest.mark.parametrize(("text", "registered"), [
     ("Arguments: [ 'api' | auth=('bob', 'Rq-Pw1') ]", ["Rq-Pw1"]),  # the user is no secret
     ("@{auth} = [ bob | Rq-Pw2 ]", ["Rq-Pw2"]),

@@ -2,7 +2,8 @@
 ``masking``): the value after ``password=`` or ``"token": `` (its quotes, escaped or not,
 kept; a URL's host kept after a user name that names one), both values of RF's ``Key
 password: a != b``, a collection under a plural name, the value OperatingSystem says it set
-a secret-named environment variable to; and where a name or a URL's user begins.
+a secret-named environment variable to, the values of an HTML table's column a secret's
+name heads (which the registry registers); and where a name or a URL's user begins.
 ``masking.Redactor`` finds the matches (``secret_names``' patterns) and hands them here.
 """
 
@@ -114,3 +115,35 @@ def environment_value(text: str, names_secret: Callable[[str], bool]) -> tuple[i
     if value == MASK or not names_secret(name) or holds_no_secret(name, value):
         return None
     return start, end
+
+
+# An HTML table's rows and cells (DatabaseLibrary 2.x logs a query's result as one, with
+# html=True: a header row of <th scope="col"> names, then rows of a <th scope="row"> number
+# and <td> values); a cell's markup.
+_TABLE_ROW = lazy_pattern(r"(?is)<tr\b[^>]*>(.*?)</tr\s*>")
+_TABLE_CELL = lazy_pattern(r"(?is)<(t[hd])\b[^>]*>(.*?)</t[hd]\s*>")
+_MARKUP = lazy_pattern(r"<[^>]*>")
+
+
+def table_column_values(html: str, names_secret: Callable[[str], bool]) -> list[str]:
+    """The values of an HTML table's columns whose header names a secret (a query's
+    ``api_token`` column): the name is in the header row, its values in the rows below, so
+    no name rule reads them. The table's first row of header cells names the columns."""
+    columns: list[int] | None = None
+    found: list[str] = []
+    for row in _TABLE_ROW().finditer(html):
+        cells = _TABLE_CELL().findall(row[1])
+        if columns is None:
+            if cells and all(kind.lower() == "th" for kind, _ in cells):
+                columns = [at for at, (_, name) in enumerate(cells) if names_secret(_cell_text(name))]
+                if not columns:
+                    return []
+            continue
+        found += [_cell_text(cells[at][1]) for at in columns if at < len(cells)]
+    return found
+
+
+def _cell_text(markup: str) -> str:
+    import html  # its entities' table: only for a message that holds a table
+
+    return html.unescape(_MARKUP().sub("", markup)).strip()

@@ -51,6 +51,7 @@ from . import events as ev
 from .events import Node
 from .known_values import KnownValues, registrable
 from .masking import Redactor, lazy_pattern
+from .named_values import table_column_values
 from .secret_names import (
     AUTH_SCHEMES,
     FIELD,
@@ -138,9 +139,10 @@ class SecretRegistry:
 
     # -- what the writer hands over --------------------------------------------------------
 
-    def message(self, text: str) -> None:
+    def message(self, text: str, html: bool = False) -> None:
         """A message of the run: what the naming rules find in it (the writer's hot path:
-        one lower-casing and one search for most messages). RF's TRACE ``Arguments:`` and
+        one lower-casing and one search for most messages), and in an HTML table the
+        values of a column whose header names a secret. RF's TRACE ``Arguments:`` and
         ``Return:`` lines, most messages of a TRACE run, are left to :meth:`step`, which
         reads them against the arguments they resolve."""
         if text.startswith(_TRACE_LINES):
@@ -148,6 +150,9 @@ class SecretRegistry:
         lowered = text.lower()
         if self.redactor.may_name_a_value(text, lowered):
             for value in self.redactor.secret_values(text, lowered):
+                self.add(value)
+        if html and "</th>" in lowered:
+            for value in table_column_values(text, self.names_secret):
                 self.add(value)
 
     def step(self, node: Node, opening: list[str] | None,

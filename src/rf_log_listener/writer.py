@@ -297,7 +297,7 @@ class RunWriter:
                     del frame.assigned[0]
         # an embedded screenshot's payload names no secret (and random base64 spells "pwd"
         # by chance about once in 260,000 characters): the registry reads the text around it
-        self.secrets.message(indexed_text(text) if html and "base64," in text else text)
+        self.secrets.message(indexed_text(text) if html and "base64," in text else text, html)
         lvl = ev.LEVELS.get(level, 3)
         if lvl > frame.max_level:
             frame.max_level = lvl

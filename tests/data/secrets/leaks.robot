@@ -1,12 +1,13 @@
 *** Settings ***
-Documentation     Secrets handled the ordinary way, each a value of its own (S01 ... S86), and
-...               values that only look like secrets (L01 ... L36), which must stay readable.
+Documentation     Secrets handled the ordinary way, each a value of its own (S01 ... S88), and
+...               values that only look like secrets (L01 ... L37), which must stay readable.
 Library           Vault.py
 Library           SSHLibrary.py
 Library           Browser.py
 Library           OperatingSystem
 Library           Process
 Library           Collections
+Library           DatabaseLibrary.py
 Metadata          Contact    ops team
 
 *** Variables ***
@@ -204,6 +205,8 @@ Shapes Next To Their Name
     Log    S85-ssm-Tk was read
     Log    network={\n${SPACE * 2}ssid="L36-lab-wifi"\n${SPACE * 2}psk="S86-wifi-Psk"\n}
     Log    S86-wifi-Psk joined, SSID: L36-lab-wifi
+    ${rows} =    DatabaseLibrary.Query    SELECT id, name, api_token FROM users
+    Log    S87-db-column-Tk and S88-db-column-Tk are L37-user-alice's and bob's
 
 Returned By Keywords Named Like Secrets
     ${session} =    Get Auth Token For User    alice
