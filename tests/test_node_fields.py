@@ -103,3 +103,12 @@ def test_failed_keywords_say_their_failure_whatever_rf_wrote_the_file(tmp_path: 
         (other.node_id, other.message) for step in service.get_view(
             conn, "failure_path", run_id=runs["7.5/output.xml"], selector="s1-s1-t3").failure_path.path
         for other in getattr(step, "other_failures", None) or []] != []
+    # the WHILE's limit, which no message says: the command line gives the test's text
+    from conftest import cli
+
+    printed = cli("failures", str(runs["6.0.2/output.xml"]), "s1-s5-t4",
+                  db=tmp_path / "store.sqlite3").stdout
+    assert printed.splitlines()[2:] == ["    WHILE s1-s5-t4-k1  [FAIL]  True  limit=3",
+                                        "      → WHILE loop was aborted because it did not finish"
+                                        " within the limit of 3 iterations. Use the 'limit' argument"
+                                        " to increase or remove the limit if needed."], printed

@@ -188,12 +188,15 @@ def failures(paths: list[dict[str, Any]], style: Style, run_id: int, of_group: b
             _handled(step, f"{indent}  ", style)
             _attachments(step.get("attachments"), f"{indent}  ", style, run_id)
         last = path["path"][-1]
-        if last.get("message") and not last.get("messages"):
+        # a step without a text of its own (an RF 6 file's WHILE whose limit failed it): the
+        # failure as its test says it
+        said = last if last.get("message") else path["path"][0]
+        if said.get("message") and not last.get("messages"):
             indent = "  " * len(path["path"])
-            more = f": rf-log-mcp message {run_id} {last['node_id']}"
+            more = f": rf-log-mcp message {run_id} {said['node_id']}"
             # a cause printed above says the rest ("Parent suite setup failed:" and its failure)
-            lines = first_lines(last["message"], 1)[:1] if path.get("cause") \
-                else evidence(last["message"], more)
+            lines = first_lines(said["message"], 1)[:1] if path.get("cause") \
+                else evidence(said["message"], more)
             print(f"  {indent}→ {lines[0]}")
             for line in lines[1:]:
                 print(f"  {indent}  {style(line, 'dim')}")
