@@ -203,10 +203,10 @@ def failures(paths: list[dict[str, Any]], style: Style, run_id: int, of_group: b
         if path.get("tests_failed_for_it"):
             count = path["tests_failed_for_it"]
             # the first test an error stopped stands for the others (no node holds the error)
-            said = f"{counted(count, 'more test')} the same error stopped" if (
+            which = f"{counted(count, 'more test')} the same error stopped" if (
                 path.get("cause") or {}).get("reason") == "exit_on_error" \
                 else f"{counted(count, 'failed test')} failed only for it"
-            print(style(f"  {said}, the same path"
+            print(style(f"  {which}, the same path"
                         f" (rf-log-mcp summary {run_id} groups them)", "dim"))
 
 

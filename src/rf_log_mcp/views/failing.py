@@ -219,8 +219,9 @@ _FAILURE_STOPS = tuple(stop for stop in STOP_MESSAGES if stop != EXIT_ON_ERROR)
 
 def _first_stopped(conn: sqlite3.Connection, run_id: int,
                    stops: tuple[str, ...] = _FAILURE_STOPS) -> tuple[NodeRow, str] | None:
-    """The run's first test one of ``stops`` stopped (a fatal error or exit-on-failure), and
-    its stop message."""
+    """The run's first test one of ``stops`` stopped (by default a fatal error or
+    exit-on-failure; ``tests_failed_for_others`` asks for exit-on-error's too), and its stop
+    message."""
     row = conn.execute(
         "SELECT min(key) FROM nodes INDEXED BY nodes_failed WHERE key >= ? AND key < ?"
         f" AND status = 'FAIL' AND type = 'TEST' AND ({' OR '.join([_STOPPED_SQL] * len(stops))})",
