@@ -11,7 +11,8 @@ so the server reads only below allowed folders:
   knows are readable.
 
 Paths are resolved first (``..``, symlinks), so a link inside an allowed folder cannot lead
-out of it. The command line is not restricted: the person typing chooses the path.
+out of it. The command line is not restricted: the person typing chooses the path; but a
+message's link (an attachment) is no path anybody chose: ``attachment_allowed``.
 """
 
 from __future__ import annotations
@@ -73,6 +74,20 @@ class PathPolicy(NamedTuple):
             # one file imported from ~ (or robot --outputdir /) must not open the whole folder
             roots += [folder for folder in known if not _too_wide(folder)]
         return roots
+
+
+def attachment_allowed(conn: sqlite3.Connection, policy: PathPolicy | None, target: str,
+                       output_dir: str | None) -> None:
+    """A file an attachment's link leads to outside the run's output folder: the server
+    reads it where its operator allows (``policy``); the command line never (a message's
+    link is no reason to read a file), and says where the file is, to open by hand (the
+    server's hint, about its configuration, said nothing a person at a terminal can do)."""
+    if policy is not None:
+        policy.check(conn, target)
+        return
+    raise ResultError(PATH_NOT_ALLOWED, f"The link leads out of the run's output folder"
+                      f" ({output_dir}) to {target}.",
+                      f"The command line opens only files in that folder: open {target} yourself.")
 
 
 def _too_wide(folder: Path) -> bool:

@@ -355,22 +355,6 @@ def search_messages(conn: sqlite3.Connection, query: str | None = None, run_id: 
     return _finish({"run_id": rid, **data}, shaper, binding, after)
 
 
-def _attachment_allowed(conn: sqlite3.Connection, policy: PathPolicy | None, target: str,
-                        output_dir: str | None) -> None:
-    """A file an attachment's link leads to outside the run's output folder: the server
-    reads it where its operator allows (``policy``); the command line never (a message's
-    link is no reason to read a file), and says where the file is, to open by hand (the
-    server's hint, about its configuration, said nothing a person at a terminal can do)."""
-    if policy is not None:
-        policy.check(conn, target)
-        return
-    from .paths import PATH_NOT_ALLOWED
-
-    raise ResultError(PATH_NOT_ALLOWED, f"The link leads out of the run's output folder"
-                      f" ({output_dir}) to {target}.",
-                      f"The command line opens only files in that folder: open {target} yourself.")
-
-
 @recorded("get_attachment")
 @_store_errors("get_attachment")
 def get_attachment(conn: sqlite3.Connection, message_id: str, index: int = 0,
@@ -382,6 +366,7 @@ def get_attachment(conn: sqlite3.Connection, message_id: str, index: int = 0,
     (the command line's ``attachment --save``): any kind, its bytes as stored in ``_image``."""
     from .attachments import open_attachment, read
     from .attachments import parse as parse_html
+    from .paths import attachment_allowed
 
     try:
         shaper = Shaper(budget=in_range("budget", budget, MIN_BUDGET, MAX_BUDGET, DEFAULT_BUDGET))
@@ -397,8 +382,8 @@ def get_attachment(conn: sqlite3.Connection, message_id: str, index: int = 0,
         described = shown_attachments(message_id, references, shaper, context) or []
         opening = read if as_stored else open_attachment
         opened = opening(references[index], context.output_dir,
-                         lambda target: _attachment_allowed(conn, policy, target,
-                                                            context.output_dir))
+                         lambda target: attachment_allowed(conn, policy, target,
+                                                           context.output_dir))
     except ResultError as err:
         return failed("get_attachment", err, run_id)
     response: dict[str, Any] = {"run_id": rid, "message_id": message_id, "index": index,
