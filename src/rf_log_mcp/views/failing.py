@@ -59,7 +59,8 @@ def failing_branch(conn: sqlite3.Connection, run_id: int, start: NodeRow) -> lis
     after each failure), else the shortest failing branch,
     between equally short ones the one with the more severe messages, then the first. A
     TRY branch whose failure an EXCEPT branch handled is no branch of it (nor a failure
-    beside it): the failing EXCEPT, ELSE or FINALLY branch after it is."""
+    beside it): the failing EXCEPT, ELSE or FINALLY branch after it is. Each node comes with
+    its failure's text where the file gave it none (``with_failure_text``: RF 6.x files)."""
     levels = [Level(start)]
     node = start
     while True:
@@ -70,7 +71,9 @@ def failing_branch(conn: sqlite3.Connection, run_id: int, start: NodeRow) -> lis
                 conn, run_id, node):
             failing, handled = failing[1:], 1
         if not failing:
-            return levels
+            return [Level(with_failure_text(conn, run_id, level.node),
+                          [with_failure_text(conn, run_id, other) for other in level.others],
+                          level.others_total) for level in levels]
         total = len(failing) if len(failing) + handled <= SIBLINGS_COMPARED else _failed_children(
             conn, run_id, node) - handled
         failing = failing[:SIBLINGS_COMPARED]
@@ -345,7 +348,7 @@ def shown_cause(conn: sqlite3.Connection, run_id: int, test: NodeRow,
 
         return import_cause(conn, run_id, test, shaper)
     reason, origin = found
-    deepest = with_failure_text(conn, run_id, failing_branch(conn, run_id, origin)[-1].node)
+    deepest = failing_branch(conn, run_id, origin)[-1].node
     cause = {"reason": reason, "node_id": origin.node_id, "type": origin.type,
              "name": origin.name or "", "failing_step_id": deepest.node_id,
              "failing_step_name": deepest.name or "",

@@ -22,7 +22,6 @@ from .common import (
     shown_assign,
     shown_attachments,
     shown_message,
-    with_failure_text,
 )
 from .failing import (
     Level,
@@ -76,8 +75,7 @@ def failure_path(conn: sqlite3.Connection, run_id: int, selector: str | None, sh
         node = node_by_key(conn, pending[0])
         following = pending[1:]
     ids = NodeContext(conn, run_id)
-    levels = [level._replace(node=with_failure_text(conn, run_id, level.node))
-              for level in failing_branch(conn, run_id, node)]
+    levels = failing_branch(conn, run_id, node)
     tests = sum(1 for _, kind in found if kind == "TEST")
     view: dict[str, Any] = {"start_id": node.node_id, "failed_tests_total": tests,
                             "failed_suite_fixtures_total": len(found) - tests}
@@ -137,8 +135,7 @@ class _ItemMaker:
                      deepest=number == len(self.nodes) - 1)
         following = self.levels[number + 1] if number + 1 < len(self.levels) else None
         if following is not None and following.others:
-            step["other_failures"] = [_other(with_failure_text(self.conn, self.run_id, n), self.shaper)
-                                      for n in following.others]
+            step["other_failures"] = [_other(n, self.shaper) for n in following.others]
             step["other_failures_total"] = following.others_total
         if following is not None:
             handled, total = handled_before(self.conn, self.run_id, self.nodes[number],
@@ -188,7 +185,7 @@ def _handled(conn: sqlite3.Connection, run_id: int, wrapper: NodeRow,
         item["assign"] = shown_assign(wrapper, shaper)
     failure = last_failure_inside(conn, run_id, wrapper)
     if failure is not None:
-        deepest = with_failure_text(conn, run_id, failing_branch(conn, run_id, failure)[-1].node)
+        deepest = failing_branch(conn, run_id, failure)[-1].node
         item["failing_step_id"] = deepest.node_id
         item["message"] = shaper.status(deepest.message or failure.message or "", 300)
     return item
