@@ -15,6 +15,7 @@ from .answer import Answer
 from .render_text import (
     INFO_LINES,
     Style,
+    counted,
     evidence,
     first_lines,
     folded,
@@ -108,11 +109,6 @@ def summary(response: Answer, style: Style) -> None:
     _masked(response, style)
 
 
-def counted(count: int, noun: str) -> str:
-    """``1 test``, ``2 tests``."""
-    return f"{count} {noun}{'' if count == 1 else 's'}"
-
-
 def seen_text(seen: Any) -> str:
     if not seen.earlier_runs:
         return "new: in no earlier run"
@@ -133,7 +129,7 @@ def failing_test(unfinished: list[Any], run_id: int | None, style: Style, runnin
     if test is not None:
         count = test.failed_descendant_count
         print(style(f"  {'failing so far' if running else 'failing when it stopped'}: TEST"
-                    f" {test.node_id} {test.name}: {count} failed step{'s' if count > 1 else ''}"
+                    f" {test.node_id} {test.name}: {counted(count, 'failed step')}"
                     f" (rf-log-mcp failures {run_id} {test.node_id})", "FAIL"))
 
 
@@ -142,7 +138,7 @@ def more_failures(shown: int, total: int, run: int | str | None, style: Style) -
     10 because 10 were printed)."""
     if total > shown:
         unit = "" if run is None else f" {run}"
-        print(style(f"… {total - shown} more failure path{'s' if total - shown > 1 else ''}"
+        print(style(f"… {counted(total - shown, 'more failure path')}"
                     f" ({total} in all): rf-log-mcp failures{unit} --limit {total}", "dim"))
 
 
@@ -283,7 +279,7 @@ def _unshown_messages(messages: dict[str, Any], where: str, style: Style) -> Non
     if left > 0:
         levels = ", ".join(f"{count} {level}" for level, count in by_level.items())
         more = " more" if shown else ""
-        print(style(f"    {left}{more} message{'s' if left > 1 else ''} ({levels}):"
+        print(style(f"    {counted(left, f'{more} message'.lstrip())} ({levels}):"
                     f" rf-log-mcp search {where} --scope node --min-level TRACE", "dim"))
 
 
@@ -363,7 +359,7 @@ def _tree_item(item: dict[str, Any], style: Style) -> str:
             f"  [{style(item['status'], item['status'])}]")
     text += _shown_detail(detail, style)
     if failed:
-        text += style(f"  ({failed} failed node{'s' if failed > 1 else ''} below)", "FAIL")
+        text += style(f"  ({counted(failed, 'failed node')} below)", "FAIL")
     if item.get("message") and item["status"] != "PASS":
         text += f"\n      {first_lines(item['message'], 1)[0]}"
     return text
@@ -424,7 +420,7 @@ def search(response: Answer, style: Style) -> None:
         values = ", ".join(f"{k}={v}" for k, v in (group.get("values") or {}).items())
         levels = ", ".join(f"{k} {v}" for k, v in group.levels.items())
         print(f"{group.type} {style(group.node_id, 'bold')}  {group.name or values}"
-              f"  {group.count} hit{'s' if group.count != 1 else ''} ({levels})")
+              f"  {counted(group.count, 'hit')} ({levels})")
         shown = matching_lines(group.first.text, response.query, 1, context=0)
         print(f"      first: {group.first.id}  {shown[1 if shown[0].startswith('… (') else 0]}")
     for hit in response.hits:

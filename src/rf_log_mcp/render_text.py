@@ -129,7 +129,7 @@ def first_lines(text: str | None, count: int = 3, width: int = 160, rest: str = 
         end, left = len(lines), 0
     shown = [line if len(line) <= width else line[: width - 1] + "…" for line in lines[:end]]
     if left:
-        shown.append(f"… ({left} more line{'s' if left > 1 else ''}{rest})")
+        shown.append(f"… ({counted(left, 'more line')}{rest})")
     return shown
 
 
@@ -153,7 +153,7 @@ def matching_lines(text: str | None, query: str | None, count: int = 3,
         return first_lines(text, count, width)
     start = at - context if at >= count else 0
     end = start + count + (len(lines) == start + count + 1)  # the last line takes "… (1 more"
-    shown = [f"… ({start} line{'s' if start > 1 else ''} before)"] if start else []
+    shown = [f"… ({counted(start, 'line')} before)"] if start else []
     for index in range(start, min(len(lines), end)):
         line = lines[index]
         column = line.casefold().find(needle) if index == at else 0
@@ -165,5 +165,10 @@ def matching_lines(text: str | None, query: str | None, count: int = 3,
             shown.append(f"…{line[begin:begin + width - 2]}{tail}")
     if len(lines) > end:
         left = len(lines) - end
-        shown.append(f"… ({left} more line{'s' if left > 1 else ''})")
+        shown.append(f"… ({counted(left, 'more line')})")
     return shown
+
+
+def counted(count: int, noun: str) -> str:
+    """``1 test``, ``2 tests``."""
+    return f"{count} {noun}{'' if count == 1 else 's'}"

@@ -35,7 +35,7 @@ from rf_log_listener.store import (
 )
 
 from .. import __version__, render
-from ..render_text import Style
+from ..render_text import Style, counted
 from ..service import INVALID_ARGUMENT, failed, finished
 from .common import connect, failure_paths, failure_starts, print_json, summary, written_from_here
 
@@ -94,7 +94,7 @@ def _import_one(conn: sqlite3.Connection, args: argparse.Namespace, path: str) -
 def _imported_line(outcome: Any) -> str:
     again = " (already imported)" if outcome.deduplicated else ""
     return (f"run {outcome.run_id}{again}: {outcome.name} {outcome.result_status} -"
-            f" {render.counted(outcome.total, 'test')}, {outcome.passed} passed, {outcome.failed} failed,"
+            f" {counted(outcome.total, 'test')}, {outcome.passed} passed, {outcome.failed} failed,"
             f" {outcome.skipped} skipped [{outcome.status}, {outcome.source_format},"
             f" {outcome.seconds:.2f} s]")
 
