@@ -49,12 +49,18 @@ def resolve(conn: sqlite3.Connection, run: int | str | None) -> int:
                           "summary and failures take the group.")
     if isinstance(run, int):
         return run
-    row = conn.execute(f"SELECT max(run_id) FROM runs WHERE {VISIBLE_RUNS}").fetchone()
-    if row[0] is None:
+    newest = newest_run(conn)
+    if newest is None:
         raise ResultError(RUN_NOT_FOUND, "The store has no runs yet.",
                           "Import an output.xml with `rf-log-mcp import PATH`, or run robot with "
                           "--listener rf_log_listener.")
-    return int(row[0])
+    return newest
+
+
+def newest_run(conn: sqlite3.Connection) -> int | None:
+    """The newest run's id (of a pabot group, its newest process), None in an empty store."""
+    row = conn.execute(f"SELECT max(run_id) FROM runs WHERE {VISIBLE_RUNS}").fetchone()
+    return None if row[0] is None else int(row[0])
 
 
 def resolve_unit(conn: sqlite3.Connection, run: int | str | None) -> tuple[int, list[int] | None]:

@@ -18,6 +18,7 @@ from .common import (
     connect,
     failure_paths,
     failure_starts,
+    newest_run,
     print_json,
     resolve,
     resolve_unit,
@@ -247,7 +248,7 @@ def _wait_for_live_run(args: argparse.Namespace) -> tuple[sqlite3.Connection, in
             running = service.list_runs(conn, "running", 1)
             if running.runs:
                 return conn, running.runs[0].run_id
-            newest = max((run.run_id for run in service.list_runs(conn, None, 1).runs), default=0)
+            newest = newest_run(conn) or 0
             if newest_before is not None and newest > newest_before:
                 return conn, newest
         if newest_before is None:
