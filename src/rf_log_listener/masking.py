@@ -494,7 +494,7 @@ class Redactor(StepMasking):
         endings, longest = literal
         # [\W_]*$ of an ASCII text: the characters that are not letters or digits
         ending = text.rstrip(_ASCII_NOT_ALNUM)[-longest:].lower()
-        return ending.endswith(endings) and not (ending.endswith("ssid") and network_name(text))
+        return ending.endswith(endings) and not network_name(ending)
 
     def keyword_names_secret(self, name: str) -> bool:
         """A word of a keyword's name ends with a secret's name, or its plural (``Input
