@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import fixture_files
+from conftest import FIXTURE_RESULTS, cli, fixture_files
 from oracle import dump_execution_result
 
 from rf_log_listener.importers import import_result
@@ -72,8 +72,6 @@ def test_failed_keywords_say_their_failure_whatever_rf_wrote_the_file(tmp_path: 
     keyword logged. Trees, the steps failing beside a path and handled failures said nothing
     of what failed; they say what RF 7's file says, read from that message (RF's model, and
     the store, keep the text empty). A WHILE's limit, which no keyword logged, stays empty."""
-    from conftest import FIXTURE_RESULTS
-
     from rf_log_mcp import service
 
     conn = open_store(tmp_path / "store.sqlite3")
@@ -104,8 +102,6 @@ def test_failed_keywords_say_their_failure_whatever_rf_wrote_the_file(tmp_path: 
             conn, "failure_path", run_id=runs["7.5/output.xml"], selector="s1-s1-t3").failure_path.path
         for other in getattr(step, "other_failures", None) or []] != []
     # the WHILE's limit, which no message says: the command line gives the test's text
-    from conftest import cli
-
     printed = cli("failures", str(runs["6.0.2/output.xml"]), "s1-s5-t4",
                   db=tmp_path / "store.sqlite3").stdout
     assert printed.splitlines()[2:] == ["    WHILE s1-s5-t4-k1  [FAIL]  True  limit=3",
