@@ -393,6 +393,12 @@ def test_an_rpa_run_says_tasks_and_one_is_not_plural(tmp_path: Path) -> None:
     assert service.get_view(conn, "summary", run_id=1).summary.rpa is None
     assert "  1 test: 0 passed, 1 failed, 0 skipped" in cli(
         "summary", db=tmp_path / "tests.sqlite3").stdout
+    # failures of a run of tasks none of which failed said "No failed tests."
+    (tmp_path / "ok.robot").write_text("*** Tasks ***\nArchive\n    Log    done\n")
+    robot("--rpa", "--listener", f"rf_log_listener;db={tmp_path / 'ok.sqlite3'}", "--output", "NONE",
+          str(tmp_path / "ok.robot"), cwd=tmp_path)
+    assert cli("failures", db=tmp_path / "ok.sqlite3").stdout == "No failed tasks.\n"
+    assert cli("failures", db=db).stdout.startswith("Failure path of s1-t1:\n")
 
 
 def test_a_limit_says_what_it_left_out_and_a_hit_shows_its_match(tmp_path: Path) -> None:

@@ -142,9 +142,11 @@ def more_failures(shown: int, total: int, run: int | str | None, style: Style) -
                     f" ({total} in all): rf-log-mcp failures{unit} --limit {total}", "dim"))
 
 
-def failures(paths: list[dict[str, Any]], style: Style, run_id: int, of_group: bool = False) -> None:
+def failures(paths: list[dict[str, Any]], style: Style, run_id: int, of_group: bool = False,
+             unit: str = "test") -> None:
+    """Each failure path, its steps a line each; ``unit`` is "task" for ``robot --rpa``."""
     if not paths:
-        print("No failed tests.")
+        print(f"No failed {unit}s.")
     for path in paths:
         print(f"Failure path of {style(path['start_id'], 'bold')}"
               + (f" (run {run_id}):" if of_group else ":"))
@@ -199,9 +201,9 @@ def failures(paths: list[dict[str, Any]], style: Style, run_id: int, of_group: b
         if path.get("tests_failed_for_it"):
             count = path["tests_failed_for_it"]
             # the first test an error stopped stands for the others (no node holds the error)
-            which = f"{counted(count, 'more test')} the same error stopped" if (
+            which = f"{counted(count, f'more {unit}')} the same error stopped" if (
                 path.get("cause") or {}).get("reason") == "exit_on_error" \
-                else f"{counted(count, 'failed test')} failed only for it"
+                else f"{counted(count, f'failed {unit}')} failed only for it"
             print(style(f"  {which}, the same path"
                         f" (rf-log-mcp summary {run_id} groups them)", "dim"))
 

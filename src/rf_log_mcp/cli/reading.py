@@ -76,8 +76,11 @@ def cmd_failures(args: argparse.Namespace) -> int:
             print_json({"run_group": f"g{group[0]}", "runs": group, "failures": [
                 {"run_id": rid, **path} for rid, paths in found for path in paths]})
         return 0
+    # robot --rpa: "No failed tasks." and "2 failed tasks failed only for it", as RF says
+    unit = "task" if conn.execute("SELECT rpa FROM runs WHERE run_id = ?",
+                                  (run_id,)).fetchone()[0] else "test"
     if not any(paths for _, paths in found):
-        render.failures([], Style(), run_id)  # "No failed tests.", once for a whole group
+        render.failures([], Style(), run_id, unit=unit)  # once for a whole group
         for rid in runs:  # a live run's test may be failing before it ends
             data = summary(conn, rid).summary
             if data is not None and data.unfinished:
@@ -85,7 +88,7 @@ def cmd_failures(args: argparse.Namespace) -> int:
     for rid, paths in found:
         if paths:
             written_from_here(conn, rid, paths)
-            render.failures(paths, Style(), rid, of_group=group is not None)
+            render.failures(paths, Style(), rid, of_group=group is not None, unit=unit)
     if not args.test:
         shown = sum(len(paths) for _, paths in found)
         total = sum(failure_starts(conn, rid, paths) for rid, paths in found) + sum(
