@@ -62,10 +62,11 @@ name names a secret: (84) a Kubernetes container's env in YAML (``- name: DB_PAS
 (86) a Wi-Fi network's pre-shared key in wpa_supplicant's configuration (its SSID, L36,
 ends with "sid" and stays); (87, 88) the values of a query result's ``api_token`` column in
 DatabaseLibrary's HTML table (the name in the header row, the values below; the ``name``
-column's L37 stays), and again in ``${rows} = [(1, 'L37-user-alice', 'S87-...'), ...]``.
-Thirty-six values only look like secrets (look-alike names, values too short or too common,
-a keyword's name holding a secret's, ``Open Sidebar``'s "sid", a word after "password" among
-another keyword's arguments, text filled into a user-name field, ``Count Tokenizer Rules``'
+column's L37 stays), and again in ``${rows} = [(1, 'L37-user-alice', 'S87-...'), ...]``;
+(89) an S3 presigned URL's ``X-Amz-Signature=x`` (by its shape; the bucket's name, L38,
+stays). Thirty-eight values only look like secrets (look-alike names, values too short or
+too common, a keyword's name holding a secret's, ``Open Sidebar``'s "sid", a word after
+"password" among another keyword's arguments, text filled into a user-name field, ``Count Tokenizer Rules``'
 return, a repository's name after such a URL's host, the value of sqlcmd's ``-S`` beside its
 ``-p`` that is no password, the shell's working directories ``PWD`` and ``OLDPWD``: paths
 the run shows everywhere, the value of a ``--sort-key`` option, the user name htpasswd is
@@ -118,7 +119,7 @@ SECRETS = ("S01-Hunter2-pass", "S03-deep-Pw-9", "S05-set-var-Sec", "S07-var-pk-1
            "S79-aws-Secret", "S80-appended-Sec", "S81-ci-env-Pw", "S84-k8s-env-Pw",
            "S85-ssm-Tk", "S86-wifi-Psk", "S87-db-column-Tk", "S88-db-column-Tk")
 # Masked by its shape wherever it occurs, so never registered as a run's value.
-BY_SHAPE = ("S27webhooksecret99", "S69sasSignature%2B9",
+BY_SHAPE = ("S27webhooksecret99", "S69sasSignature%2B9", "S89presignedSig0a1b",
             # (82) HTTP Basic credentials out of a header, (83) an npm token
             "Y2ktYm90OlM4Mi1iYXNpYy1Qdw==", "npm_S83npmTokenAbCdEfGhIjKlMnOpQrStUvWxY",
             # (78) kubeconfig's client-key-data: a PEM private key in base64
@@ -133,6 +134,7 @@ LOOKALIKES = ("L01-54321-count", "L02-all-tests-passed", "L03-bypass-enabled",
               "L25-work-dir", "L26-old-dir", "L27-sort-key", "L28-web-user",
               "L29-auth-user", "L30-plural-scalar", "L31-acct-name", "L32-fkey-f5",
               "L34-eu-region", "L35-debug-level", "L36-lab-wifi", "L37-user-alice",
+              "L38-reports",
               # kubeconfig's client-certificate-data: a certificate in base64, public
               "LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0tCk1JSUM1ekNDQWMrZ0F3SUJB")
 # What differs between the stores by nature: ids of the run, where it came from, times.

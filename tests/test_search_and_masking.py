@@ -292,6 +292,16 @@ def test_a_search_cannot_find_a_masked_value(store: sqlite3.Connection) -> None:
     ("https://a.blob.core.windows.net/c/b?sv=2024&sp=r&sig=Ab%2B1x&se=1",
      "https://a.blob.core.windows.net/c/b?sv=2024&sp=r&sig=***&se=1"),
     ("signature=abc; the sig=x; design=1", "signature=abc; the sig=x; design=1"),
+    # presigned URLs (S3, GCS, CloudFront, COS): the signature grants access until it expires
+    ("https://b.s3.amazonaws.com/k?X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Signature=3f6a8b1c&x=1",
+     "https://b.s3.amazonaws.com/k?X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Signature=***&x=1"),
+    ("https://storage.googleapis.com/b/o?X-Goog-Date=1&X-Goog-Signature=9e0f12ab",
+     "https://storage.googleapis.com/b/o?X-Goog-Date=1&X-Goog-Signature=***"),
+    ("https://d1.cloudfront.net/a.mp4?Expires=1&Signature=Ab~Cd-Ef__&Key-Pair-Id=K2",
+     "https://d1.cloudfront.net/a.mp4?Expires=1&Signature=***&Key-Pair-Id=K2"),
+    ("https://b.cos.ap-x.myqcloud.com/o?q-sign-algorithm=sha1&q-signature=7c1d",
+     "https://b.cos.ap-x.myqcloud.com/o?q-sign-algorithm=sha1&q-signature=***"),
+    ("?design=1&assignature=x&signature_version=4", "?design=1&assignature=x&signature_version=4"),
     # a secret's name in the plural before a collection: its values (a scalar counts)
     ("api_keys=['sk-a1b2c3', 'sk-d4e5f6'] ok", "api_keys=*** ok"),
     ('{"passwords": ["hunter2x", "pw-9"]}', '{"passwords": ***}'),
@@ -426,8 +436,8 @@ _PIECES = [*_SHAPES, "password", "token", "auth", "cookie", "x-Session-Id", "=",
            " add_user ", "net use ", "\\\\", "net user ", "mysqladmin ", " password ",
            "vault login ", "sudo -S ", " <<< ", "<<<", "passwords", "api_keys", "s", "]", "(",
            ")", "[ a1b2 | c3d4 ]", "['x1y2z3']", "{ db=p4q5 }", "&sig=", "?sig=", "sig", "AccountKey",
-           '"name": ', '"value": ', "name: ", "\n  value: ", "ParameterValue=", "ConvertTo-SecureString ",
-           " -AsPlainText"]
+           "&X-Amz-Signature=", '"name": ', '"value": ', "name: ", "\n  value: ", "ParameterValue=",
+           "ConvertTo-SecureString ", " -AsPlainText"]
 
 
 def _every_rule(words: tuple[str, ...]) -> Redactor:

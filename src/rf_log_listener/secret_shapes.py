@@ -77,7 +77,7 @@ _OPTION_WORDS = (r"token|secret|password|passwd|passphrase"
 # What the other shapes cannot match without (lower-cased): URL credentials and webhooks, a bearer
 # token, a JWT's header, a private key's armour, curl's credentials, SQL's IDENTIFIED BY, a
 # password piped to ``sudo -S`` or ``--password-stdin``, OpenSSL's ``-passin pass:x``, an
-# option named like a secret before a space, an Azure SAS URL's signature, a vendor token.
+# option named like a secret before a space, a signed URL's signature, a vendor token.
 # (Patterns, bounded as the
 # rules' own context is: CURL_REACH.) A command's password option is looked for apart
 # (``may_hold_password_option``): as a mark, its fifteen commands made the scan of every
@@ -85,7 +85,7 @@ _OPTION_WORDS = (r"token|secret|password|passwd|passphrase"
 SHAPE_MARKS = ("://", "bearer", "eyj", "private key", "ls0tls1crudjti", "curl",
                r"identified[ \t]+(?:by|with)\b", r"\|[ \t]*sudo\b", "password-stdin", "<<<",
                r"-pass(?:in|out)?[ \t]+['\"]?pass:",
-               r"-[\w-]*?(?:token|secret|passw|passphrase|key)[ \t]", "sig=")
+               r"-[\w-]*?(?:token|secret|passw|passphrase|key)[ \t]", "sig(?:nature)?=")
 
 
 @functools.cache
@@ -175,9 +175,11 @@ class _Shapes:
             rf"""(?i)(?P<head>(?<![\w-])--?(?:[a-z0-9]+[-_])*(?:{_OPTION_WORDS})[ \t]+(?P<q>['"])?)"""
             r"""(?P<value>(?(q)[^'"\n]+|[^\s'"-][^\s'"]*))""")
         self.webhook = re.compile(rf"(?i)(?P<head>\bhttps?://(?:{'|'.join(_WEBHOOKS)}))(?P<value>[^\s'\"<>]+)")
-        # an Azure shared access signature's signature, in a URL's query (``...&sig=x``): the
-        # URL grants access to the blob, queue or service bus until it expires
-        self.sas_signature = re.compile(r"(?P<head>[?&]sig=)(?P<value>[^&\s'\"<>#]+)")
+        # a signed URL's signature, in its query: Azure's SAS (``...&sig=x``), S3's and GCS's
+        # presigned URLs (``X-Amz-Signature=``, ``X-Goog-Signature=``), CloudFront's and OSS's
+        # ``Signature=``, COS's ``q-signature=``: the URL grants access until it expires
+        self.sas_signature = re.compile(
+            r"(?i)(?P<head>[?&](?:[a-z0-9]+-)*sig(?:nature)?=)(?P<value>[^&\s'\"<>#]+)")
         self.jwt = re.compile(r"\beyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]*")
         # a PEM block in base64 ("-----BEGIN " is "LS0tLS1CRUdJTi"): kubeconfig's
         # client-key-data, a Kubernetes secret's tls.key (``masked_base64_key``)

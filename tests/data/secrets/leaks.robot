@@ -1,6 +1,6 @@
 *** Settings ***
-Documentation     Secrets handled the ordinary way, each a value of its own (S01 ... S88), and
-...               values that only look like secrets (L01 ... L37), which must stay readable.
+Documentation     Secrets handled the ordinary way, each a value of its own (S01 ... S89), and
+...               values that only look like secrets (L01 ... L38), which must stay readable.
 Library           Vault.py
 Library           SSHLibrary.py
 Library           Browser.py
@@ -207,6 +207,7 @@ Shapes Next To Their Name
     Log    S86-wifi-Psk joined, SSID: L36-lab-wifi
     ${rows} =    DatabaseLibrary.Query    SELECT id, name, api_token FROM users
     Log    S87-db-column-Tk and S88-db-column-Tk are L37-user-alice's and bob's
+    Log    GET https://L38-reports.s3.amazonaws.com/q.csv?X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Expires=900&X-Amz-Signature=S89presignedSig0a1b
 
 Returned By Keywords Named Like Secrets
     ${session} =    Get Auth Token For User    alice
