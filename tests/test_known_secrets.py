@@ -401,3 +401,23 @@ def test_live_capture_knows_robot_framework_secret_values_whatever_their_names(t
     assert [hit.text for hit in service.search_messages(live, "secret>", run_id=1).hits] == ["<secret>"]
     failures = cli("failures", "1", "--db", str(tmp_path / "live.sqlite3"))
     assert "*** != nope" in failures.stdout and "S40" not in failures.stdout
+
+
+def test_a_returned_secret_robot_cut_shorter_than_its_default_is_masked_whole(tmp_path: Path) -> None:
+    """``robot --maxassignlength 24`` cuts RF's ``${token} = ...`` line at 24 characters and
+    adds "...": the cut value was registered with its dots (only the default 200's cut was
+    known), so the whole token, logged later, was shown. Live and imported alike."""
+    (tmp_path / "cut.robot").write_text(
+        "*** Test Cases ***\nCut\n    ${t} =    Get Api Token\n    Log    sending ${t} now\n\n"
+        "*** Keywords ***\nGet Api Token\n    RETURN    S90-cut-token-Qw7-0123456789-abcdefghij\n")
+    done = robot("--maxassignlength", "24", "--listener", f"rf_log_listener:db={tmp_path / 'live.sqlite3'}",
+                 "cut.robot", cwd=tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr
+    imported = open_store(tmp_path / "imported.sqlite3")
+    import_result(imported, tmp_path / "output.xml", stable_window=0)
+    for conn in (open_store(tmp_path / "live.sqlite3"), imported):
+        assert [hit.text for hit in service.search_messages(conn, "sending", run_id=1).hits] == [
+            "sending *** now"]
+        assert [hit.text for hit in service.search_messages(conn, "${t} =", run_id=1).hits] == [
+            "${t} = ***"]
+        assert conn.execute("SELECT value FROM secrets").fetchall() == [("S90-cut-token-Qw7-012345\u2026",)]

@@ -1119,3 +1119,16 @@ def test_many_known_values_mask_a_text_as_a_search_for_each_would(
             assert indexed.mask(shown) == searched.mask(shown)
     whole = known.KnownValues([*many, "abcd-abcd", "abcd"])
     assert whole.mask("x abcd-abcd y abcd") == ("x *** y ***", 2)
+
+
+def test_the_head_of_a_value_robot_cut_masks_its_whole_token() -> None:
+    """A secret robot cut at ``--maxassignlength`` is registered as its head (ending with
+    ``HEAD_MARK``): masked with the rest of its token, up to a space, quote, markup or a
+    pairs' separator, wherever it occurs; values registered whole are masked as before."""
+    from rf_log_listener.known_values import HEAD_MARK, KnownValues
+
+    known = KnownValues([f"tok-0123{HEAD_MARK}", "plain-pw-9"])
+    assert known.mask('{"t": "tok-0123456789abc", "p": "plain-pw-9"} tok-0123x&y=1 <b>tok-0123z</b>') == (
+        '{"t": "***", "p": "***"} ***&y=1 <b>***</b>', 4)
+    assert known.mask("tok-012 stays") == ("tok-012 stays", 0)
+    assert KnownValues([f"tok-0123{HEAD_MARK}"]) and not KnownValues([f"ab{HEAD_MARK}"])

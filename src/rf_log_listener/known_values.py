@@ -3,6 +3,8 @@ every answer masks them): which values may be one, and masking them wherever the
 
 from __future__ import annotations
 
+import re
+
 from .secret_shapes import MASK
 
 TYPE_CHECKING = False  # typing's own constant: loading typing is 4-5 ms (issue #19)
@@ -30,6 +32,11 @@ def registrable(value: str) -> bool:
     return not (len(text) < 6 and not any(c.isalpha() for c in text))
 
 
+# A registered value ending with this is the head of one robot cut (``${x} = head...`` at
+# ``--maxassignlength``): masked with the rest of its token wherever it occurs.
+HEAD_MARK = "\u2026"
+# Where a token a head begins ends: a space, a quote, markup, a separator of pairs.
+_TOKEN_REST = r"""[^\s'"<>,;&|]*"""
 # From this many values a text may be read for the values' starts (their first
 # MIN_SECRET_CHARS characters) rather than searched for each value: a data-driven run's
 # passwords (DataDriver, 5,000 rows) made every text of every answer cost 227 µs (16 so).
@@ -43,8 +50,11 @@ class KnownValues:
     whose start the text holds are tested (``_starts``)."""
 
     def __init__(self, values: Iterable[str]) -> None:
-        self.values = tuple(sorted({v for v in values if registrable(v)}, key=len, reverse=True))
-        self.shortest = min((len(v) for v in self.values), default=0)
+        every = sorted({v for v in values if registrable(v)}, key=len, reverse=True)
+        self.values = tuple(v for v in every if not v.endswith(HEAD_MARK))
+        heads = [re.escape(v[:-1]) for v in every if v.endswith(HEAD_MARK)]
+        self._heads = re.compile(f"(?:{'|'.join(heads)}){_TOKEN_REST}") if heads else None
+        self.shortest = min((len(v) - v.endswith(HEAD_MARK) for v in every), default=0)
         self._starts: dict[str, list[int]] | None = None  # a start -> its values' ranks
         if len(self.values) >= INDEXED_FROM:
             self._starts = {}
@@ -52,7 +62,7 @@ class KnownValues:
                 self._starts.setdefault(value[:MIN_SECRET_CHARS], []).append(rank)
 
     def __bool__(self) -> bool:
-        return bool(self.values)
+        return bool(self.values) or self._heads is not None
 
     def mask(self, text: str) -> tuple[str, int]:
         if len(text) < self.shortest:
@@ -62,6 +72,9 @@ class KnownValues:
             if value in text:
                 count += text.count(value)
                 text = text.replace(value, MASK)
+        if self._heads is not None:
+            text, cut = self._heads.subn(MASK, text)
+            count += cut
         return text, count
 
     def _read_for_starts(self, length: int) -> bool:

@@ -49,7 +49,7 @@ import sqlite3
 
 from . import events as ev
 from .events import Node
-from .known_values import KnownValues, registrable
+from .known_values import HEAD_MARK, KnownValues, registrable
 from .masking import Redactor, lazy_pattern
 from .named_values import table_column_values
 from .secret_names import (
@@ -237,8 +237,8 @@ class SecretRegistry:
 
     def _returned(self, assign: Any, lines: tuple[str, ...], named_by: str) -> None:
         """What a keyword returned that ``named_by`` says is secret (``_returns_secret``),
-        whatever the variable's name: RF's assignment lines, ``${x} = value`` (values cut at
-        200 characters keep their head), ``@{x} = [ a | b ]``, ``&{x} = { k=v }``, and the
+        whatever the variable's name: RF's assignment lines, ``${x} = value`` (values robot
+        cut, "..." after them, keep their head), ``@{x} = [ a | b ]``, ``&{x} = { k=v }``, and the
         TRACE ``Return: 'value'`` of a single variable; not the shell's working directory
         (``Get Environment Variable  PWD``)."""
         names = [str(name).rstrip("= ") for name in (
@@ -255,7 +255,10 @@ class SecretRegistry:
                 continue
             if name[0] == "$":
                 if not holds_no_secret(named_by, value):
-                    self.add(value[:-3] if len(value) == 203 and value.endswith("...") else value)
+                    # cut at robot's --maxassignlength (200 unless given), "..." added: its
+                    # head masks the whole token wherever it occurs
+                    cut = value.endswith("...") and registrable(value[:-3])
+                    self.add(f"{value[:-3]}{HEAD_MARK}" if cut else value)
             elif value.startswith(("[ ", "{ ")) and value.endswith((" ]", " }")):
                 for item in value[2:-2].split(" | "):
                     self.add(item.partition("=")[2] if name[0] == "&" else item)
