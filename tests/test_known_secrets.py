@@ -406,10 +406,14 @@ def test_live_capture_knows_robot_framework_secret_values_whatever_their_names(t
 def test_a_returned_secret_robot_cut_shorter_than_its_default_is_masked_whole(tmp_path: Path) -> None:
     """``robot --maxassignlength 24`` cuts RF's ``${token} = ...`` line at 24 characters and
     adds "...": the cut value was registered with its dots (only the default 200's cut was
-    known), so the whole token, logged later, was shown. Live and imported alike."""
+    known), so the whole token, logged later, was shown; so was a secret-named variable's
+    (``${API_KEY} = ...``) in an import. Live and imported alike."""
     (tmp_path / "cut.robot").write_text(
-        "*** Test Cases ***\nCut\n    ${t} =    Get Api Token\n    Log    sending ${t} now\n\n"
-        "*** Keywords ***\nGet Api Token\n    RETURN    S90-cut-token-Qw7-0123456789-abcdefghij\n")
+        "*** Test Cases ***\nCut\n    ${t} =    Get Api Token\n    Log    sending ${t} now\n"
+        "    ${API_KEY} =    Fetch Blob\n    ${copy} =    Set Variable    ${API_KEY}\n"
+        "    Run Keyword And Expect Error    *    Should Be Equal    ${copy}    other\n\n"
+        "*** Keywords ***\nGet Api Token\n    RETURN    S90-cut-token-Qw7-0123456789-abcdefghij\n"
+        "Fetch Blob\n    RETURN    S91-cut-key-Zx4-9876543210-jihgfedcba\n")
     done = robot("--maxassignlength", "24", "--listener", f"rf_log_listener:db={tmp_path / 'live.sqlite3'}",
                  "cut.robot", cwd=tmp_path)
     assert done.returncode == 0, done.stdout + done.stderr
@@ -420,4 +424,6 @@ def test_a_returned_secret_robot_cut_shorter_than_its_default_is_masked_whole(tm
             "sending *** now"]
         assert [hit.text for hit in service.search_messages(conn, "${t} =", run_id=1).hits] == [
             "${t} = ***"]
-        assert conn.execute("SELECT value FROM secrets").fetchall() == [("S90-cut-token-Qw7-012345\u2026",)]
+        assert [hit.text for hit in service.search_messages(conn, "!= other", run_id=1).hits] == [
+            "*** != other"]  # Should Be Equal's failure
+        assert ("S90-cut-token-Qw7-012345\u2026",) in conn.execute("SELECT value FROM secrets")

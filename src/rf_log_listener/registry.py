@@ -149,8 +149,9 @@ class SecretRegistry:
             return
         lowered = text.lower()
         if self.redactor.may_name_a_value(text, lowered):
+            assigned = text.startswith("${")  # RF's ``${API_TOKEN} = x``, perhaps cut
             for value in self.redactor.secret_values(text, lowered):
-                self.add(value)
+                self.add(_as_cut(value) if assigned and text.endswith(value) else value)
         if html and "</th>" in lowered:
             for value in table_column_values(text, self.names_secret):
                 self.add(value)
@@ -255,10 +256,7 @@ class SecretRegistry:
                 continue
             if name[0] == "$":
                 if not holds_no_secret(named_by, value):
-                    # cut at robot's --maxassignlength (200 unless given), "..." added: its
-                    # head masks the whole token wherever it occurs
-                    cut = value.endswith("...") and registrable(value[:-3])
-                    self.add(f"{value[:-3]}{HEAD_MARK}" if cut else value)
+                    self.add(_as_cut(value))
             elif value.startswith(("[ ", "{ ")) and value.endswith((" ]", " }")):
                 for item in value[2:-2].split(" | "):
                     self.add(item.partition("=")[2] if name[0] == "&" else item)
@@ -360,3 +358,10 @@ def known_values(conn: sqlite3.Connection, run_ids: list[int]) -> KnownValues:
         if "no such table" not in str(exc):
             raise
         return KnownValues(())
+
+
+def _as_cut(value: str) -> str:
+    """An assignment line's value as registered: robot cuts one longer than its
+    ``--maxassignlength`` (200 unless given) and adds "...", so its head, marked as such,
+    masks the whole token wherever it occurs."""
+    return f"{value[:-3]}{HEAD_MARK}" if value.endswith("...") and registrable(value[:-3]) else value
