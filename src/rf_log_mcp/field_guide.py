@@ -25,6 +25,7 @@ SECTIONS: tuple[tuple[str, type[BaseModel], str], ...] = (
     ("cause", models.FailureCause, "failure_path and failure group `cause`."),
     ("path step", models.PathStep, "failure_path `path` items: a node (below) and these."),
     ("other failures", models.FailureRef, "path step `other_failures` items."),
+    ("argument sources", models.ArgumentSource, "path step `arguments_from` items."),
     ("repeated calls", models.RepeatedCalls, "failure_path `path` items with kind "
                                              "REPEATED_CALLS."),
     ("step_window", models.StepWindowView, "get_view(view=\"step_window\")."),

@@ -164,18 +164,7 @@ def failures(paths: list[dict[str, Any]], style: Style, run_id: int, of_group: b
                   + _shown_detail(detail, style) + _written_at(step, style))
             if step.get("args"):
                 print(f"{indent}  {style('args: ' + '  '.join(step['args']), 'dim')}")
-            for message in step.get("messages", []):
-                # a failure's own lines (a diff: "Multiline strings are different:", "Lists
-                # are different:") and a library's traceback (its frames say where in its
-                # code it failed) are the evidence: shown as log.html shows them
-                more = f": rf-log-mcp message {run_id} {message['id']}"
-                # what the failing keyword logged before failing (a response): its head
-                lines = evidence(message["text"], more) if message["level"] in ("FAIL", "DEBUG") \
-                    else first_lines(message["text"], INFO_LINES if message["level"] == "INFO"
-                                     else 1, rest=more)
-                print(f"{indent}  {style(message['level'], message['level'])}: {lines[0]}")
-                for line in lines[1:]:
-                    print(f"{indent}    {style(line, 'dim')}")
+            _messages(step.get("messages", []), f"{indent}  ", style, run_id)
             for other in step.get("other_failures", []):
                 # a teardown that failed too is named as such (its id alone read as a step)
                 values = ", ".join(f"{k}={v}" for k, v in (other.get("assign") or {}).items())
@@ -184,6 +173,13 @@ def failures(paths: list[dict[str, Any]], style: Style, run_id: int, of_group: b
                 print(f"{indent}  {style('also failed:', 'FAIL')} {named}"
                       f"  {first_lines(other.get('message') or '', 1)[0]}")
             _handled(step, f"{indent}  ", style)
+            for source in step.get("arguments_from", []):
+                # the step a variable the failing one uses came from, and what it logged (the
+                # response a status check failed on)
+                print(f"{indent}  {style('from:', 'dim')} {source['node_id']}"
+                      f" {' '.join(source.get('assign') or [])} = {source['name']}"
+                      + _shown_detail("  ".join(source.get("args") or []), style))
+                _messages(source.get("messages", []), f"{indent}    ", style, run_id)
             _attachments(step.get("attachments"), f"{indent}  ", style, run_id)
         last = path["path"][-1]
         # a step without a text of its own (an RF 6 file's WHILE whose limit failed it): the
@@ -206,6 +202,21 @@ def failures(paths: list[dict[str, Any]], style: Style, run_id: int, of_group: b
                 else f"{counted(count, f'failed {unit}')} failed only for it"
             print(style(f"  {which}, the same path"
                         f" (rf-log-mcp summary {run_id} groups them)", "dim"))
+
+
+def _messages(messages: list[dict[str, Any]], indent: str, style: Style, run_id: int) -> None:
+    """A step's messages, each as its first lines: a failure's own lines (a diff: "Lists are
+    different:") and a library's traceback (its frames say where in its code it failed) as
+    evidence, shown as log.html shows them; what a keyword logged before (a response): its
+    head."""
+    for message in messages:
+        more = f": rf-log-mcp message {run_id} {message['id']}"
+        lines = evidence(message["text"], more) if message["level"] in ("FAIL", "DEBUG") \
+            else first_lines(message["text"], INFO_LINES if message["level"] == "INFO" else 1,
+                             rest=more)
+        print(f"{indent}{style(message['level'], message['level'])}: {lines[0]}")
+        for line in lines[1:]:
+            print(f"{indent}  {style(line, 'dim')}")
 
 
 def _handled(step: dict[str, Any], indent: str, style: Style) -> None:

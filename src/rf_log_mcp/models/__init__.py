@@ -36,6 +36,7 @@ from .search import (
 )
 from .single_run import (
     COMMON_NODE_FIELDS,
+    ArgumentSource,
     Attachment,
     AttachmentResponse,
     ContinueAt,
@@ -71,6 +72,7 @@ from .single_run import (
 
 __all__ = [
     "COMMON_NODE_FIELDS",
+    "ArgumentSource",
     "Attachment",
     "AttachmentResponse",
     "BaseModel",

@@ -267,6 +267,16 @@ class HandledFailure(FailureRef):
     failing_step_id: str | None = Field(None, description="The handled failure's deepest step.")
 
 
+class ArgumentSource(NodeRef):
+    """A step before the failing one that assigned a variable the failing step's arguments
+    use."""
+
+    assign: list[str] | None = Field(None, description="The variables it assigns.")
+    args: list[str] | None = None
+    messages: list[LogMessage] | None = Field(
+        None, description="Its last 2 INFO messages (a response; RF's `${resp} = ...` line).")
+
+
 class PathStep(Node):
     messages: list[LogMessage] | None = Field(
         None, description="WARN and worse messages of this step, and a library's traceback "
@@ -283,6 +293,10 @@ class PathStep(Node):
                           "a retry): often the cause ('False' should be true), nearest first, "
                           "3 at most; message is the handled failure's.")
     handled_failures_total: int | None = None
+    arguments_from: list[ArgumentSource] | None = Field(
+        None, description="The deepest step: the steps before it that assigned variables its "
+                          "arguments use (`${resp} = GET On Session` before `Should Be Equal "
+                          "As Integers  ${resp.status_code}  200`), nearest first, 3 at most.")
     attachments: list[Attachment] | None = Field(
         None, description="Of the HTML messages (any level) the step logged; the last step "
                           "also those below it (a screenshot taken when it failed); the test "

@@ -10,6 +10,7 @@ from rf_log_listener.events import LEVELS
 from rf_log_listener.store import FAILED_STARTS, run_base
 
 from ..shaping import Shaper, estimate_tokens
+from .argument_sources import argument_sources
 from .common import (
     NodeContext,
     NodeRow,
@@ -122,6 +123,7 @@ class _ItemMaker:
         self.conn, self.run_id, self.levels, self.shaper, self.ids = conn, run_id, levels, shaper, ids
         self.nodes = nodes = [level.node for level in levels]
         self.attachments = _attachments(conn, run_id, nodes, shaper, ids)
+        self.recursive = bool(_folds(nodes))
         # A parent's status message repeating its failing child's is said once, by the child.
         self.repeated = {number for number in range(len(nodes) - 1)
                          if nodes[number].message and nodes[number].message == nodes[number + 1].message}
@@ -133,6 +135,13 @@ class _ItemMaker:
         step = _step(self.conn, self.run_id, self.ids.seen(self.nodes[number]), self.shaper,
                      self.ids, self.attachments.get(number), number in self.repeated,
                      deepest=number == len(self.nodes) - 1)
+        # not below a folded recursion: the sources are its previous level's calls, whose ids
+        # are as long as the path is deep, and the recursion is what failed
+        if number == len(self.nodes) - 1 and number and not self.recursive:
+            sources = argument_sources(self.conn, self.run_id, self.nodes)
+            if sources:
+                step["arguments_from"] = [_source(step_row, info, self.shaper, self.ids)
+                                          for step_row, info in sources]
         following = self.levels[number + 1] if number + 1 < len(self.levels) else None
         if following is not None and following.others:
             step["other_failures"] = [_other(n, self.shaper) for n in following.others]
@@ -188,6 +197,19 @@ def _handled(conn: sqlite3.Connection, run_id: int, wrapper: NodeRow,
         deepest = failing_branch(conn, run_id, failure)[-1].node
         item["failing_step_id"] = deepest.node_id
         item["message"] = shaper.status(deepest.message or failure.message or "", 300)
+    return item
+
+
+def _source(node: NodeRow, info: list[tuple[str, str, str, int]], shaper: Shaper,
+            ids: NodeContext) -> dict[str, Any]:
+    """A step that assigned a variable the failing step uses, and what it logged last."""
+    item: dict[str, Any] = {"node_id": node.node_id, "type": node.type, "name": node.name or "",
+                            "assign": shown_assign(node, shaper)}
+    if node.args:
+        item["args"] = shown_args(node, shaper, 100)
+    if info:
+        item["messages"] = [shown_message(i, lv, t, html, node, shaper, ids, limit=INFO_CHARS)
+                            for i, lv, t, html in info]
     return item
 
 

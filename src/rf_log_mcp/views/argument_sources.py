@@ -1,0 +1,100 @@
+"""Where a failing step's arguments came from (read side, failure_path's deepest step): the
+steps before it that assigned the variables its arguments use.
+
+An API test fails on ``Should Be Equal As Integers  ${resp.status_code}  200`` with "500 !=
+200"; the evidence, the response's body, is what ``${resp} = GET On Session`` logged a step
+above, which log.html shows when that step is opened. The failure path names that step and
+its last INFO messages, so an agent does not need a window and a tree call to read them.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sqlite3
+
+from rf_log_listener.store import run_base
+
+from .common import NODE_COLUMNS, NodeRow, own_messages
+
+SOURCES_SHOWN = 3  # steps named, nearest first
+SOURCE_INFO = 2  # of each, its last INFO messages (a response, then RF's `${resp} = ...`)
+# Nodes looked back through for them (the siblings' subtrees in between): one bounded scan of
+# the primary key, however long the test
+_REACH = 5000
+# A keyword's body sees its arguments, other variables even when named alike: past a call
+# on the path, what is looked for is what the call was given (``Check Order  ${resp}``)
+_CALLS = ("KEYWORD", "SETUP", "TEARDOWN")
+_LEVELS = 12  # path levels looked through, from the deepest up: bounded however deep
+_REFERENCE = re.compile(r"[$@&]\{(\{)?([^{}]*)")
+_INLINE_NAME = re.compile(r"\$([A-Za-z_]\w*)")
+_NAME_END = re.compile(r"[.\[(:]")
+
+
+def _normalized(name: str) -> str:
+    """A variable's name as RF matches it: case, spaces and underscores ignored."""
+    return name.lower().replace(" ", "").replace("_", "")
+
+
+def referenced(args: list[str]) -> set[str]:
+    """The variables arguments use, by their base name (``${resp.status_code}``,
+    ``${resp.json()}[id]``, ``@{items}``, ``${{ $resp.ok }}``: resp, items); not environment
+    variables."""
+    names = set()
+    for arg in args:
+        for inline, body in _REFERENCE.findall(arg):
+            if inline:
+                names.update(_normalized(name) for name in _INLINE_NAME.findall(body))
+            elif body.strip():
+                names.add(_normalized(_NAME_END.split(body, 1)[0]))
+    names.discard("")
+    return names
+
+
+def assigned(step: NodeRow) -> set[str]:
+    """The variables a keyword call assigns (``${a}  ${b: int} =``), by their base name."""
+    names = json.loads(step.assign) if step.assign else []
+    return {_normalized(_NAME_END.split(name.rstrip("= ")[2:-1], 1)[0])
+            for name in names if isinstance(name, str) and len(name) > 3}
+
+
+def argument_sources(conn: sqlite3.Connection, run_id: int,
+                     path: list[NodeRow]) -> list[tuple[NodeRow, list[tuple[str, str, str, int]]]]:
+    """The steps that assigned the variables the deepest step of ``path`` uses, nearest
+    first, each with its last INFO messages: its siblings before it, then those of the
+    control structures around it; past a keyword call on the path, those that assigned what
+    the call was given, up to the test. Steps that passed without a failure inside only:
+    the others are the path's ``other_failures`` and ``handled_failures``."""
+    wanted = _uses(path[-1])
+    base = run_base(run_id)
+    found: list[tuple[NodeRow, list[tuple[str, str, str, int]]]] = []
+    for level in range(len(path) - 1, max(0, len(path) - 1 - _LEVELS), -1):
+        node, parent = path[level], path[level - 1]
+        if wanted and node.parent_pre is not None:
+            for step in _assigning_before(conn, node, max(base + node.parent_pre, node.key - _REACH)):
+                names = assigned(step) & wanted
+                if names:
+                    wanted -= names
+                    info = [m for m in own_messages(conn, run_id, step) if m[1] == "INFO" and not m[3]]
+                    found.append((step, info[-SOURCE_INFO:]))
+                    if len(found) == SOURCES_SHOWN:
+                        return found
+        if parent.type in _CALLS and wanted:
+            wanted = _uses(parent)
+        elif not wanted or parent.type == "TEST":
+            break
+    return found
+
+
+def _uses(node: NodeRow) -> set[str]:
+    return referenced([str(arg) for arg in json.loads(node.args)]) if node.args else set()
+
+
+def _assigning_before(conn: sqlite3.Connection, node: NodeRow, lowest: int) -> list[NodeRow]:
+    """The siblings of ``node`` before it, down to key ``lowest``, that assign variables and
+    passed without a failure inside, nearest first."""
+    rows = conn.execute(
+        f"SELECT {NODE_COLUMNS} FROM nodes WHERE key < ? AND key > ? AND parent_pre = ?"
+        " AND type = 'KEYWORD' AND assign IS NOT NULL AND status = 'PASS'"
+        " AND failed_descendant_count = 0 ORDER BY key DESC", (node.key, lowest, node.parent_pre))
+    return [NodeRow(*row) for row in rows]

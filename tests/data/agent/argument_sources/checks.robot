@@ -1,0 +1,32 @@
+*** Settings ***
+Library    Shop.py
+
+*** Test Cases ***
+Status Check
+    ${resp} =    Get Order    42
+    Log    checking the order
+    Should Be Equal As Integers    ${resp.status_code}    200
+
+Inside A Control Structure
+    ${resp} =    Get Order    43
+    FOR    ${attempt}    IN RANGE    1
+        IF    ${attempt} == 0
+            Should Be Equal As Integers    ${resp.status_code}    200
+        END
+    END
+
+Nearest Assignment First
+    ${Order_Id} =    Set Variable    41
+    ${order id} =    Set Variable    42
+    ${expected} =    Set Variable    40
+    ${ok} =    Run Keyword And Return Status    Fail    not handled here
+    Should Be Equal    ${{ $expected + 1 }}    ${ORDERID}    msg=${ok}
+
+Through A Keyword Call
+    ${resp} =    Get Order    44
+    Check Order    ${resp}
+
+*** Keywords ***
+Check Order
+    [Arguments]    ${resp}
+    Should Be Equal As Integers    ${resp.status_code}    200
