@@ -771,16 +771,18 @@ def test_the_failing_step_names_the_steps_its_arguments_came_from(tmp_path: Path
     """``Should Be Equal As Integers  ${resp.status_code}  200`` fails with "500 != 200";
     the evidence (the response's body: "database is locked") is what ``${resp} = Get Order``
     logged a step above, which the answer left to a step_window and a tree call. The deepest
-    step names the steps that assigned the variables its arguments use (``arguments_from``),
-    nearest first, each with its last 2 INFO messages: its siblings before it, those of the
-    loop and IF around it, the caller's when the variable is a keyword's argument; a name as
-    RF matches it (case, spaces, underscores); not a step that handled a failure (the path's
-    ``handled_failures`` has it), not an earlier assignment of the same variable."""
+    step names the steps that assigned the variables its arguments use (``arguments_from``:
+    keyword calls and RF 7's VAR), nearest first, each with its last 2 INFO messages: its
+    siblings before it, those of the loop and IF around it, the caller's when the variable
+    is a keyword's argument; a name as RF matches it (case, spaces, underscores); not a step
+    that handled a failure (the path's ``handled_failures`` has it), not an earlier
+    assignment of the same variable."""
     conn, run_id = _imported(tmp_path, "argument_sources/checks.robot", 4)
 
     def sources(test: str) -> list[tuple[str, list[str], list[str]]]:
         deepest = _path(conn, run_id, test)["failure_path"]["path"][-1]
-        return [(s["node_id"], s["assign"], [m["text"].splitlines()[0].strip() for m in s["messages"]])
+        return [(s["node_id"], s.get("assign") or [f"VAR {s['name']}"],
+                 [m["text"].splitlines()[0].strip() for m in s["messages"]])
                 for s in deepest.get("arguments_from", [])]
 
     response = ["GET Response : url=http://shop.local/api/orders/42", "${resp} = <Response [500]>"]
@@ -790,7 +792,7 @@ def test_the_failing_step_names_the_steps_its_arguments_came_from(tmp_path: Path
         deepest["arguments_from"][0]["messages"][0]["text"]
     assert deepest["arguments_from"][0]["args"] == ["42"]
     assert sources("s1-t2") == [("s1-t2-k1", ["${resp}"], [line.replace("42", "43") for line in response])]
-    assert sources("s1-t3") == [("s1-t3-k3", ["${expected}"], ["${expected} = 40"]),
+    assert sources("s1-t3") == [("s1-t3-k3", ["VAR ${expected}"], ["${expected} = 40"]),
                                 ("s1-t3-k2", ["${order id}"], ["${order id} = 42"])]
     assert sources("s1-t4") == [("s1-t4-k1", ["${resp}"], [line.replace("42", "44") for line in response])]
     printed = cli("failures", str(run_id), "s1-t1", db=tmp_path / "store.sqlite3").stdout

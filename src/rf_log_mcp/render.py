@@ -176,8 +176,9 @@ def failures(paths: list[dict[str, Any]], style: Style, run_id: int, of_group: b
             for source in step.get("arguments_from", []):
                 # the step a variable the failing one uses came from, and what it logged (the
                 # response a status check failed on)
-                print(f"{indent}  {style('from:', 'dim')} {source['node_id']}"
-                      f" {' '.join(source.get('assign') or [])} = {source['name']}"
+                called = f"VAR {source['name']}" if source["type"] == "VAR" else \
+                    f"{' '.join(source.get('assign') or [])} = {source['name']}"
+                print(f"{indent}  {style('from:', 'dim')} {source['node_id']} {called}"
                       + _shown_detail("  ".join(source.get("args") or []), style))
                 _messages(source.get("messages", []), f"{indent}    ", style, run_id)
             _attachments(step.get("attachments"), f"{indent}  ", style, run_id)

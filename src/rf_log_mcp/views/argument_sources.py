@@ -52,8 +52,9 @@ def referenced(args: list[str]) -> set[str]:
 
 
 def assigned(step: NodeRow) -> set[str]:
-    """The variables a keyword call assigns (``${a}  ${b: int} =``), by their base name."""
-    names = json.loads(step.assign) if step.assign else []
+    """The variables a keyword call assigns (``${a}  ${b: int} =``), or a VAR sets, by their
+    base name."""
+    names = [step.name] if step.type == "VAR" else json.loads(step.assign) if step.assign else []
     return {_normalized(_NAME_END.split(name.rstrip("= ")[2:-1], 1)[0])
             for name in names if isinstance(name, str) and len(name) > 3}
 
@@ -91,10 +92,11 @@ def _uses(node: NodeRow) -> set[str]:
 
 
 def _assigning_before(conn: sqlite3.Connection, node: NodeRow, lowest: int) -> list[NodeRow]:
-    """The siblings of ``node`` before it, down to key ``lowest``, that assign variables and
-    passed without a failure inside, nearest first."""
+    """The siblings of ``node`` before it, down to key ``lowest``, that assign variables (a
+    keyword call's ``${x} =``, RF 7's ``VAR``) and passed without a failure inside, nearest
+    first."""
     rows = conn.execute(
         f"SELECT {NODE_COLUMNS} FROM nodes WHERE key < ? AND key > ? AND parent_pre = ?"
-        " AND type = 'KEYWORD' AND assign IS NOT NULL AND status = 'PASS'"
+        " AND (type = 'KEYWORD' AND assign IS NOT NULL OR type = 'VAR') AND status = 'PASS'"
         " AND failed_descendant_count = 0 ORDER BY key DESC", (node.key, lowest, node.parent_pre))
     return [NodeRow(*row) for row in rows]

@@ -203,8 +203,9 @@ def _handled(conn: sqlite3.Connection, run_id: int, wrapper: NodeRow,
 def _source(node: NodeRow, info: list[tuple[str, str, str, int]], shaper: Shaper,
             ids: NodeContext) -> dict[str, Any]:
     """A step that assigned a variable the failing step uses, and what it logged last."""
-    item: dict[str, Any] = {"node_id": node.node_id, "type": node.type, "name": node.name or "",
-                            "assign": shown_assign(node, shaper)}
+    item: dict[str, Any] = {"node_id": node.node_id, "type": node.type, "name": node.name or ""}
+    if node.assign:  # a VAR's variable is its name
+        item["assign"] = shown_assign(node, shaper)
     if node.args:
         item["args"] = shown_args(node, shaper, 100)
     if info:

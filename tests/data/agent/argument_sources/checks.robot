@@ -18,7 +18,7 @@ Inside A Control Structure
 Nearest Assignment First
     ${Order_Id} =    Set Variable    41
     ${order id} =    Set Variable    42
-    ${expected} =    Set Variable    40
+    VAR    ${expected}    40
     ${ok} =    Run Keyword And Return Status    Fail    not handled here
     Should Be Equal    ${{ $expected + 1 }}    ${ORDERID}    msg=${ok}
 
