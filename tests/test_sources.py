@@ -223,3 +223,26 @@ def test_test_metadata_live_and_imported(tmp_path: Path) -> None:
             tree = service.get_view(conn, "tree", run_id=1, selector="s1")
             (test,) = tree.tree.children  # type: ignore[union-attr]
             assert test.metadata == {"Owner": "team-a"}, store  # type: ignore[union-attr]
+
+
+def test_a_legacy_projects_txt_suites_are_located(tmp_path: Path) -> None:
+    """``robot --extension txt legacy/``: RF's builder reads a folder's ``.robot`` files
+    unless told, so the folder parsed again had no suites and no step had a line. The
+    store's suite files say which suffixes the run read (nested folders too)."""
+    nested = tmp_path / "legacy" / "api"
+    nested.mkdir(parents=True)
+    (nested / "orders.txt").write_text(
+        "*** Test Cases ***\nOrder\n    Log    looking\n    Check    42\n\n"
+        "*** Keywords ***\nCheck\n    [Arguments]    ${id}\n    Fail    no order ${id}\n")
+    (tmp_path / "legacy" / "smoke.robot").write_text("*** Test Cases ***\nSmoke\n    Fail    down\n")
+    done = robot("--extension", "txt:robot", "--output", "out.xml", "legacy", cwd=tmp_path)
+    assert done.returncode == 2, done.stdout + done.stderr
+    import_result(open_store(tmp_path / "store.sqlite3"), tmp_path / "out.xml", stable_window=0)
+    with open_store(tmp_path / "store.sqlite3") as conn:
+        path = service.get_view(conn, "failure_path", run_id=1, selector="s1-s1-s1-t1").failure_path
+        assert [(s.node_id, s.source, s.lineno) for s in path.path] == [  # type: ignore[union-attr]
+            ("s1-s1-s1-t1", "api/orders.txt", 2), ("s1-s1-s1-t1-k2", "api/orders.txt", 4),
+            ("s1-s1-s1-t1-k2-k1", "api/orders.txt", 9)]
+        smoke = service.get_view(conn, "failure_path", run_id=1, selector="s1-s2-t1").failure_path
+        assert [(s.source, s.lineno) for s in smoke.path] == [  # type: ignore[union-attr]
+            ("smoke.robot", 2), ("smoke.robot", 3)]

@@ -271,9 +271,34 @@ class Locator:
 
     def _model(self) -> Any:
         if self._parsed is False:
-            self._parsed = _parse(self.root_source, self._child_sources(), self.started) \
-                if self._exists() else None
+            extensions = self._suite_extensions() if self.root_source and \
+                os.path.isdir(self.root_source) else ()
+            self._parsed = _parse(self.root_source, self._child_sources(), self.started,
+                                  extensions) if self._exists() else None
         return self._parsed
+
+    def _suite_extensions(self) -> tuple[str, ...]:
+        """The suffixes of the run's suite files RF's builder leaves out of a folder unless
+        told (``robot --extension txt`` ran a legacy project's ``.txt`` suites): read from
+        the stored suites, the first 1000 down from the root (primary-key seeks: a suite's
+        children hop from one to the next, a file suite's first test ends its walk)."""
+        found: set[str] = set()
+        pending, hops = [0], 0
+        while pending and hops < _CHILDREN_READ:
+            row = self._row(pending.pop())
+            pre = row.pre + 1 if row is not None else 0
+            while row is not None and pre <= row.last and hops < _CHILDREN_READ:
+                child, hops = self._row(pre), hops + 1
+                if child is None or child.type == "TEST":
+                    break
+                source = _field(child, "source") if child.type == "SUITE" else None
+                if source:
+                    pending.append(child.pre)
+                    suffix = os.path.splitext(source)[1].lower()
+                    if len(suffix) > 1 and suffix not in _DEFAULT_EXTENSIONS:
+                        found.add(suffix)
+                pre = child.last + 1
+        return tuple(sorted(found))
 
     def _exists(self) -> bool:
         sources = [self.root_source] if self.root_source else self._child_sources()
@@ -317,6 +342,8 @@ class Locator:
 
 
 _CHILDREN_READ = 1000
+# What RF's builder reads of a folder by default (TestSuiteBuilder's included_extensions).
+_DEFAULT_EXTENSIONS = (".robot", ".rbt", ".robot.rst", ".robot.md")
 
 
 def _sha256(path: str) -> str:
@@ -481,20 +508,23 @@ def _resource_file(path: str, _mtime_ns: int) -> Any:
         return None
 
 
-def _parse(root: str | None, children: list[str], started: float | None) -> Any:
-    """The running model of the run's suites (RF's builder), cached per process and run: it
-    is parsed after the run started, so a file not modified since then is as robot read it."""
+def _parse(root: str | None, children: list[str], started: float | None,
+           extensions: tuple[str, ...] = ()) -> Any:
+    """The running model of the run's suites (RF's builder; ``extensions``: the suite files'
+    beyond its defaults), cached per process and run: it is parsed after the run started, so
+    a file not modified since then is as robot read it."""
     from robot.api import TestSuite
 
     paths = [root] if root else children
-    key = (tuple(paths), started)
+    key = (tuple(paths), started, extensions)
     with _PARSED_LOCK:
         if key in _PARSED:
             _PARSED.move_to_end(key)
             return _PARSED[key]
     _quiet_robot()
     try:
-        model: Any = TestSuite.from_file_system(*paths)
+        model: Any = TestSuite.from_file_system(*paths, included_extensions=(
+            *_DEFAULT_EXTENSIONS, *extensions)) if extensions else TestSuite.from_file_system(*paths)
     except Exception:  # sources RF cannot parse any more resolve nothing
         model = None
     with _PARSED_LOCK:
