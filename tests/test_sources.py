@@ -246,3 +246,22 @@ def test_a_legacy_projects_txt_suites_are_located(tmp_path: Path) -> None:
         smoke = service.get_view(conn, "failure_path", run_id=1, selector="s1-s2-t1").failure_path
         assert [(s.source, s.lineno) for s in smoke.path] == [  # type: ignore[union-attr]
             ("smoke.robot", 2), ("smoke.robot", 3)]
+
+
+def test_suites_in_the_language_robot_was_told_are_located(tmp_path: Path) -> None:
+    """``robot --language fi``: Finnish headers and settings without a ``Language:`` line,
+    in a suite and the resource it imports. Parsed again in English, neither had a test or
+    a keyword, so no step had a line; the store does not know the option."""
+    (tmp_path / "testi.robot").write_text(
+        "*** Asetukset ***\nResurssi    yhteiset.resource\n\n*** Testit ***\nKokeilu\n"
+        "    Log    hei\n    Tarkista    1\n")
+    (tmp_path / "yhteiset.resource").write_text(
+        "*** Avainsanat ***\nTarkista\n    [Argumentit]    ${x}\n    Fail    virhe ${x}\n")
+    done = robot("--language", "fi", "--output", "out.xml", "testi.robot", cwd=tmp_path)
+    assert done.returncode == 1, done.stdout + done.stderr
+    import_result(open_store(tmp_path / "store.sqlite3"), tmp_path / "out.xml", stable_window=0)
+    with open_store(tmp_path / "store.sqlite3") as conn:
+        path = service.get_view(conn, "failure_path", run_id=1, selector="s1-t1").failure_path
+        assert [(s.node_id, s.source, s.lineno) for s in path.path] == [  # type: ignore[union-attr]
+            ("s1-t1", "testi.robot", 5), ("s1-t1-k2", "testi.robot", 7),
+            ("s1-t1-k2-k1", "yhteiset.resource", 4)]

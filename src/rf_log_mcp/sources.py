@@ -497,13 +497,24 @@ def _quiet_robot() -> None:
         LOGGER.disable_message_cache()
 
 
+@functools.cache
+def _languages() -> tuple[str, ...]:
+    """Every language RF translates its syntax to: ``robot --language fi`` ran suites whose
+    headers and settings are Finnish without a ``Language:`` line in them, and the store
+    does not know the option (an output file does not say it). RF reads several languages
+    at once; none of their headers and settings collide."""
+    from robot.conf.languages import Language
+
+    return tuple(language.code for language in Language.__subclasses__() if language.code != "en")
+
+
 @functools.lru_cache(maxsize=256)
 def _resource_file(path: str, _mtime_ns: int) -> Any:
     from robot.running import ResourceFile
 
     _quiet_robot()
     try:
-        return ResourceFile.from_file_system(path)
+        return ResourceFile.from_file_system(path, lang=_languages())
     except Exception:  # a file RF cannot parse resolves nothing
         return None
 
@@ -523,8 +534,8 @@ def _parse(root: str | None, children: list[str], started: float | None,
             return _PARSED[key]
     _quiet_robot()
     try:
-        model: Any = TestSuite.from_file_system(*paths, included_extensions=(
-            *_DEFAULT_EXTENSIONS, *extensions)) if extensions else TestSuite.from_file_system(*paths)
+        model: Any = TestSuite.from_file_system(*paths, lang=_languages(), included_extensions=(
+            *_DEFAULT_EXTENSIONS, *extensions))
     except Exception:  # sources RF cannot parse any more resolve nothing
         model = None
     with _PARSED_LOCK:
