@@ -225,6 +225,17 @@ def test_test_metadata_live_and_imported(tmp_path: Path) -> None:
             assert test.metadata == {"Owner": "team-a"}, store  # type: ignore[union-attr]
 
 
+def _located_paths(tmp_path: Path, rc: int, *options: str, tests: tuple[str, ...]) -> list[list[Any]]:
+    """robot OPTIONS (the suite last) in ``tmp_path``, imported: each test's failure path as (node id, source,
+    line) of each step."""
+    done = robot("--output", "out.xml", *options, cwd=tmp_path)
+    assert done.returncode == rc, done.stdout + done.stderr
+    import_result(open_store(tmp_path / "store.sqlite3"), tmp_path / "out.xml", stable_window=0)
+    with open_store(tmp_path / "store.sqlite3") as conn:
+        return [[(s.node_id, s.source, s.lineno) for s in service.get_view(  # type: ignore[union-attr]
+            conn, "failure_path", run_id=1, selector=test).failure_path.path] for test in tests]
+
+
 def test_a_legacy_projects_txt_suites_are_located(tmp_path: Path) -> None:
     """``robot --extension txt legacy/``: RF's builder reads a folder's ``.robot`` files
     unless told, so the folder parsed again had no suites and no step had a line. The
@@ -235,17 +246,11 @@ def test_a_legacy_projects_txt_suites_are_located(tmp_path: Path) -> None:
         "*** Test Cases ***\nOrder\n    Log    looking\n    Check    42\n\n"
         "*** Keywords ***\nCheck\n    [Arguments]    ${id}\n    Fail    no order ${id}\n")
     (tmp_path / "legacy" / "smoke.robot").write_text("*** Test Cases ***\nSmoke\n    Fail    down\n")
-    done = robot("--extension", "txt:robot", "--output", "out.xml", "legacy", cwd=tmp_path)
-    assert done.returncode == 2, done.stdout + done.stderr
-    import_result(open_store(tmp_path / "store.sqlite3"), tmp_path / "out.xml", stable_window=0)
-    with open_store(tmp_path / "store.sqlite3") as conn:
-        path = service.get_view(conn, "failure_path", run_id=1, selector="s1-s1-s1-t1").failure_path
-        assert [(s.node_id, s.source, s.lineno) for s in path.path] == [  # type: ignore[union-attr]
-            ("s1-s1-s1-t1", "api/orders.txt", 2), ("s1-s1-s1-t1-k2", "api/orders.txt", 4),
-            ("s1-s1-s1-t1-k2-k1", "api/orders.txt", 9)]
-        smoke = service.get_view(conn, "failure_path", run_id=1, selector="s1-s2-t1").failure_path
-        assert [(s.source, s.lineno) for s in smoke.path] == [  # type: ignore[union-attr]
-            ("smoke.robot", 2), ("smoke.robot", 3)]
+    assert _located_paths(tmp_path, 2, "--extension", "txt:robot", "legacy",
+                          tests=("s1-s1-s1-t1", "s1-s2-t1")) == [
+        [("s1-s1-s1-t1", "api/orders.txt", 2), ("s1-s1-s1-t1-k2", "api/orders.txt", 4),
+         ("s1-s1-s1-t1-k2-k1", "api/orders.txt", 9)],
+        [("s1-s2-t1", "smoke.robot", 2), ("s1-s2-t1-k1", "smoke.robot", 3)]]
 
 
 def test_suites_in_the_language_robot_was_told_are_located(tmp_path: Path) -> None:
@@ -257,11 +262,6 @@ def test_suites_in_the_language_robot_was_told_are_located(tmp_path: Path) -> No
         "    Log    hei\n    Tarkista    1\n")
     (tmp_path / "yhteiset.resource").write_text(
         "*** Avainsanat ***\nTarkista\n    [Argumentit]    ${x}\n    Fail    virhe ${x}\n")
-    done = robot("--language", "fi", "--output", "out.xml", "testi.robot", cwd=tmp_path)
-    assert done.returncode == 1, done.stdout + done.stderr
-    import_result(open_store(tmp_path / "store.sqlite3"), tmp_path / "out.xml", stable_window=0)
-    with open_store(tmp_path / "store.sqlite3") as conn:
-        path = service.get_view(conn, "failure_path", run_id=1, selector="s1-t1").failure_path
-        assert [(s.node_id, s.source, s.lineno) for s in path.path] == [  # type: ignore[union-attr]
-            ("s1-t1", "testi.robot", 5), ("s1-t1-k2", "testi.robot", 7),
-            ("s1-t1-k2-k1", "yhteiset.resource", 4)]
+    assert _located_paths(tmp_path, 1, "--language", "fi", "testi.robot", tests=("s1-t1",)) == [
+        [("s1-t1", "testi.robot", 5), ("s1-t1-k2", "testi.robot", 7),
+         ("s1-t1-k2-k1", "yhteiset.resource", 4)]]
