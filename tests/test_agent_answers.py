@@ -774,10 +774,10 @@ def test_the_failing_step_names_the_steps_its_arguments_came_from(tmp_path: Path
     step names the steps that assigned the variables its arguments use (``arguments_from``:
     keyword calls and RF 7's VAR), nearest first, each with its last 2 INFO messages: its
     siblings before it, those of the loop and IF around it, the caller's when the variable
-    is a keyword's argument; a name as RF matches it (case, spaces, underscores); not a step
+    is a keyword's argument, a loop's values' for its loop variable; a name as RF matches it (case, spaces, underscores); not a step
     that handled a failure (the path's ``handled_failures`` has it), not an earlier
     assignment of the same variable."""
-    conn, run_id = _imported(tmp_path, "argument_sources/checks.robot", 4)
+    conn, run_id = _imported(tmp_path, "argument_sources/checks.robot", 5)
 
     def sources(test: str) -> list[tuple[str, list[str], list[str]]]:
         deepest = _path(conn, run_id, test)["failure_path"]["path"][-1]
@@ -795,6 +795,8 @@ def test_the_failing_step_names_the_steps_its_arguments_came_from(tmp_path: Path
     assert sources("s1-t3") == [("s1-t3-k3", ["VAR ${expected}"], ["${expected} = 40"]),
                                 ("s1-t3-k2", ["${order id}"], ["${order id} = 42"])]
     assert sources("s1-t4") == [("s1-t4-k1", ["${resp}"], [line.replace("42", "44") for line in response])]
+    assert sources("s1-t5") == [("s1-t5-k2", ["${limit}"], ["${limit} = 45"]),
+                                ("s1-t5-k1", ["@{orders}"], ["@{orders} = [ 45 | 46 ]"])]
     printed = cli("failures", str(run_id), "s1-t1", db=tmp_path / "store.sqlite3").stdout
     assert "      FAIL: 500 != 200\n      from: s1-t1-k1 ${resp} = Get Order  42\n" \
         "        INFO: GET Response : url=http://shop.local/api/orders/42\n" in printed, printed

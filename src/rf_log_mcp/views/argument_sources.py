@@ -52,8 +52,8 @@ def referenced(args: list[str]) -> set[str]:
 
 
 def assigned(step: NodeRow) -> set[str]:
-    """The variables a keyword call assigns (``${a}  ${b: int} =``), or a VAR sets, by their
-    base name."""
+    """The variables a keyword call assigns (``${a}  ${b: int} =``), a VAR sets or a FOR
+    loops over, by their base name."""
     names = [step.name] if step.type == "VAR" else json.loads(step.assign) if step.assign else []
     return {_normalized(_NAME_END.split(name.rstrip("= ")[2:-1], 1)[0])
             for name in names if isinstance(name, str) and len(name) > 3}
@@ -71,6 +71,10 @@ def argument_sources(conn: sqlite3.Connection, run_id: int,
     found: list[tuple[NodeRow, list[tuple[str, str, str, int]]]] = []
     for level in range(len(path) - 1, max(0, len(path) - 1 - _LEVELS), -1):
         node, parent = path[level], path[level - 1]
+        if node.type == "FOR" and wanted & assigned(node):
+            # a loop variable came from the loop's values (``FOR  ${item}  IN  @{items}``)
+            wanted = (wanted - assigned(node)) | referenced(
+                [str(value) for value in node.field_values.get("values") or ()])
         if wanted and node.parent_pre is not None:
             for step in _assigning_before(conn, node, max(base + node.parent_pre, node.key - _REACH)):
                 names = assigned(step) & wanted

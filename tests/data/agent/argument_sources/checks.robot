@@ -26,6 +26,13 @@ Through A Keyword Call
     ${resp} =    Get Order    44
     Check Order    ${resp}
 
+Through A Loop's Values
+    @{orders} =    Create List    45    46
+    ${limit} =    Set Variable    45
+    FOR    ${order}    IN    @{orders}
+        Should Be True    ${order} <= ${limit}
+    END
+
 *** Keywords ***
 Check Order
     [Arguments]    ${resp}
