@@ -774,9 +774,9 @@ def test_the_failing_step_names_the_steps_its_arguments_came_from(tmp_path: Path
     step names the steps that assigned the variables its arguments use (``arguments_from``:
     keyword calls and RF 7's VAR), nearest first, each with its last 2 INFO messages: its
     siblings before it, those of the loop and IF around it, the caller's when the variable
-    is a keyword's argument, a loop's values' for its loop variable; a name as RF matches it (case, spaces, underscores); not a step
-    that handled a failure (the path's ``handled_failures`` has it), not an earlier
-    assignment of the same variable."""
+    is a keyword's argument, a loop's values' for its loop variable; a name as RF matches it
+    (case, spaces, underscores); not a step that handled a failure (the path's
+    ``handled_failures`` has it), not an earlier assignment of the same variable."""
     conn, run_id = _imported(tmp_path, "argument_sources/checks.robot", 5)
 
     def sources(test: str) -> list[tuple[str, list[str], list[str]]]:
