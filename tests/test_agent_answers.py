@@ -803,6 +803,17 @@ def test_the_failing_step_names_the_steps_its_arguments_came_from(tmp_path: Path
     assert ' body={"error": "database is locked", "retry_after": 5}\n' in printed
 
 
+def test_the_variables_a_step_uses_are_read_as_robot_framework_names_them() -> None:
+    """The base names of the variables arguments use, normalized as RF matches names; not
+    environment variables; a name with LIKE's wildcards is taken literally."""
+    from rf_log_mcp.views.argument_sources import _like, referenced
+
+    assert referenced(["${resp.status_code}", "${Resp.json()}[id]", "@{items}", "&{d}[k]",
+                       "${{ $a + $b_c }}", "%{HOME}", "${Order Id: int}", "plain"]) == {
+        "resp", "items", "d", "a", "bc", "orderid"}
+    assert [_like(char) for char in "5%_\\"] == ["5", "\\%", "\\_", "\\\\"]
+
+
 def test_a_long_comparison_cut_for_the_budget_keeps_where_its_values_differ(
         tmp_path: Path) -> None:
     """``Should Be Equal As Strings`` of two JSON bodies that differ in one field of their
