@@ -767,7 +767,8 @@ def test_the_failing_keyword_shows_what_it_logged_just_before_failing(tmp_path: 
     assert status["message_count"] == 2
 
 
-def test_the_failing_step_names_the_steps_its_arguments_came_from(tmp_path: Path) -> None:
+def test_the_failing_step_names_the_steps_its_arguments_came_from(
+        tmp_path: Path, any_store_spec: Path | str) -> None:
     """``Should Be Equal As Integers  ${resp.status_code}  200`` fails with "500 != 200";
     the evidence (the response's body: "database is locked") is what ``${resp} = Get Order``
     logged a step above, which the answer left to a step_window and a tree call. The deepest
@@ -777,7 +778,10 @@ def test_the_failing_step_names_the_steps_its_arguments_came_from(tmp_path: Path
     is a keyword's argument, a loop's values' for its loop variable; a name as RF matches it
     (case, spaces, underscores); not a step that handled a failure (the path's
     ``handled_failures`` has it), not an earlier assignment of the same variable."""
-    conn, run_id = _imported(tmp_path, "argument_sources/checks.robot", 5)
+    assert robot("--output", "out.xml", str(DATA / "argument_sources/checks.robot"),
+                 cwd=tmp_path).returncode == 5
+    conn = open_store(any_store_spec)  # SQLite and PostgreSQL: the scan's LIKE is each's
+    run_id = import_result(conn, tmp_path / "out.xml", stable_window=0).run_id
 
     def sources(test: str) -> list[tuple[str, list[str], list[str]]]:
         deepest = _path(conn, run_id, test)["failure_path"]["path"][-1]
@@ -797,7 +801,7 @@ def test_the_failing_step_names_the_steps_its_arguments_came_from(tmp_path: Path
     assert sources("s1-t4") == [("s1-t4-k1", ["${resp}"], [line.replace("42", "44") for line in response])]
     assert sources("s1-t5") == [("s1-t5-k2", ["${limit}"], ["${limit} = 45"]),
                                 ("s1-t5-k1", ["@{orders}"], ["@{orders} = [ 45 | 46 ]"])]
-    printed = cli("failures", str(run_id), "s1-t1", db=tmp_path / "store.sqlite3").stdout
+    printed = cli("failures", str(run_id), "s1-t1", db=any_store_spec).stdout  # type: ignore[arg-type]
     assert "      FAIL: 500 != 200\n      from: s1-t1-k1 ${resp} = Get Order  42\n" \
         "        INFO: GET Response : url=http://shop.local/api/orders/42\n" in printed, printed
     assert ' body={"error": "database is locked", "retry_after": 5}\n' in printed
