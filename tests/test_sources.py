@@ -236,17 +236,20 @@ def _located_paths(tmp_path: Path, rc: int, *options: str, tests: tuple[str, ...
             conn, "failure_path", run_id=1, selector=test).failure_path.path] for test in tests]
 
 
-def test_a_legacy_projects_txt_suites_are_located(tmp_path: Path) -> None:
+@pytest.mark.parametrize("given", [("legacy",), ("legacy/api", "legacy/smoke.robot")])
+def test_a_legacy_projects_txt_suites_are_located(tmp_path: Path, given: tuple[str, ...]) -> None:
     """``robot --extension txt legacy/``: RF's builder reads a folder's ``.robot`` files
     unless told, so the folder parsed again had no suites and no step had a line. The
-    store's suite files say which suffixes the run read (nested folders too)."""
+    store's suite files say which suffixes the run read (nested folders too; a folder among
+    several paths too)."""
     nested = tmp_path / "legacy" / "api"
     nested.mkdir(parents=True)
     (nested / "orders.txt").write_text(
         "*** Test Cases ***\nOrder\n    Log    looking\n    Check    42\n\n"
         "*** Keywords ***\nCheck\n    [Arguments]    ${id}\n    Fail    no order ${id}\n")
     (tmp_path / "legacy" / "smoke.robot").write_text("*** Test Cases ***\nSmoke\n    Fail    down\n")
-    assert _located_paths(tmp_path, 2, "--extension", "txt:robot", "legacy",
+    # the same ids either way; paths relative to the folder the run's paths share
+    assert _located_paths(tmp_path, 2, "--extension", "txt:robot", *given,
                           tests=("s1-s1-s1-t1", "s1-s2-t1")) == [
         [("s1-s1-s1-t1", "api/orders.txt", 2), ("s1-s1-s1-t1-k2", "api/orders.txt", 4),
          ("s1-s1-s1-t1-k2-k1", "api/orders.txt", 9)],

@@ -271,8 +271,9 @@ class Locator:
 
     def _model(self) -> Any:
         if self._parsed is False:
-            extensions = self._suite_extensions() if self.root_source and \
-                os.path.isdir(self.root_source) else ()
+            paths = [self.root_source] if self.root_source else self._child_sources()
+            # a folder's files are read by their suffixes; files given are read whatever theirs
+            extensions = self._suite_extensions() if any(map(os.path.isdir, paths)) else ()
             self._parsed = _parse(self.root_source, self._child_sources(), self.started,
                                   extensions) if self._exists() else None
         return self._parsed
