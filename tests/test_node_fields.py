@@ -71,7 +71,8 @@ def test_failed_keywords_say_their_failure_whatever_rf_wrote_the_file(tmp_path: 
     structures no status text: their failure is only the FAIL message the failing library
     keyword logged. Trees, the steps failing beside a path and handled failures said nothing
     of what failed; they say what RF 7's file says, read from that message (RF's model, and
-    the store, keep the text empty). A WHILE's limit, which no keyword logged, stays empty."""
+    the store, keep the text empty). A WHILE its limit stopped, which no keyword logged,
+    says its test's text, which says so (before: nothing)."""
     from rf_log_mcp import service
 
     conn = open_store(tmp_path / "store.sqlite3")
@@ -92,7 +93,7 @@ def test_failed_keywords_say_their_failure_whatever_rf_wrote_the_file(tmp_path: 
                             " 'FAIL' AND type NOT IN ('TEST', 'SUITE') AND message IS NULL",
                             (run_base(runs[version]), run_base(runs[version] + 1))).fetchone()[0] == 21
         older = failed_messages(runs[version])
-        assert older == {**rf7, "s1-s5-t4-k1": None}, version
+        assert older == rf7, version
     # a step failing beside the path, in a continue-on-failure test (before: no message)
     path = service.get_view(conn, "failure_path", run_id=runs["6.0.2/output.xml"],
                             selector="s1-s1-t3").failure_path
@@ -101,7 +102,7 @@ def test_failed_keywords_say_their_failure_whatever_rf_wrote_the_file(tmp_path: 
         (other.node_id, other.message) for step in service.get_view(
             conn, "failure_path", run_id=runs["7.5/output.xml"], selector="s1-s1-t3").failure_path.path
         for other in getattr(step, "other_failures", None) or []] != []
-    # the WHILE's limit, which no message says: the command line gives the test's text
+    # the WHILE's limit, which no message below it says: its test's text
     printed = cli("failures", str(runs["6.0.2/output.xml"]), "s1-s5-t4",
                   db=tmp_path / "store.sqlite3").stdout
     assert printed.splitlines()[2:] == ["    WHILE s1-s5-t4-k1  [FAIL]  True  limit=3",

@@ -183,8 +183,8 @@ def failures(paths: list[dict[str, Any]], style: Style, run_id: int, of_group: b
                 _messages(source.get("messages", []), f"{indent}    ", style, run_id)
             _attachments(step.get("attachments"), f"{indent}  ", style, run_id)
         last = path["path"][-1]
-        # a step without a text of its own (an RF 6 file's WHILE whose limit failed it): the
-        # failure as its test says it
+        # a step without a text of its own (a control structure an older file gave none):
+        # the failure as its test says it
         said = last if last.get("message") else path["path"][0]
         if said.get("message") and not last.get("messages"):
             indent = "  " * len(path["path"])
