@@ -808,13 +808,23 @@ def test_the_failing_step_names_the_steps_its_arguments_came_from(
 
 
 def test_the_variables_a_step_uses_are_read_as_robot_framework_names_them() -> None:
-    """The base names of the variables arguments use, normalized as RF matches names; not
-    environment variables; a name with LIKE's wildcards is taken literally."""
-    from rf_log_mcp.views.argument_sources import _like, referenced
+    """The base names of the variables arguments use and steps assign, normalized as RF
+    matches names; not environment variables; a name with LIKE's wildcards is taken
+    literally."""
+    from rf_log_mcp.views.argument_sources import _like, assigned, referenced
+    from rf_log_mcp.views.common import NODE_COLUMNS, NodeRow
 
     assert referenced(["${resp.status_code}", "${Resp.json()}[id]", "@{items}", "&{d}[k]",
                        "${{ $a + $b_c }}", "%{HOME}", "${Order Id: int}", "plain"]) == {
         "resp", "items", "d", "a", "bc", "orderid"}
+
+    def step(kind: str, name: str, assign: list[str] | None) -> NodeRow:
+        return NodeRow(**{**dict.fromkeys(NODE_COLUMNS.replace(",", " ").split()), "type": kind,
+                          "name": name, "assign": json.dumps(assign) if assign else None})
+
+    assert [assigned(step("KEYWORD", "Set", ["${d}[key] ="])), assigned(step(
+        "KEYWORD", "Get", ["${a}", "${B_c: int} ="])), assigned(step("VAR", "&{Dict X}", None)),
+        assigned(step("KEYWORD", "Get", ["${obj.attr} ="]))] == [{"d"}, {"a", "bc"}, {"dictx"}, {"obj"}]
     assert [_like(char) for char in "5%_\\"] == ["5", "\\%", "\\_", "\\\\"]
 
 

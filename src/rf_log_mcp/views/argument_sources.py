@@ -29,6 +29,8 @@ _LEVELS = 12  # path levels looked through, from the deepest up: bounded however
 _REFERENCE = re.compile(r"[$@&]\{(\{)?([^{}]*)")
 _INLINE_NAME = re.compile(r"\$([A-Za-z_]\w*)")
 _NAME_END = re.compile(r"[.\[(:]")
+# An assigned variable (``${x} =``, ``${x: int}``, RF 7's item assignment ``${d}[key] =``)
+_ASSIGNED = re.compile(r"[$@&]\{([^{}]+)\}")
 
 
 def _normalized(name: str) -> str:
@@ -53,8 +55,8 @@ def assigned(step: NodeRow) -> set[str]:
     """The variables a keyword call assigns (``${a}  ${b: int} =``), a VAR sets or a FOR
     loops over, by their base name."""
     names = [step.name] if step.type == "VAR" else json.loads(step.assign) if step.assign else []
-    return {_normalized(_NAME_END.split(name.rstrip("= ")[2:-1], 1)[0])
-            for name in names if isinstance(name, str) and len(name) > 3}
+    return {_normalized(_NAME_END.split(found[1], 1)[0]) for name in names
+            if isinstance(name, str) and (found := _ASSIGNED.match(name))}
 
 
 def argument_sources(conn: sqlite3.Connection, run_id: int,
