@@ -777,9 +777,10 @@ def test_the_failing_step_names_the_steps_its_arguments_came_from(
     siblings before it, those of the loop and IF around it, the caller's when the variable
     is a keyword's argument, a loop's values' for its loop variable; a name as RF matches it
     (case, spaces, underscores); not a step that handled a failure (the path's
-    ``handled_failures`` has it), not an earlier assignment of the same variable."""
+    ``handled_failures`` has it), not an earlier assignment of the same variable; of a step
+    of many arguments, its first 6."""
     assert robot("--output", "out.xml", str(DATA / "argument_sources/checks.robot"),
-                 cwd=tmp_path).returncode == 5
+                 cwd=tmp_path).returncode == 6
     conn = open_store(any_store_spec)  # SQLite and PostgreSQL: the scan's LIKE is each's
     run_id = import_result(conn, tmp_path / "out.xml", stable_window=0).run_id
 
@@ -801,6 +802,9 @@ def test_the_failing_step_names_the_steps_its_arguments_came_from(
     assert sources("s1-t4") == [("s1-t4-k1", ["${resp}"], [line.replace("42", "44") for line in response])]
     assert sources("s1-t5") == [("s1-t5-k2", ["${limit}"], ["${limit} = 45"]),
                                 ("s1-t5-k1", ["@{orders}"], ["@{orders} = [ 45 | 46 ]"])]
+    # a step of many arguments: its first 6 (its assignment line says the rest)
+    (many,) = _path(conn, run_id, "s1-t6")["failure_path"]["path"][-1]["arguments_from"]
+    assert (many["args"], many["args_total"]) == (["a=1", "b=2", "c=3", "d=4", "e=5", "f=6"], 8)
     printed = cli("failures", str(run_id), "s1-t1", db=any_store_spec).stdout  # type: ignore[arg-type]
     assert "      FAIL: 500 != 200\n      from: s1-t1-k1 ${resp} = Get Order  42\n" \
         "        INFO: GET Response : url=http://shop.local/api/orders/42\n" in printed, printed

@@ -272,7 +272,8 @@ class ArgumentSource(NodeRef):
     use."""
 
     assign: list[str] | None = Field(None, description="The variables it assigns.")
-    args: list[str] | None = None
+    args: list[str] | None = Field(None, description="Its first 6 arguments.")
+    args_total: int | None = Field(None, description="How many it has, when more than 6.")
     messages: list[LogMessage] | None = Field(
         None, description="Its last 2 INFO messages (a response; RF's `${resp} = ...` line).")
 

@@ -200,6 +200,9 @@ def _handled(conn: sqlite3.Connection, run_id: int, wrapper: NodeRow,
     return item
 
 
+SOURCE_ARGS = 6  # arguments of a step a failing one's variable came from
+
+
 def _source(node: NodeRow, info: list[tuple[str, str, str, int]], shaper: Shaper,
             ids: NodeContext) -> dict[str, Any]:
     """A step that assigned a variable the failing step uses, and what it logged last."""
@@ -207,7 +210,10 @@ def _source(node: NodeRow, info: list[tuple[str, str, str, int]], shaper: Shaper
     if node.assign:  # a VAR's variable is its name
         item["assign"] = shown_assign(node, shaper)
     if node.args:
-        item["args"] = shown_args(node, shaper, 100)
+        args = shown_args(node, shaper, 100)
+        item["args"] = args[:SOURCE_ARGS]
+        if len(args) > SOURCE_ARGS:  # Create Dictionary of 60 pairs: its `&{d} = {...}` line says them
+            item["args_total"] = len(args)
     if info:
         item["messages"] = [shown_message(i, lv, t, html, node, shaper, ids, limit=INFO_CHARS)
                             for i, lv, t, html in info]

@@ -33,6 +33,10 @@ Through A Loop's Values
         Should Be True    ${order} <= ${limit}
     END
 
+Many Arguments
+    &{limits} =    Create Dictionary    a=1    b=2    c=3    d=4    e=5    f=6    g=7    h=8
+    Should Be Equal    ${limits}[h]    9
+
 *** Keywords ***
 Check Order
     [Arguments]    ${resp}
