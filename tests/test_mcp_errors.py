@@ -103,3 +103,25 @@ async def test_a_store_this_user_cannot_write_is_served_for_reading(
         refused = await call(client, "parse_result", path=str(XML.with_name("output.json")))
         assert refused["error"]["code"] == "STORE_READ_ONLY", refused
         assert "RF_LOG_MCP_DB" in refused["error"]["hint"]
+
+
+def test_the_command_line_reads_a_store_this_user_cannot_write(
+        read_only_store: tuple[Path, tuple[str, ...]]) -> None:
+    """A store on a read-only mount (a CI artifact) or another user's: the server read it,
+    the command line said STORE_UNAVAILABLE ("attempt to write a readonly database") for
+    every command. Reading commands read it as it stands; an import says why it cannot."""
+    folder, prefix = read_only_store
+
+    def command(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([*prefix, sys.executable, "-m", "rf_log_mcp", *args, "--db",
+                               str(folder / "store.sqlite3")], capture_output=True, text=True,
+                              check=False, cwd=folder)
+
+    summary = command("summary")
+    assert summary.returncode == 0 and "11 failed" in summary.stdout, summary.stderr
+    failures = command("failures", "--limit", "1")
+    assert failures.returncode == 0 and failures.stdout.startswith("Failure path of s1-"), failures.stderr
+    assert command("search", "1", "--min-level", "FAIL").stdout.startswith("FAIL ")
+    refused = command("import", str(XML.with_name("output.json")))
+    assert refused.returncode != 0 and "STORE_" in refused.stderr, refused.stderr
+    assert not any(name.endswith(("-wal", "-shm")) for name in os.listdir(folder))

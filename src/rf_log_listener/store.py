@@ -148,9 +148,11 @@ def _open(db_path: str, readonly: bool) -> sqlite3.Connection:
 
 
 def _open_readonly(db_path: str) -> sqlite3.Connection:
-    """A connection that never writes. A WAL store in a folder this user cannot write has no
-    shared-memory file it could open: SQLite then refuses every read, and the store is read
-    as it stands on disk instead (immutable: what another process commits later is not seen)."""
+    """A connection that never writes. A WAL store in a folder this user cannot write (or on a
+    read-only mount: a CI artifact, a container's ``:ro`` volume) has no shared-memory file it
+    could open: SQLite then refuses every read ("readonly", "unable to open"), and the store
+    is read as it stands on disk instead (immutable: what another process commits later is
+    not seen; no writer runs where none could create that file)."""
     from pathlib import Path  # here: only servers open the store read-only
 
     uri = Path(db_path).resolve().as_uri()
@@ -161,7 +163,7 @@ def _open_readonly(db_path: str) -> sqlite3.Connection:
         return conn
     except sqlite3.OperationalError as exc:
         conn.close()
-        if "readonly" not in str(exc):
+        if "readonly" not in str(exc) and "unable to open" not in str(exc):
             raise
     return sqlite3.connect(f"{uri}?mode=ro&immutable=1", uri=True, check_same_thread=False)
 

@@ -9,7 +9,7 @@ import sqlite3
 import sys
 from collections.abc import Callable
 
-from rf_log_listener.errors import INVALID_ARGUMENT, ResultError
+from rf_log_listener.errors import INVALID_ARGUMENT, STORE_UNAVAILABLE, ResultError
 from rf_log_listener.store import VISIBLE_RUNS, open_store
 
 from .. import service, usage
@@ -27,9 +27,19 @@ OPENED: list[sqlite3.Connection] = []  # where the usage record of this command 
 
 def connect(args: argparse.Namespace, create: bool = False) -> sqlite3.Connection:
     """The store of ``--db`` (else the default). Commands that only read do not create it: a
-    mistyped path is STORE_NOT_FOUND, not a new empty store and its folders. The calls made
-    through it are recorded as the calling shell's session (usage.py)."""
-    conn = open_store(args.db or None, create=create)
+    mistyped path is STORE_NOT_FOUND, not a new empty store and its folders; and read a store
+    they cannot write (a CI artifact on a read-only mount, another user's) as it stands, as
+    the server does. The calls made through it are recorded as the calling shell's session
+    (usage.py; not in a store read-only)."""
+    try:
+        conn = open_store(args.db or None, create=create)
+    except ResultError as err:
+        if create or err.code != STORE_UNAVAILABLE:
+            raise
+        try:
+            conn = open_store(args.db or None, readonly=True)
+        except ResultError:
+            raise err from None
     usage.use_session(usage.cli_session())
     OPENED.append(conn)
     return conn
