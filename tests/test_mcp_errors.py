@@ -125,3 +125,26 @@ def test_the_command_line_reads_a_store_this_user_cannot_write(
     refused = command("import", str(XML.with_name("output.json")))
     assert refused.returncode != 0 and "STORE_" in refused.stderr, refused.stderr
     assert not any(name.endswith(("-wal", "-shm")) for name in os.listdir(folder))
+
+
+def test_a_store_on_a_read_only_mount_is_read(tmp_path: Path) -> None:
+    """On a read-only file system SQLite cannot create a WAL store's shared-memory file and
+    says "unable to open database file" even to a read-only connection: the server and the
+    command line said STORE_UNAVAILABLE. Needs root and mount (else skipped)."""
+    source, mounted = tmp_path / "source", tmp_path / "mounted"
+    source.mkdir()
+    mounted.mkdir()
+    done = subprocess.run([sys.executable, "-m", "rf_log_mcp", "import", str(XML), "--db",
+                           str(source / "store.sqlite3")], capture_output=True, check=False)
+    assert done.returncode == 0, done.stderr
+    if os.geteuid() != 0 or shutil.which("mount") is None or subprocess.run(
+            ["mount", "--bind", str(source), str(mounted)], capture_output=True).returncode:
+        pytest.skip("no read-only mount here (needs root and mount)")
+    try:
+        if subprocess.run(["mount", "-o", "remount,ro,bind", str(mounted)], capture_output=True).returncode:
+            pytest.skip("no read-only remount here")
+        shown = subprocess.run([sys.executable, "-m", "rf_log_mcp", "summary", "--db",
+                                str(mounted / "store.sqlite3")], capture_output=True, text=True, check=False)
+        assert shown.returncode == 0 and "11 failed" in shown.stdout, shown.stderr
+    finally:
+        subprocess.run(["umount", str(mounted)], capture_output=True, check=False)
