@@ -773,14 +773,14 @@ def test_the_failing_step_names_the_steps_its_arguments_came_from(
     the evidence (the response's body: "database is locked") is what ``${resp} = Get Order``
     logged a step above, which the answer left to a step_window and a tree call. The deepest
     step names the steps that assigned the variables its arguments use (``arguments_from``:
-    keyword calls and RF 7's VAR), nearest first, each with its last 2 INFO messages: its
+    keyword calls and RF 7's VAR), nearest first, each with what it logged last: its
     siblings before it, those of the loop and IF around it, the caller's when the variable
     is a keyword's argument, a loop's values' for its loop variable; a name as RF matches it
     (case, spaces, underscores); not a step that handled a failure (the path's
     ``handled_failures`` has it), not an earlier assignment of the same variable; of a step
     of many arguments, its first 6."""
     assert robot("--output", "out.xml", str(DATA / "argument_sources/checks.robot"),
-                 cwd=tmp_path).returncode == 6
+                 cwd=tmp_path).returncode == 7
     conn = open_store(any_store_spec)  # SQLite and PostgreSQL: the scan's LIKE is each's
     run_id = import_result(conn, tmp_path / "out.xml", stable_window=0).run_id
 
@@ -802,6 +802,11 @@ def test_the_failing_step_names_the_steps_its_arguments_came_from(
     assert sources("s1-t4") == [("s1-t4-k1", ["${resp}"], [line.replace("42", "44") for line in response])]
     assert sources("s1-t5") == [("s1-t5-k2", ["${limit}"], ["${limit} = 45"]),
                                 ("s1-t5-k1", ["@{orders}"], ["@{orders} = [ 45 | 46 ]"])]
+    # a keyword wrapping the request: the response its child logged, then its own value
+    assert sources("s1-t7") == [("s1-t7-k1", ["${resp}"], [response[0].replace("42", "47"),
+                                                          response[1]])]
+    deepest = _path(conn, run_id, "s1-t7")["failure_path"]["path"][-1]
+    assert [m["id"] for m in deepest["arguments_from"][0]["messages"]] == ["s1-t7-k1-k1-m2", "s1-t7-k1-m1"]
     # a step of many arguments: its first 6 (its assignment line says the rest)
     (many,) = _path(conn, run_id, "s1-t6")["failure_path"]["path"][-1]["arguments_from"]
     assert (many["args"], many["args_total"]) == (["a=1", "b=2", "c=3", "d=4", "e=5", "f=6"], 8)

@@ -275,7 +275,8 @@ class ArgumentSource(NodeRef):
     args: list[str] | None = Field(None, description="Its first 6 arguments.")
     args_total: int | None = Field(None, description="How many it has, when more than 6.")
     messages: list[LogMessage] | None = Field(
-        None, description="Its last 2 INFO messages (a response; RF's `${resp} = ...` line).")
+        None, description="What it or a step inside it logged last (a response), and RF's "
+                          "`${resp} = ...` line of what it assigned.")
 
 
 class PathStep(Node):

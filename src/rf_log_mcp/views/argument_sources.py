@@ -4,7 +4,7 @@ steps before it that assigned the variables its arguments use.
 An API test fails on ``Should Be Equal As Integers  ${resp.status_code}  200`` with "500 !=
 200"; the evidence, the response's body, is what ``${resp} = GET On Session`` logged a step
 above, which log.html shows when that step is opened. The failure path names that step and
-its last INFO messages, so an agent does not need a window and a tree call to read them.
+what it logged last, so an agent does not need a window and a tree call to read them.
 """
 
 from __future__ import annotations
@@ -15,10 +15,9 @@ import sqlite3
 
 from rf_log_listener.store import run_base
 
-from .common import NODE_COLUMNS, NodeRow, own_messages
+from .common import NODE_COLUMNS, NodeRow
 
 SOURCES_SHOWN = 3  # steps named, nearest first
-SOURCE_INFO = 2  # of each, its last INFO messages (a response, then RF's `${resp} = ...`)
 # Nodes looked back through for them (the siblings' subtrees in between): one bounded scan of
 # the primary key, however long the test
 _REACH = 5000
@@ -60,16 +59,16 @@ def assigned(step: NodeRow) -> set[str]:
 
 
 def argument_sources(conn: sqlite3.Connection, run_id: int,
-                     path: list[NodeRow]) -> list[tuple[NodeRow, list[tuple[str, str, str, int]]]]:
+                     path: list[NodeRow]) -> list[tuple[NodeRow, list[tuple[int, int, str, str, int]]]]:
     """The steps that assigned the variables the deepest step of ``path`` uses, nearest
-    first, each with its last INFO messages: its siblings before it, then those of the
-    control structures around it (for a loop variable, the loop's values'); past a keyword
-    call on the path, those that assigned what the call was given, up to the test. Steps
-    that passed without a failure inside only: the others are the path's ``other_failures``
-    and ``handled_failures``."""
+    first, each with what it logged last (``_last_info``): its siblings before it, then those
+    of the control structures around it (for a loop variable, the loop's values'); past a
+    keyword call on the path, those that assigned what the call was given, up to the test.
+    Steps that passed without a failure inside only: the others are the path's
+    ``other_failures`` and ``handled_failures``."""
     wanted = _uses(path[-1])
     base = run_base(run_id)
-    found: list[tuple[NodeRow, list[tuple[str, str, str, int]]]] = []
+    found: list[tuple[NodeRow, list[tuple[int, int, str, str, int]]]] = []
     for level in range(len(path) - 1, max(0, len(path) - 1 - _LEVELS), -1):
         node, parent = path[level], path[level - 1]
         looped = assigned(node) & wanted if node.type == "FOR" else set()
@@ -82,8 +81,7 @@ def argument_sources(conn: sqlite3.Connection, run_id: int,
                 names = assigned(step) & wanted
                 if names:
                     wanted -= names
-                    info = [m for m in own_messages(conn, run_id, step) if m[1] == "INFO" and not m[3]]
-                    found.append((step, info[-SOURCE_INFO:]))
+                    found.append((step, _last_info(conn, run_id, step)))
                     if len(found) == SOURCES_SHOWN:
                         return found
         if parent.type in _CALLS and wanted:
@@ -91,6 +89,32 @@ def argument_sources(conn: sqlite3.Connection, run_id: int,
         elif not wanted or parent.type == "TEST":
             break
     return found
+
+
+# Messages of a source's subtree looked back through for its last INFO ones (a keyword that
+# logs thousands of DEBUG lines after its response: a bounded scan)
+_INFO_REACH = 2000
+_INFO_READ = 20  # of them, the last INFO ones read for the two shown
+# RF's line of what a step assigned (``${resp} = <Response [500]>``)
+_ASSIGNMENT_LINE = re.compile(r"[$@&]\{[^{}]+\}(?:\[[^\]]*\])* = ")
+
+
+def _last_info(conn: sqlite3.Connection, run_id: int,
+               step: NodeRow) -> list[tuple[int, int, str, str, int]]:
+    """What ``step`` logged last (INFO, not HTML), as (node pre, message number, level, text,
+    html), in log order: the last message of it or a step inside it that is not RF's line of
+    an assignment (a keyword wrapping the request, ``${resp} = Call Orders Api``, logs the
+    response in a child, then its own steps' ``${r} = ...`` lines), and its own assignment
+    line (the value it gave the variable), which RF logs last."""
+    base = run_base(run_id)
+    rows = conn.execute(
+        "SELECT node_pre, msg_no, level, text, html FROM (SELECT * FROM messages WHERE key >= ?"
+        " AND key < ? ORDER BY key DESC LIMIT ?) AS latest WHERE level = 'INFO' AND html = 0"
+        " ORDER BY key DESC LIMIT ?",
+        (base + step.msg_lo, base + step.msg_hi, _INFO_REACH, _INFO_READ)).fetchall()
+    said = next((row for row in rows if not _ASSIGNMENT_LINE.match(row[3])), None)
+    value = next((row for row in rows[:1] if row[0] == step.pre and _ASSIGNMENT_LINE.match(row[3])), None)
+    return [row for row in (said, value) if row is not None]
 
 
 def _uses(node: NodeRow) -> set[str]:

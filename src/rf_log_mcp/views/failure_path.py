@@ -203,9 +203,10 @@ def _handled(conn: sqlite3.Connection, run_id: int, wrapper: NodeRow,
 SOURCE_ARGS = 6  # arguments of a step a failing one's variable came from
 
 
-def _source(node: NodeRow, info: list[tuple[str, str, str, int]], shaper: Shaper,
+def _source(node: NodeRow, info: list[tuple[int, int, str, str, int]], shaper: Shaper,
             ids: NodeContext) -> dict[str, Any]:
-    """A step that assigned a variable the failing step uses, and what it logged last."""
+    """A step that assigned a variable the failing step uses, and what it (or a step inside
+    it) logged last."""
     item: dict[str, Any] = {"node_id": node.node_id, "type": node.type, "name": node.name or ""}
     if node.assign:  # a VAR's variable is its name
         item["assign"] = shown_assign(node, shaper)
@@ -215,8 +216,9 @@ def _source(node: NodeRow, info: list[tuple[str, str, str, int]], shaper: Shaper
         if len(args) > SOURCE_ARGS:  # Create Dictionary of 60 pairs: its `&{d} = {...}` line says them
             item["args_total"] = len(args)
     if info:
-        item["messages"] = [shown_message(i, lv, t, html, node, shaper, ids, limit=INFO_CHARS)
-                            for i, lv, t, html in info]
+        item["messages"] = [shown_message(f"{ids(pre)}-m{number}", level, text, html, node, shaper,
+                                          ids, limit=INFO_CHARS)
+                            for pre, number, level, text, html in info]
     return item
 
 

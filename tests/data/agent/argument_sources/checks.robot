@@ -37,7 +37,16 @@ Many Arguments
     &{limits} =    Create Dictionary    a=1    b=2    c=3    d=4    e=5    f=6    g=7    h=8
     Should Be Equal    ${limits}[h]    9
 
+Through A Wrapping Keyword
+    ${resp} =    Fetch Order    47
+    Should Be Equal As Integers    ${resp.status_code}    200
+
 *** Keywords ***
+Fetch Order
+    [Arguments]    ${id}
+    ${found} =    Get Order    ${id}
+    RETURN    ${found}
+
 Check Order
     [Arguments]    ${resp}
     Should Be Equal As Integers    ${resp.status_code}    200
