@@ -107,11 +107,10 @@ def _last_info(conn: sqlite3.Connection, run_id: int,
     response in a child, then its own steps' ``${r} = ...`` lines), and its own assignment
     line (the value it gave the variable), which RF logs last."""
     base = run_base(run_id)
-    rows = conn.execute(
-        "SELECT node_pre, msg_no, level, text, html FROM (SELECT * FROM messages WHERE key >= ?"
-        " AND key < ? ORDER BY key DESC LIMIT ?) AS latest WHERE level = 'INFO' AND html = 0"
-        " ORDER BY key DESC LIMIT ?",
-        (base + step.msg_lo, base + step.msg_hi, _INFO_REACH, _INFO_READ)).fetchall()
+    rows = conn.execute(  # a run's messages are numbered in order: the reach is a key range
+        "SELECT node_pre, msg_no, level, text, html FROM messages WHERE key >= ? AND key < ?"
+        " AND level = 'INFO' AND html = 0 ORDER BY key DESC LIMIT ?",
+        (base + max(step.msg_lo, step.msg_hi - _INFO_REACH), base + step.msg_hi, _INFO_READ)).fetchall()
     said = next((row for row in rows if not _ASSIGNMENT_LINE.match(row[3])), None)
     value = next((row for row in rows[:1] if row[0] == step.pre and _ASSIGNMENT_LINE.match(row[3])), None)
     return [row for row in (said, value) if row is not None]
