@@ -64,7 +64,8 @@ ends with "sid" and stays); (87, 88) the values of a query result's ``api_token`
 DatabaseLibrary's HTML table (the name in the header row, the values below; the ``name``
 column's L37 stays), and again in ``${rows} = [(1, 'L37-user-alice', 'S87-...'), ...]``;
 (89) an S3 presigned URL's ``X-Amz-Signature=x`` (by its shape; the bucket's name, L38,
-stays). Thirty-eight values only look like secrets (look-alike names, values too short or
+stays); (92) ``Log Many  ${SMTP_PASSWORD}  item``, which logs each argument as a message
+(the item, L39, stays). Thirty-nine values only look like secrets (look-alike names, values too short or
 too common, a keyword's name holding a secret's, ``Open Sidebar``'s "sid", a word after
 "password" among another keyword's arguments, text filled into a user-name field, ``Count Tokenizer Rules``'
 return, a repository's name after such a URL's host, the value of sqlcmd's ``-S`` beside its
@@ -117,7 +118,8 @@ SECRETS = ("S01-Hunter2-pass", "S03-deep-Pw-9", "S05-set-var-Sec", "S07-var-pk-1
            "S68-azure-Key==", "S70-escaped-json-Pw", "S71-repr-json-Tk", "S72-redis-Pw",
            "S73-apim-Key", "S74-func-Key", "S75-mfa-Code", "S76-returned-Tk", "S77-row-Pw",
            "S79-aws-Secret", "S80-appended-Sec", "S81-ci-env-Pw", "S84-k8s-env-Pw",
-           "S85-ssm-Tk", "S86-wifi-Psk", "S87-db-column-Tk", "S88-db-column-Tk")
+           "S85-ssm-Tk", "S86-wifi-Psk", "S87-db-column-Tk", "S88-db-column-Tk",
+           "S92-log-many-Pw")
 # Masked by its shape wherever it occurs, so never registered as a run's value.
 BY_SHAPE = ("S27webhooksecret99", "S69sasSignature%2B9", "S89presignedSig0a1b",
             # (82) HTTP Basic credentials out of a header, (83) an npm token
@@ -134,7 +136,7 @@ LOOKALIKES = ("L01-54321-count", "L02-all-tests-passed", "L03-bypass-enabled",
               "L25-work-dir", "L26-old-dir", "L27-sort-key", "L28-web-user",
               "L29-auth-user", "L30-plural-scalar", "L31-acct-name", "L32-fkey-f5",
               "L34-eu-region", "L35-debug-level", "L36-lab-wifi", "L37-user-alice",
-              "L38-reports",
+              "L38-reports", "L39-log-many-item",
               # kubeconfig's client-certificate-data: a certificate in base64, public
               "LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0tCk1JSUM1ekNDQWMrZ0F3SUJB")
 # What differs between the stores by nature: ids of the run, where it came from, times.
@@ -310,7 +312,7 @@ def test_what_keywords_named_like_secrets_return_is_known_at_info(tmp_path: Path
         # live capture also knows the suite's secret-named variables (the test below)
         assert registered - set(returned) == (set() if "live" not in origin else {
             v for v in SECRETS if v[:3] in ("S01", "S03", "S11", "S12", "S20", "S22", "S33",
-                                             "S34")}), origin
+                                             "S34", "S92")}), origin
         assert set(returned) <= registered, origin
         shown = [hit.text for hit in service.search_messages(conn, "in use", run_id=1).hits]
         assert shown == ["keys in use: ***, *** and ***"], origin

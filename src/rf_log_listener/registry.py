@@ -201,7 +201,7 @@ class SecretRegistry:
                                 and self.redactor.names_secret(arg)) else ""
         if given or signature is not None:
             self._given_values(signature[0] if signature else None, given, args, traced, logged)
-        for arg, template, resolved in self._pairs(node, args, traced, logged):
+        for arg, template, resolved in self._pairs(node, args, traced, logged, opening):
             named = _NAMED().match(arg)
             if named and named[2] == template and self.names_secret(named[1]):
                 self.add(resolved)  # password=${PW}: what was passed as the password
@@ -264,9 +264,11 @@ class SecretRegistry:
     # -- alignment -------------------------------------------------------------------------
 
     def _pairs(self, node: Node, args: list[str], trace_arguments: str | None,
-               first_message: str | None) -> list[tuple[str, str, str]]:
+               first_message: str | None, opening: list[str] | None) -> list[tuple[str, str, str]]:
         """(argument as written, its template, the same resolved) wherever the run shows
-        both; the template is the argument's value part for a named one."""
+        both; the template is the argument's value part for a named one. ``opening``: the
+        step's first two messages (``Log Many`` logs each argument as one, in order: its
+        first two arguments, or its first after a TRACE line, are read)."""
         pairs: list[tuple[str, str, str]] = []
         if trace_arguments is not None and not any(a.startswith(("@{", "&{")) for a in args):
             pairs += _traced(args, trace_arguments)
@@ -279,6 +281,11 @@ class SecretRegistry:
                     pairs.append((text, text, node.message))
         if node.owner in (None, "BuiltIn") and name in _LOGGED and first_message is not None:
             pairs.append((args[0], args[0], first_message))
+        if node.owner in (None, "BuiltIn") and name == "Log Many" and opening \
+                and not any(a.startswith(("@{", "&{")) for a in args):
+            # its TRACE line shows the arguments unresolved: the messages after it are them
+            logged_each = [m for m in opening if not m.startswith(_TRACE_LINES)]
+            pairs += [(arg, arg, message) for arg, message in zip(args, logged_each, strict=False)]
         return pairs
 
     def _align(self, template: str, resolved: str) -> None:

@@ -1,6 +1,6 @@
 *** Settings ***
-Documentation     Secrets handled the ordinary way, each a value of its own (S01 ... S89), and
-...               values that only look like secrets (L01 ... L38), which must stay readable.
+Documentation     Secrets handled the ordinary way, each a value of its own (S01 ... S92), and
+...               values that only look like secrets (L01 ... L39), which must stay readable.
 Library           Vault.py
 Library           SSHLibrary.py
 Library           Browser.py
@@ -33,6 +33,7 @@ ${DB_PASS}             S33-db-pass-Qw7
 ${API_PW}              S34-api-pw-Rt2
 ${service_value}       S36-env-ref-Tk
 ${typed_value}         S39-typed-ref-Pw
+${SMTP_PASSWORD}       S92-log-many-Pw
 
 *** Test Cases ***
 Prose Interpolation
@@ -208,6 +209,7 @@ Shapes Next To Their Name
     ${rows} =    DatabaseLibrary.Query    SELECT id, name, api_token FROM users
     Log    S87-db-column-Tk and S88-db-column-Tk are L37-user-alice's and bob's
     Log    GET https://L38-reports.s3.amazonaws.com/q.csv?X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Expires=900&X-Amz-Signature=S89presignedSig0a1b
+    Log Many    ${SMTP_PASSWORD}    L39-log-many-item
 
 Returned By Keywords Named Like Secrets
     ${session} =    Get Auth Token For User    alice
