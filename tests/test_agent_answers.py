@@ -778,7 +778,7 @@ def test_the_failing_step_names_the_steps_its_arguments_came_from(
     is a keyword's argument, a loop's values' for its loop variable; a name as RF matches it
     (case, spaces, underscores); not a step that handled a failure (the path's
     ``handled_failures`` has it), not an earlier assignment of the same variable; of a step
-    of many arguments, its first 6."""
+    of many arguments, its first 6; within half the budget (``budget_truncated`` past it)."""
     assert robot("--output", "out.xml", str(DATA / "argument_sources/checks.robot"),
                  cwd=tmp_path).returncode == 7
     conn = open_store(any_store_spec)  # SQLite and PostgreSQL: the scan's LIKE is each's
@@ -802,6 +802,10 @@ def test_the_failing_step_names_the_steps_its_arguments_came_from(
     assert sources("s1-t4") == [("s1-t4-k1", ["${resp}"], [line.replace("42", "44") for line in response])]
     assert sources("s1-t5") == [("s1-t5-k2", ["${limit}"], ["${limit} = 45"]),
                                 ("s1-t5-k1", ["@{orders}"], ["@{orders} = [ 45 | 46 ]"])]
+    # the deepest step takes at most half the budget: sources past it are the budget's
+    small = _path(conn, run_id, "s1-t1", budget=500)
+    assert "arguments_from" not in small["failure_path"]["path"][-1] and small.budget_truncated
+    assert not _path(conn, run_id, "s1-t1").budget_truncated
     # a keyword wrapping the request: the response its child logged, then its own value
     assert sources("s1-t7") == [("s1-t7-k1", ["${resp}"], [response[0].replace("42", "47"),
                                                           response[1]])]

@@ -138,10 +138,7 @@ class _ItemMaker:
         # not below a folded recursion: the sources are its previous level's calls, whose ids
         # are as long as the path is deep, and the recursion is what failed
         if number == len(self.nodes) - 1 and number and not self.recursive:
-            sources = argument_sources(self.conn, self.run_id, self.nodes)
-            if sources:
-                step["arguments_from"] = [_source(step_row, info, self.shaper, self.ids)
-                                          for step_row, info in sources]
+            self._add_sources(step)
         following = self.levels[number + 1] if number + 1 < len(self.levels) else None
         if following is not None and following.others:
             step["other_failures"] = [_other(n, self.shaper) for n in following.others]
@@ -154,6 +151,23 @@ class _ItemMaker:
                                             for wrapper in handled]
                 step["handled_failures_total"] = total
         return step
+
+
+    def _add_sources(self, step: dict[str, Any]) -> None:
+        """The deepest step's ``arguments_from``, the nearest first, while the step takes at
+        most half the budget (the rest is the path's above it): the ones left out are the
+        budget's (``budget_truncated``; a larger budget shows them)."""
+        room = self.shaper.budget // 2 - estimate_tokens(step)
+        kept = []
+        for node, info in argument_sources(self.conn, self.run_id, self.nodes):
+            source = _source(node, info, self.shaper, self.ids)
+            room -= estimate_tokens(source) + 1
+            if room < 0:
+                self.shaper.budget_truncated = True
+                break
+            kept.append(source)
+        if kept:
+            step["arguments_from"] = kept
 
 
 def _folds(nodes: list[NodeRow]) -> dict[int, tuple[int, int]]:
