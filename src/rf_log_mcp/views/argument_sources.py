@@ -81,7 +81,7 @@ def argument_sources(conn: sqlite3.Connection, run_id: int,
                 names = assigned(step) & wanted
                 if names:
                     wanted -= names
-                    found.append((step, _last_info(conn, run_id, step)))
+                    found.append((step, _last_info(conn, run_id, step, names)))
                     if len(found) == SOURCES_SHOWN:
                         return found
         if parent.type in _CALLS and wanted:
@@ -96,23 +96,25 @@ def argument_sources(conn: sqlite3.Connection, run_id: int,
 _INFO_REACH = 2000
 _INFO_READ = 20  # of them, the last INFO ones read for the two shown
 # RF's line of what a step assigned (``${resp} = <Response [500]>``)
-_ASSIGNMENT_LINE = re.compile(r"[$@&]\{[^{}]+\}(?:\[[^\]]*\])* = ")
+_ASSIGNMENT_LINE = re.compile(r"[$@&]\{([^{}]+)\}(?:\[[^\]]*\])* = ")
 
 
-def _last_info(conn: sqlite3.Connection, run_id: int,
-               step: NodeRow) -> list[tuple[int, int, str, str, int]]:
+def _last_info(conn: sqlite3.Connection, run_id: int, step: NodeRow,
+               names: set[str]) -> list[tuple[int, int, str, str, int]]:
     """What ``step`` logged last (INFO, not HTML), as (node pre, message number, level, text,
     html), in log order: the last message of it or a step inside it that is not RF's line of
     an assignment (a keyword wrapping the request, ``${resp} = Call Orders Api``, logs the
     response in a child, then its own steps' ``${r} = ...`` lines), and its own assignment
-    line (the value it gave the variable), which RF logs last."""
+    line of a variable of ``names`` (the value it gave it; ``${a}  ${b} =`` is two lines),
+    which RF logs last."""
     base = run_base(run_id)
     rows = conn.execute(  # a run's messages are numbered in order: the reach is a key range
         "SELECT node_pre, msg_no, level, text, html FROM messages WHERE key >= ? AND key < ?"
         " AND level = 'INFO' AND html = 0 ORDER BY key DESC LIMIT ?",
         (base + max(step.msg_lo, step.msg_hi - _INFO_REACH), base + step.msg_hi, _INFO_READ)).fetchall()
     said = next((row for row in rows if not _ASSIGNMENT_LINE.match(row[3])), None)
-    value = next((row for row in rows[:1] if row[0] == step.pre and _ASSIGNMENT_LINE.match(row[3])), None)
+    value = next((row for row in rows if row[0] == step.pre and (line := _ASSIGNMENT_LINE.match(row[3]))
+                  and _normalized(_NAME_END.split(line[1], 1)[0]) in names), None)
     return [row for row in (said, value) if row is not None]
 
 

@@ -41,6 +41,10 @@ Through A Wrapping Keyword
     ${resp} =    Fetch Order    47
     Should Be Equal As Integers    ${resp.status_code}    200
 
+Two Assigned At Once
+    ${code}    ${reason} =    Create List    503    busy
+    Should Be Equal    ${code}    200
+
 *** Keywords ***
 Fetch Order
     [Arguments]    ${id}
