@@ -811,8 +811,10 @@ def test_the_failing_step_names_the_steps_its_arguments_came_from(
                                                           response[1]])]
     deepest = _path(conn, run_id, "s1-t7")["failure_path"]["path"][-1]
     assert [m["id"] for m in deepest["arguments_from"][0]["messages"]] == ["s1-t7-k1-k1-m2", "s1-t7-k1-m1"]
-    # two variables assigned at once: the line of the one the failing step uses
-    assert sources("s1-t8") == [("s1-t8-k1", ["${code}", "${reason}"], ["${code} = 503"])]
+    # two variables assigned at once: the line of the one the failing step uses; an inline
+    # IF's assignment: the branch that ran
+    assert sources("s1-t8") == [("s1-t8-k2-k1", ["${retry}"], ["${retry} = later"]),
+                                ("s1-t8-k1", ["${code}", "${reason}"], ["${code} = 503"])]
     # a step of many arguments: its first 6 (its assignment line says the rest)
     (many,) = _path(conn, run_id, "s1-t6")["failure_path"]["path"][-1]["arguments_from"]
     assert (many["args"], many["args_total"]) == (["a=1", "b=2", "c=3", "d=4", "e=5", "f=6"], 8)

@@ -77,7 +77,7 @@ def argument_sources(conn: sqlite3.Connection, run_id: int,
                 [str(value) for value in node.field_values.get("values") or ()])
         if wanted and node.parent_pre is not None:
             lowest = max(base + node.parent_pre, node.key - _REACH)
-            for step in _assigning_before(conn, node, lowest, wanted):
+            for step in _assigning_before(conn, run_id, node, lowest, wanted):
                 names = assigned(step) & wanted
                 if names:
                     wanted -= names
@@ -122,24 +122,41 @@ def _uses(node: NodeRow) -> set[str]:
     return referenced([str(arg) for arg in json.loads(node.args)]) if node.args else set()
 
 
-def _assigning_before(conn: sqlite3.Connection, node: NodeRow, lowest: int,
+_IFS_READ = 20  # IFs before the failing step looked into, the nearest (a query each)
+
+
+def _assigning_before(conn: sqlite3.Connection, run_id: int, node: NodeRow, lowest: int,
                       wanted: set[str]) -> list[NodeRow]:
     """The siblings of ``node`` before it, down to key ``lowest``, that may assign one of the
-    ``wanted`` variables (a keyword call's ``${x} =``, RF 7's ``VAR``) and passed without a
-    failure inside, nearest first. SQL keeps the steps whose assignment holds a wanted
-    name's letters in order between its braces (LIKE ``%{o%r%d%e%r%i%d}%``: ``${Order_Id}``,
-    ``${order id}``; case is LIKE's to ignore), ``assigned`` checks them exactly: a test of
-    6,000 assignments before its failing step made 6,000 rows, and normalizing each row's
-    names in SQL cost 8 ms, this 2."""
+    ``wanted`` variables (a keyword call's ``${x} =``, RF 7's ``VAR``; in an IF before it,
+    the branch that ran: ``${x} =  IF  cond  Set Variable  a  ELSE ...``) and passed
+    without a failure inside, nearest first. SQL keeps the steps whose assignment holds a
+    wanted name's letters in order between its braces (LIKE ``%{o%r%d%e%r%i%d}%``:
+    ``${Order_Id}``, ``${order id}``; case is LIKE's to ignore), ``assigned`` checks them
+    exactly: a test of 6,000 assignments before its failing step made 6,000 rows, and
+    normalizing each row's names in SQL cost 8 ms, this 2."""
     patterns = [f"%{{{'%'.join(_like(char) for char in name)}{end}%"
                 for name in sorted(wanted)[:10] for end in ("}", ":")]
+    likes = " OR ".join(["coalesce(assign, name) LIKE ? ESCAPE '\\'"] * len(patterns))
+    assigning = f"(type = 'KEYWORD' AND assign IS NOT NULL OR type = 'VAR') AND ({likes})"
     rows = conn.execute(
         f"SELECT {NODE_COLUMNS} FROM nodes WHERE key < ? AND key > ? AND parent_pre = ?"
-        " AND (type = 'KEYWORD' AND assign IS NOT NULL OR type = 'VAR') AND status = 'PASS'"
-        " AND failed_descendant_count = 0 AND ("
-        + " OR ".join(["coalesce(assign, name) LIKE ? ESCAPE '\\'"] * len(patterns))
-        + ") ORDER BY key DESC LIMIT 200", (node.key, lowest, node.parent_pre, *patterns))
-    return [NodeRow(*row) for row in rows]
+        f" AND status = 'PASS' AND failed_descendant_count = 0 AND ({assigning}"
+        " OR type = 'IF/ELSE ROOT') ORDER BY key DESC LIMIT 200",
+        (node.key, lowest, node.parent_pre, *patterns))
+    found, looked_into = [], 0
+    for row in map(NodeRow._make, rows):
+        if row.type != "IF/ELSE ROOT":
+            found.append(row)
+            continue
+        looked_into += 1
+        if looked_into > _IFS_READ:
+            continue
+        found += map(NodeRow._make, conn.execute(  # the steps of the branch that ran
+            f"SELECT {NODE_COLUMNS} FROM nodes WHERE key > ? AND key <= ? AND depth = ?"
+            f" AND status = 'PASS' AND {assigning} ORDER BY key DESC LIMIT 20",
+            (row.key, run_base(run_id) + row.last, row.depth + 2, *patterns)))
+    return found
 
 
 def _like(char: str) -> str:
