@@ -119,7 +119,16 @@ def _last_info(conn: sqlite3.Connection, run_id: int, step: NodeRow,
 
 
 def _uses(node: NodeRow) -> set[str]:
-    return referenced([str(arg) for arg in json.loads(node.args)]) if node.args else set()
+    """The variables a step uses: its arguments', an IF's or WHILE's condition's (``$resp``
+    as well as ``${resp}``), a FOR's values'."""
+    used = referenced([str(arg) for arg in json.loads(node.args)]) if node.args else set()
+    fields = node.field_values
+    if fields.get("condition"):
+        condition = str(fields["condition"])
+        used |= referenced([condition]) | {_normalized(name) for name in _INLINE_NAME.findall(condition)}
+    if node.type == "FOR":
+        used |= referenced([str(value) for value in fields.get("values") or ()])
+    return used
 
 
 _IFS_READ = 20  # IFs before the failing step looked into, the nearest (a query each)

@@ -46,6 +46,12 @@ Two Assigned At Once
     ${retry} =    IF    ${code} > 500    Set Variable    later    ELSE    Set Variable    never
     Should Be Equal    ${code}    200    msg=${retry}
 
+A Loop's Condition
+    &{state} =    Create Dictionary    phase=init
+    WHILE    $state['phase'] != 'done' and ${state}[attempts] < 3
+        Log    waiting
+    END
+
 *** Keywords ***
 Fetch Order
     [Arguments]    ${id}
