@@ -48,6 +48,14 @@ def test_missing_file_and_directory(conn: sqlite3.Connection, tmp_path: Path) ->
     err = _error(conn, tmp_path)  # the folder robot wrote: its result files are named
     assert err.hint == (f"Pass the output.xml or output.json inside it: {tmp_path / 'output-rerun.json'},"
                         f" {tmp_path / 'output.xml'}.")
+    # pabot's folder (a CI artifact's): a process's result in a folder of its own, named too
+    for process in ("0", "1"):
+        (tmp_path / "pabot_results" / process).mkdir(parents=True)
+        (tmp_path / "pabot_results" / process / "output.xml").write_bytes(XML.read_bytes())
+    err = _error(conn, tmp_path / "pabot_results")
+    assert err.hint == ("Pass the output.xml or output.json inside it:"
+                        f" {tmp_path / 'pabot_results' / '0' / 'output.xml'},"
+                        f" {tmp_path / 'pabot_results' / '1' / 'output.xml'}.")
 
 
 def test_robots_html_log_and_report_are_named_as_such(conn: sqlite3.Connection,

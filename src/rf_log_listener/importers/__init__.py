@@ -152,18 +152,34 @@ def _checked_path(path: str | os.PathLike[str]) -> Path:
 
 
 def _results_hint(folder: Path, advice: str) -> str:
-    """``advice``, naming the result files robot or rebot leave in ``folder`` (``output*.xml``
-    and ``output*.json``, as robot names them by default and with --output), when any."""
-    try:
-        found = sorted(str(path) for path in folder.iterdir() if path.is_file()
-                       and path.name.lower().startswith("output")
-                       and path.suffix.lower() in (".xml", ".json"))
-    except OSError:
-        found = []
+    """``advice``, naming the result files robot or rebot leave in ``folder`` or a folder in
+    it (``output*.xml`` and ``output*.json``, as robot names them by default and with
+    --output; pabot's ``pabot_results/0/output.xml``, a CI artifact's), when any."""
+    found = sorted(str(path) for path in _result_files(folder, depth=1))
     if not found:
         return f"{advice}."
     more = f" and {len(found) - 5} more" if len(found) > 5 else ""
     return f"{advice}: {', '.join(found[:5])}{more}."
+
+
+def _result_files(folder: Path, depth: int) -> list[Path]:
+    """The ``output*.xml`` and ``output*.json`` files in ``folder`` and, ``depth`` levels
+    down, in its folders (the first 200 entries of each)."""
+    found: list[Path] = []
+    try:
+        entries = sorted(folder.iterdir())[:200]
+    except OSError:
+        return found
+    for path in entries:
+        try:
+            if path.is_file() and path.name.lower().startswith("output") \
+                    and path.suffix.lower() in (".xml", ".json"):
+                found.append(path)
+            elif depth and path.is_dir():
+                found += _result_files(path, depth - 1)
+        except OSError:
+            continue
+    return found
 
 
 def sniff_format(source: Path) -> str:
