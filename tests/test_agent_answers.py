@@ -781,7 +781,7 @@ def test_the_failing_step_names_the_steps_its_arguments_came_from(
     of many arguments, its first 6; within half the budget (``budget_truncated`` past it);
     of a loop whose condition failed, its condition's."""
     assert robot("--output", "out.xml", str(DATA / "argument_sources/checks.robot"),
-                 cwd=tmp_path).returncode == 9
+                 cwd=tmp_path).returncode == 10
     conn = open_store(any_store_spec)  # SQLite and PostgreSQL: the scan's LIKE is each's
     run_id = import_result(conn, tmp_path / "out.xml", stable_window=0).run_id
 
@@ -818,6 +818,10 @@ def test_the_failing_step_names_the_steps_its_arguments_came_from(
                                 ("s1-t8-k1", ["${code}", "${reason}"], ["${code} = 503"])]
     # a WHILE whose condition failed: the variables of its condition ($x and ${x})
     assert sources("s1-t9") == [("s1-t9-k1", ["&{state}"], ["&{state} = { phase=init }"])]
+    # blocks before it: a TRY's steps, a loop's last iteration's, a GROUP's
+    assert sources("s1-t10") == [("s1-t10-k4-k1", ["${user}"], ["${user} = ann"]),
+                                 ("s1-t10-k3-k2-k1", ["${state}"], ["${state} = attempt-1"]),
+                                 ("s1-t10-k1-k1", ["${ticket}"], ["${ticket} = t-expired"])]
     # a step of many arguments: its first 6 (its assignment line says the rest)
     (many,) = _path(conn, run_id, "s1-t6")["failure_path"]["path"][-1]["arguments_from"]
     assert (many["args"], many["args_total"]) == (["a=1", "b=2", "c=3", "d=4", "e=5", "f=6"], 8)

@@ -131,14 +131,20 @@ def _uses(node: NodeRow) -> set[str]:
     return used
 
 
-_IFS_READ = 20  # IFs before the failing step looked into, the nearest (a query each)
+# Blocks before the failing step whose steps' variables it sees (RF's scope is the test's
+# or keyword's body): how far below a block its steps are (IF root > branch > step; a loop >
+# iteration > step; a GROUP's steps are its children)
+_BLOCKS = {"IF/ELSE ROOT": 2, "TRY/EXCEPT ROOT": 2, "FOR": 2, "WHILE": 2, "GROUP": 1}
+_BLOCK_TYPES = ", ".join(f"'{kind}'" for kind in _BLOCKS)
+_BLOCKS_READ = 20  # of them, the nearest looked into (a query each)
 
 
 def _assigning_before(conn: sqlite3.Connection, run_id: int, node: NodeRow, lowest: int,
                       wanted: set[str]) -> list[NodeRow]:
     """The siblings of ``node`` before it, down to key ``lowest``, that may assign one of the
-    ``wanted`` variables (a keyword call's ``${x} =``, RF 7's ``VAR``; in an IF before it,
-    the branch that ran: ``${x} =  IF  cond  Set Variable  a  ELSE ...``) and passed
+    ``wanted`` variables (a keyword call's ``${x} =``, RF 7's ``VAR``; in a block before it,
+    its steps: the branch of an IF that ran, ``${x} =  IF  cond  Set Variable  a  ELSE ...``,
+    a TRY's, a loop's last iteration's, a GROUP's) and passed
     without a failure inside, nearest first. SQL keeps the steps whose assignment holds a
     wanted name's letters in order between its braces (LIKE ``%{o%r%d%e%r%i%d}%``:
     ``${Order_Id}``, ``${order id}``; case is LIKE's to ignore), ``assigned`` checks them
@@ -151,20 +157,20 @@ def _assigning_before(conn: sqlite3.Connection, run_id: int, node: NodeRow, lowe
     rows = conn.execute(
         f"SELECT {NODE_COLUMNS} FROM nodes WHERE key < ? AND key > ? AND parent_pre = ?"
         f" AND status = 'PASS' AND failed_descendant_count = 0 AND ({assigning}"
-        " OR type = 'IF/ELSE ROOT') ORDER BY key DESC LIMIT 200",
+        f" OR type IN ({_BLOCK_TYPES})) ORDER BY key DESC LIMIT 200",
         (node.key, lowest, node.parent_pre, *patterns))
     found, looked_into = [], 0
     for row in map(NodeRow._make, rows):
-        if row.type != "IF/ELSE ROOT":
+        if row.type not in _BLOCKS:
             found.append(row)
             continue
         looked_into += 1
-        if looked_into > _IFS_READ:
+        if looked_into > _BLOCKS_READ:
             continue
-        found += map(NodeRow._make, conn.execute(  # the steps of the branch that ran
+        found += map(NodeRow._make, conn.execute(  # its steps (of a loop, the last iteration's first)
             f"SELECT {NODE_COLUMNS} FROM nodes WHERE key > ? AND key <= ? AND depth = ?"
             f" AND status = 'PASS' AND {assigning} ORDER BY key DESC LIMIT 20",
-            (row.key, run_base(run_id) + row.last, row.depth + 2, *patterns)))
+            (row.key, run_base(run_id) + row.last, row.depth + _BLOCKS[row.type], *patterns)))
     return found
 
 

@@ -52,6 +52,20 @@ A Loop's Condition
         Log    waiting
     END
 
+Assigned In Blocks Before
+    TRY
+        ${ticket} =    Set Variable    t-expired
+    EXCEPT
+        Log    no token
+    END
+    FOR    ${attempt}    IN RANGE    2
+        ${state} =    Set Variable    attempt-${attempt}
+    END
+    GROUP    Prepare
+        ${user} =    Set Variable    ann
+    END
+    Should Be Equal    ${ticket}:${state}:${user}    ok
+
 *** Keywords ***
 Fetch Order
     [Arguments]    ${id}
