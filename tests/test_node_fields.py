@@ -109,3 +109,21 @@ def test_failed_keywords_say_their_failure_whatever_rf_wrote_the_file(tmp_path: 
                                         "      → WHILE loop was aborted because it did not finish"
                                         " within the limit of 3 iterations. Use the 'limit' argument"
                                         " to increase or remove the limit if needed."], printed
+
+
+def test_a_while_its_time_limit_stopped_says_so_in_a_legacy_file(tmp_path: Path) -> None:
+    """``WHILE  True  limit=0.2s``: RF says "the limit of 200 milliseconds" (its own words for
+    the limit), and an RF 6 style file (``--legacyoutput``) only on the test: the loop said
+    nothing when its text was matched against the limit as written."""
+    from test_listener import robot
+
+    from rf_log_mcp import service
+
+    (tmp_path / "timed.robot").write_text(
+        "*** Test Cases ***\nTimed\n    WHILE    True    limit=0.2s\n        Sleep    0.05s\n    END\n")
+    assert robot("--legacyoutput", "--output", "out.xml", "timed.robot", cwd=tmp_path).returncode == 1
+    conn = open_store(tmp_path / "store.sqlite3")
+    run_id = import_result(conn, tmp_path / "out.xml", stable_window=0).run_id
+    loop = service.get_view(conn, "tree", run_id=run_id, selector="s1-t1-k1").tree.node  # type: ignore[union-attr]
+    assert loop.get("message", "").startswith(
+        "WHILE loop was aborted because it did not finish within the limit of 200 milliseconds."), loop

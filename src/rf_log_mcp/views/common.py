@@ -288,21 +288,21 @@ def with_failure_text(conn: sqlite3.Connection, run_id: int, node: NodeRow) -> N
     return node._replace(message=f"{HTML_PREFIX} {row[0]}" if row[1] else row[0])  # as RF 7 says it
 
 
-# What RF says of a WHILE its limit stopped. RF 6's file gives that text only to the test (no
-# message below the loop says it); RF 7's to the loop too.
-_WHILE_LIMIT = "WHILE loop was aborted because it did not finish within the limit of {} "
+# What RF says of a WHILE its limit stopped ("... the limit of 3 iterations.", "... of 200
+# milliseconds." for `limit=0.2s`). RF 6's file gives that text only to the test (no message
+# below the loop says it); RF 7's to the loop too.
+_WHILE_LIMIT = "WHILE loop was aborted because it did not finish within the limit of "
 
 
 def _loop_limit_text(conn: sqlite3.Connection, run_id: int, node: NodeRow) -> NodeRow:
-    """A WHILE without a text, given its test's when that says this loop's limit stopped it."""
-    limit = node.field_values.get("limit")
-    if node.owner_test is None or not limit:
+    """A WHILE with a limit and without a text (nothing below it failed: its limit did),
+    given its test's when that says a WHILE's limit stopped it."""
+    if node.owner_test is None or not node.field_values.get("limit") or node.failed_descendant_count:
         return node
     row = conn.execute("SELECT message FROM nodes WHERE key = ?",
                        (run_base(run_id) + node.owner_test,)).fetchone()
     said = row[0] if row else None
-    return node._replace(message=said) if said and said.startswith(
-        _WHILE_LIMIT.format(limit)) else node
+    return node._replace(message=said) if said and said.startswith(_WHILE_LIMIT) else node
 
 
 def own_messages(conn: sqlite3.Connection, run_id: int, node: NodeRow,
