@@ -270,19 +270,21 @@ class SecretRegistry:
         step's first two messages (``Log Many`` logs each argument as one, in order: its
         first two arguments, or its first after a TRACE line, are read)."""
         pairs: list[tuple[str, str, str]] = []
-        if trace_arguments is not None and not any(a.startswith(("@{", "&{")) for a in args):
+        # no list or dictionary expanded: each argument written is one argument passed
+        one_each = not any(a.startswith(("@{", "&{")) for a in args)
+        if trace_arguments is not None and one_each:
             pairs += _traced(args, trace_arguments)
         name = node.name or ""
-        if node.owner in (None, "BuiltIn") and name in _BUILT_FROM_ARGUMENTS and node.message:
+        builtin = node.owner in (None, "BuiltIn")
+        if builtin and name in _BUILT_FROM_ARGUMENTS and node.message:
             for shape in _BUILT_FROM_ARGUMENTS[name]:
                 used = [int(i) for i in re.findall(r"\{(\d)\}", shape)]
                 if max(used) < len(args):
                     text = shape.format(*args, *[""] * 3)
                     pairs.append((text, text, node.message))
-        if node.owner in (None, "BuiltIn") and name in _LOGGED and first_message is not None:
+        if builtin and name in _LOGGED and first_message is not None:
             pairs.append((args[0], args[0], first_message))
-        if node.owner in (None, "BuiltIn") and name == "Log Many" and opening \
-                and not any(a.startswith(("@{", "&{")) for a in args):
+        if builtin and name == "Log Many" and opening and one_each:
             # its TRACE line shows the arguments unresolved: the messages after it are them
             logged_each = [m for m in opening if not m.startswith(_TRACE_LINES)]
             pairs += [(arg, arg, message) for arg, message in zip(args, logged_each, strict=False)]
