@@ -13,6 +13,7 @@ import json
 import re
 import sqlite3
 
+from rf_log_listener.events import keyword_key as _name_key  # RF matches variables' names so too
 from rf_log_listener.store import run_base
 
 from .common import NODE_COLUMNS, NodeRow
@@ -32,9 +33,10 @@ _NAME_END = re.compile(r"[.\[(:]")
 _ASSIGNED = re.compile(r"[$@&]\{([^{}]+)\}")
 
 
-def _normalized(name: str) -> str:
-    """A variable's name as RF matches it: case, spaces and underscores ignored."""
-    return name.lower().replace(" ", "").replace("_", "")
+def _base_name(written: str) -> str:
+    """A variable's name before its attribute, item or type (``resp`` of ``resp.json()``,
+    ``x`` of ``x: int``), as RF matches names."""
+    return _name_key(_NAME_END.split(written, 1)[0])
 
 
 def referenced(args: list[str]) -> set[str]:
@@ -44,8 +46,8 @@ def referenced(args: list[str]) -> set[str]:
     names = set()
     for arg in args:
         for inline, body in _REFERENCE.findall(arg):
-            written = _INLINE_NAME.findall(body) if inline else [_NAME_END.split(body, 1)[0]]
-            names.update(_normalized(name) for name in written)
+            written = _INLINE_NAME.findall(body) if inline else [body]
+            names.update(_base_name(name) for name in written)
     names.discard("")
     return names
 
@@ -54,7 +56,7 @@ def assigned(step: NodeRow) -> set[str]:
     """The variables a keyword call assigns (``${a}  ${b: int} =``), a VAR sets or a FOR
     loops over, by their base name."""
     names = [step.name] if step.type == "VAR" else json.loads(step.assign) if step.assign else []
-    return {_normalized(_NAME_END.split(found[1], 1)[0]) for name in names
+    return {_base_name(found[1]) for name in names
             if isinstance(name, str) and (found := _ASSIGNED.match(name))}
 
 
@@ -114,7 +116,7 @@ def _last_info(conn: sqlite3.Connection, run_id: int, step: NodeRow,
         (base + max(step.msg_lo, step.msg_hi - _INFO_REACH), base + step.msg_hi, _INFO_READ)).fetchall()
     said = next((row for row in rows if not _ASSIGNMENT_LINE.match(row[3])), None)
     value = next((row for row in rows if row[0] == step.pre and (line := _ASSIGNMENT_LINE.match(row[3]))
-                  and _normalized(_NAME_END.split(line[1], 1)[0]) in names), None)
+                  and _base_name(line[1]) in names), None)
     return [row for row in (said, value) if row is not None]
 
 
@@ -125,7 +127,7 @@ def _uses(node: NodeRow) -> set[str]:
     fields = node.field_values
     if fields.get("condition"):
         condition = str(fields["condition"])
-        used |= referenced([condition]) | {_normalized(name) for name in _INLINE_NAME.findall(condition)}
+        used |= referenced([condition]) | {_name_key(name) for name in _INLINE_NAME.findall(condition)}
     if node.type == "FOR":
         used |= referenced([str(value) for value in fields.get("values") or ()])
     return used
