@@ -89,7 +89,7 @@ def failure_path(conn: sqlite3.Connection, run_id: int, selector: str | None, sh
         if cause:
             view["cause"] = cause
     entries = _entries([level.node for level in levels])
-    make = _ItemMaker(conn, run_id, levels, shaper, ids)
+    make = _ItemMaker(conn, run_id, levels, shaper, ids, recursive=any(entry[2] for entry in entries))
     shown = _fit_keeping_last(shaper, view, entries[resume:], make)
     if resume + shown < len(entries):
         return view, [node.key, resume + shown]
@@ -119,11 +119,11 @@ class _ItemMaker:
     attachments, the failures beside the branch) or a fold."""
 
     def __init__(self, conn: sqlite3.Connection, run_id: int, levels: list[Level],
-                 shaper: Shaper, ids: NodeContext) -> None:
+                 shaper: Shaper, ids: NodeContext, recursive: bool) -> None:
         self.conn, self.run_id, self.levels, self.shaper, self.ids = conn, run_id, levels, shaper, ids
         self.nodes = nodes = [level.node for level in levels]
         self.attachments = _attachments(conn, run_id, nodes, shaper, ids)
-        self.recursive = bool(_folds(nodes))
+        self.recursive = recursive  # the path folds a recursion (an entry with a cycle)
         # A parent's status message repeating its failing child's is said once, by the child.
         self.repeated = {number for number in range(len(nodes) - 1)
                          if nodes[number].message and nodes[number].message == nodes[number + 1].message}
