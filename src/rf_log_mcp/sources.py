@@ -27,6 +27,7 @@ import os
 import sqlite3
 from collections import OrderedDict, namedtuple
 from datetime import datetime
+from itertools import islice
 from stat import S_ISREG
 
 from rf_log_listener.errors import ResultError
@@ -35,7 +36,7 @@ from rf_log_listener.store import run_base
 
 TYPE_CHECKING = False  # typing's own constant: loading typing is 4-5 ms (issue #19)
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Iterator
     from pathlib import Path
     from typing import Any
 
@@ -271,9 +272,8 @@ class Locator:
 
     def _model(self) -> Any:
         if self._parsed is False:
-            paths = [self.root_source] if self.root_source else self._child_sources()
             # a folder's files are read by their suffixes; files given are read whatever theirs
-            extensions = self._suite_extensions() if any(map(os.path.isdir, paths)) else ()
+            extensions = self._suite_extensions() if any(map(os.path.isdir, self._paths())) else ()
             self._parsed = _parse(self.root_source, self._child_sources(), self.started,
                                   extensions) if self._exists() else None
         return self._parsed
@@ -287,10 +287,9 @@ class Locator:
         pending, hops = [0], 0
         while pending and hops < _CHILDREN_READ:
             row = self._row(pending.pop())
-            pre = row.pre + 1 if row is not None else 0
-            while row is not None and pre <= row.last and hops < _CHILDREN_READ:
-                child, hops = self._row(pre), hops + 1
-                if child is None or child.type == "TEST":
+            for child in islice(self._children_of(row), _CHILDREN_READ - hops):
+                hops += 1
+                if child.type == "TEST":
                     break
                 source = _field(child, "source") if child.type == "SUITE" else None
                 if source:
@@ -298,11 +297,15 @@ class Locator:
                     suffix = os.path.splitext(source)[1].lower()
                     if len(suffix) > 1 and suffix not in _DEFAULT_EXTENSIONS:
                         found.add(suffix)
-                pre = child.last + 1
         return tuple(sorted(found))
 
+    def _paths(self) -> list[str]:
+        """What robot was given: the root suite's file or folder, else (a run of several
+        paths) its child suites'."""
+        return [self.root_source] if self.root_source else self._child_sources()
+
     def _exists(self) -> bool:
-        sources = [self.root_source] if self.root_source else self._child_sources()
+        sources = self._paths()
         return bool(sources) and all(os.path.exists(s) for s in sources)
 
     def _fresh(self, path: str, suite_row: Any) -> str | None:
@@ -325,21 +328,23 @@ class Locator:
 
     def _child_sources(self) -> list[str]:
         """The files of the root suite's child suites (a run of several paths has no root
-        file), read once: the root's children by hopping from one to the next (a child at
-        pre + 1, its next sibling at its last + 1: primary-key seeks, as views.common's
-        first_child/Siblings do), the first 1000."""
+        file), read once: the root's first 1000 children."""
         if self._children is None:
-            root, self._children = self._row(0), []
-            pre, hops = 1, 0
-            while root is not None and pre <= root.last and hops < _CHILDREN_READ:
-                child = self._row(pre)
-                if child is None:
-                    break
-                source = child.field_values.get("source") if child.type == "SUITE" else None
-                if source:
-                    self._children.append(source)
-                pre, hops = child.last + 1, hops + 1
+            self._children = [source for child in islice(self._children_of(self._row(0)), _CHILDREN_READ)
+                              if (source := _field(child, "source") if child.type == "SUITE" else None)]
         return self._children
+
+    def _children_of(self, row: Any) -> Iterator[Any]:
+        """``row``'s children in order (none for no row), found by hopping from one to the
+        next (a child at pre + 1, its next sibling at its last + 1: primary-key seeks, as
+        views.common's first_child/Siblings do)."""
+        pre = row.pre + 1 if row is not None else 0
+        while row is not None and pre <= row.last:
+            child = self._row(pre)
+            if child is None:
+                return
+            yield child
+            pre = child.last + 1
 
 
 _CHILDREN_READ = 1000
