@@ -779,9 +779,10 @@ def test_the_failing_step_names_the_steps_its_arguments_came_from(
     (case, spaces, underscores); not a step that handled a failure (the path's
     ``handled_failures`` has it), not an earlier assignment of the same variable; of a step
     of many arguments, its first 6; within half the budget (``budget_truncated`` past it);
-    of a loop whose condition failed, its condition's."""
+    of a loop whose condition failed, its condition's; a keyword's embedded arguments',
+    BuiltIn's evaluated ``$x``; steps in blocks inside the blocks before it."""
     assert robot("--output", "out.xml", str(DATA / "argument_sources/checks.robot"),
-                 cwd=tmp_path).returncode == 10
+                 cwd=tmp_path).returncode == 14
     conn = open_store(any_store_spec)  # SQLite and PostgreSQL: the scan's LIKE is each's
     run_id = import_result(conn, tmp_path / "out.xml", stable_window=0).run_id
 
@@ -822,6 +823,13 @@ def test_the_failing_step_names_the_steps_its_arguments_came_from(
     assert sources("s1-t10") == [("s1-t10-k4-k1", ["${user}"], ["${user} = ann"]),
                                  ("s1-t10-k3-k2-k1", ["${state}"], ["${state} = attempt-1"]),
                                  ("s1-t10-k1-k1", ["${ticket}"], ["${ticket} = t-expired"])]
+    # a keyword's embedded arguments; BuiltIn's evaluated ``$resp``; a block's steps inside
+    # its blocks (``FOR ... IF ... ${found} =``), not a keyword's body's (its own scope); a
+    # name past ASCII, whose case SQLite's LIKE does not fold
+    assert sources("s1-t11") == [("s1-t11-k1", ["${user}"], ["${user} = bob"])]
+    assert sources("s1-t12") == [("s1-t12-k1", ["${resp}"], [line.replace("42", "48") for line in response])]
+    assert sources("s1-t13") == [("s1-t13-k2-k2-k1-k1", ["${found}"], ["${found} = bob"])]
+    assert sources("s1-t14") == [("s1-t14-k1", ["${Äiti}"], ["${Äiti} = Anna"])]
     # a step of many arguments: its first 6 (its assignment line says the rest)
     (many,) = _path(conn, run_id, "s1-t6")["failure_path"]["path"][-1]["arguments_from"]
     assert (many["args"], many["args_total"]) == (["a=1", "b=2", "c=3", "d=4", "e=5", "f=6"], 8)
@@ -849,7 +857,7 @@ def test_the_variables_a_step_uses_are_read_as_robot_framework_names_them() -> N
     assert [assigned(step("KEYWORD", "Set", ["${d}[key] ="])), assigned(step(
         "KEYWORD", "Get", ["${a}", "${B_c: int} ="])), assigned(step("VAR", "&{Dict X}", None)),
         assigned(step("KEYWORD", "Get", ["${obj.attr} ="]))] == [{"d"}, {"a", "bc"}, {"dictx"}, {"obj"}]
-    assert [_like(char) for char in "5%_\\"] == ["5", "\\%", "\\_", "\\\\"]
+    assert [_like(char) for char in "5%_\\Ä"] == ["5", "\\%", "\\_", "\\\\", "%"]
 
 
 def test_a_long_comparison_cut_for_the_budget_keeps_where_its_values_differ(

@@ -120,10 +120,24 @@ def _last_info(conn: sqlite3.Connection, run_id: int, step: NodeRow,
     return [row for row in (said, value) if row is not None]
 
 
+# BuiltIn's keywords that evaluate an argument as Python, where ``$resp`` is the variable
+# (``Should Be True  $resp.status_code == 200``)
+_EVALUATING = frozenset(map(_name_key, (
+    "Should Be True", "Should Not Be True", "Evaluate", "Set Variable If", "Run Keyword If",
+    "Run Keyword Unless", "Skip If", "Pass Execution If", "Return From Keyword If",
+    "Run Keyword And Return If", "Continue For Loop If", "Exit For Loop If")))
+
+
 def _uses(node: NodeRow) -> set[str]:
-    """The variables a step uses: its arguments', an IF's or WHILE's condition's (``$resp``
-    as well as ``${resp}``), a FOR's values'."""
-    used = referenced([str(arg) for arg in json.loads(node.args)]) if node.args else set()
+    """The variables a step uses: its arguments' (``$resp`` too where BuiltIn evaluates
+    them), a keyword's name's (embedded arguments: ``User "${user}" Should Be Admin``), an
+    IF's or WHILE's condition's (``$resp`` as well as ``${resp}``), a FOR's values'."""
+    args = [str(arg) for arg in json.loads(node.args)] if node.args else []
+    used = referenced(args)
+    if node.type in _CALLS:
+        used |= referenced([node.name])
+        if node.owner == "BuiltIn" and _name_key(node.name) in _EVALUATING:
+            used |= {_name_key(name) for arg in args for name in _INLINE_NAME.findall(arg)}
     fields = node.field_values
     if fields.get("condition"):
         condition = str(fields["condition"])
@@ -134,21 +148,25 @@ def _uses(node: NodeRow) -> set[str]:
 
 
 # Blocks before the failing step whose steps' variables it sees (RF's scope is the test's
-# or keyword's body): how far below a block its steps are (IF root > branch > step; a loop >
-# iteration > step; a GROUP's steps are its children)
-_BLOCKS = {"IF/ELSE ROOT": 2, "TRY/EXCEPT ROOT": 2, "FOR": 2, "WHILE": 2, "GROUP": 1}
+# or keyword's body), and the nodes between such a block and a step in it (an IF's branch, a
+# loop's iteration, a TRY's clause, blocks inside them: ``FOR ... IF ... ${found} = ...``);
+# a keyword call's steps are its body's, another scope
+_BLOCKS = ("IF/ELSE ROOT", "TRY/EXCEPT ROOT", "FOR", "WHILE", "GROUP")
 _BLOCK_TYPES = ", ".join(f"'{kind}'" for kind in _BLOCKS)
+_INSIDE_BLOCKS = frozenset((*_BLOCKS, "IF", "ELSE IF", "ELSE", "TRY", "EXCEPT", "FINALLY",
+                            "ITERATION"))
 _BLOCKS_READ = 20  # of them, the nearest looked into (a query each)
+_IN_BLOCK_READ = 40  # of a block's assigning steps, the last looked at
 
 
 def _assigning_before(conn: sqlite3.Connection, run_id: int, node: NodeRow, lowest: int,
                       wanted: set[str]) -> list[NodeRow]:
     """The siblings of ``node`` before it, down to key ``lowest``, that may assign one of the
     ``wanted`` variables (a keyword call's ``${x} =``, RF 7's ``VAR``; in a block before it,
-    its steps: the branch of an IF that ran, ``${x} =  IF  cond  Set Variable  a  ELSE ...``,
-    a TRY's, a loop's last iteration's, a GROUP's) and passed
-    without a failure inside, nearest first. SQL keeps the steps whose assignment holds a
-    wanted name's letters in order between its braces (LIKE ``%{o%r%d%e%r%i%d}%``:
+    its steps at any depth outside keyword calls: the branch of an IF that ran, ``${x} =  IF
+    cond  Set Variable  a  ELSE ...``, a TRY's, a loop's last assignment, a GROUP's) and
+    passed without a failure inside, nearest first. SQL keeps the steps whose assignment
+    holds a wanted name's letters in order between its braces (LIKE ``%{o%r%d%e%r%i%d}%``:
     ``${Order_Id}``, ``${order id}``; case is LIKE's to ignore), ``assigned`` checks them
     exactly: a test of 6,000 assignments before its failing step made 6,000 rows, and
     normalizing each row's names in SQL cost 8 ms, this 2."""
@@ -156,6 +174,7 @@ def _assigning_before(conn: sqlite3.Connection, run_id: int, node: NodeRow, lowe
                 for name in sorted(wanted)[:10] for end in ("}", ":")]
     likes = " OR ".join(["coalesce(assign, name) LIKE ? ESCAPE '\\'"] * len(patterns))
     assigning = f"(type = 'KEYWORD' AND assign IS NOT NULL OR type = 'VAR') AND ({likes})"
+    base = run_base(run_id)
     rows = conn.execute(
         f"SELECT {NODE_COLUMNS} FROM nodes WHERE key < ? AND key > ? AND parent_pre = ?"
         f" AND status = 'PASS' AND failed_descendant_count = 0 AND ({assigning}"
@@ -169,13 +188,31 @@ def _assigning_before(conn: sqlite3.Connection, run_id: int, node: NodeRow, lowe
         looked_into += 1
         if looked_into > _BLOCKS_READ:
             continue
-        found += map(NodeRow._make, conn.execute(  # its steps (of a loop, the last iteration's first)
-            f"SELECT {NODE_COLUMNS} FROM nodes WHERE key > ? AND key <= ? AND depth = ?"
-            f" AND status = 'PASS' AND {assigning} ORDER BY key DESC LIMIT 20",
-            (row.key, run_base(run_id) + row.last, row.depth + _BLOCKS[row.type], *patterns)))
+        inside = map(NodeRow._make, conn.execute(  # the last run first
+            f"SELECT {NODE_COLUMNS} FROM nodes WHERE key > ? AND key <= ? AND status = 'PASS'"
+            f" AND {assigning} ORDER BY key DESC LIMIT {_IN_BLOCK_READ}",
+            (row.key, base + row.last, *patterns)))
+        found += (step for step in inside if _in_block_scope(conn, base, step, row))
     return found
 
 
+def _in_block_scope(conn: sqlite3.Connection, base: int, step: NodeRow, block: NodeRow) -> bool:
+    """Whether ``step`` in ``block``'s subtree is in the block's scope: only control
+    structures' nodes between them (a seek up each level), no keyword call's body."""
+    parent_pre = step.parent_pre
+    while parent_pre is not None and parent_pre != block.pre:
+        parent = conn.execute("SELECT type, parent_pre FROM nodes WHERE key = ?",
+                              (base + parent_pre,)).fetchone()
+        if parent is None or parent[0] not in _INSIDE_BLOCKS:
+            return False
+        parent_pre = parent[1]
+    return parent_pre == block.pre
+
+
 def _like(char: str) -> str:
-    """A character of a name in a LIKE pattern, literal (``%``, ``_`` and ``\\`` escaped)."""
+    """A character of a name in a LIKE pattern, literal (``%``, ``_`` and ``\\`` escaped);
+    any characters for one past ASCII, whose case SQLite's LIKE does not fold (``${Äiti}``
+    assigned, ``${äiti}`` used): ``assigned`` checks the name exactly."""
+    if not char.isascii():
+        return "%"
     return f"\\{char}" if char in "%_\\" else char

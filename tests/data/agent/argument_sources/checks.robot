@@ -66,7 +66,36 @@ Assigned In Blocks Before
     END
     Should Be Equal    ${ticket}:${state}:${user}    ok
 
+Embedded Arguments
+    ${user} =    Set Variable    bob
+    User "${user}" Should Be Admin
+
+Evaluated Expression
+    ${resp} =    Get Order    48
+    Should Be True    $resp.status_code == 200
+
+Found In A Loop's IF
+    ${found} =    Set Variable    none
+    FOR    ${name}    IN    ann    bob
+        IF    $name == 'bob'
+            ${found} =    Set Variable    ${name}
+            Assign Found Locally
+        END
+    END
+    Should Be Equal    ${found}    cid
+
+Names Past ASCII
+    ${Äiti} =    Set Variable    Anna
+    Should Be Equal    ${äiti}    Liisa
+
 *** Keywords ***
+User "${name}" Should Be Admin
+    Fail    ${name} is not admin
+
+Assign Found Locally
+    IF    True
+        ${found} =    Set Variable    local
+    END
 Fetch Order
     [Arguments]    ${id}
     ${found} =    Get Order    ${id}
