@@ -780,15 +780,17 @@ def test_the_failing_step_names_the_steps_its_arguments_came_from(
     ``handled_failures`` has it), not an earlier assignment of the same variable; of a step
     of many arguments, its first 6; within half the budget (``budget_truncated`` past it);
     of a loop whose condition failed, its condition's; a keyword's embedded arguments',
-    BuiltIn's evaluated ``$x``; steps in blocks inside the blocks before it."""
+    BuiltIn's evaluated ``$x``; steps in blocks inside the blocks before it; a variable set
+    for the test by a keyword before it (``Set Test Variable``) or for the suite in its
+    setup."""
     assert robot("--output", "out.xml", str(DATA / "argument_sources/checks.robot"),
-                 cwd=tmp_path).returncode == 14
+                 cwd=tmp_path).returncode == 17
     conn = open_store(any_store_spec)  # SQLite and PostgreSQL: the scan's LIKE is each's
     run_id = import_result(conn, tmp_path / "out.xml", stable_window=0).run_id
 
     def sources(test: str) -> list[tuple[str, list[str], list[str]]]:
         deepest = _path(conn, run_id, test)["failure_path"]["path"][-1]
-        return [(s["node_id"], s.get("assign") or [f"VAR {s['name']}"],
+        return [(s["node_id"], s.get("assign") or [f"VAR {s['name']}" if s["type"] == "VAR" else s["name"]],
                  [m["text"].splitlines()[0].strip() for m in s["messages"]])
                 for s in deepest.get("arguments_from", [])]
 
@@ -830,6 +832,12 @@ def test_the_failing_step_names_the_steps_its_arguments_came_from(
     assert sources("s1-t12") == [("s1-t12-k1", ["${resp}"], [line.replace("42", "48") for line in response])]
     assert sources("s1-t13") == [("s1-t13-k2-k2-k1-k1", ["${found}"], ["${found} = bob"])]
     assert sources("s1-t14") == [("s1-t14-k1", ["${Äiti}"], ["${Äiti} = Anna"])]
+    # a variable set for the test by a keyword before (``Set Test Variable``, VAR's scope),
+    # for the suite in its setup (used in a keyword's body, where it is not an argument)
+    assert sources("s1-t15") == [("s1-t15-k1", ["Fetch Order Into Test Variable"], [
+        response[0].replace("42", "49"), "${ORDER} = <Response [500]>"])]
+    assert sources("s1-t16") == [("s1-k1", ["Open Shop Session"], ["session opened", "${SESSION} = s-1"])]
+    assert sources("s1-t17") == [("s1-t17-k1", ["Prepare Order"], ["${prepared} = yes"])]
     # a step of many arguments: its first 6 (its assignment line says the rest)
     (many,) = _path(conn, run_id, "s1-t6")["failure_path"]["path"][-1]["arguments_from"]
     assert (many["args"], many["args_total"]) == (["a=1", "b=2", "c=3", "d=4", "e=5", "f=6"], 8)
@@ -837,13 +845,15 @@ def test_the_failing_step_names_the_steps_its_arguments_came_from(
     assert "      FAIL: 500 != 200\n      from: s1-t1-k1 ${resp} = Get Order  42\n" \
         "        INFO: GET Response : url=http://shop.local/api/orders/42\n" in printed, printed
     assert ' body={"error": "database is locked", "retry_after": 5}\n' in printed
+    printed = cli("failures", str(run_id), "s1-t16", db=any_store_spec).stdout  # type: ignore[arg-type]
+    assert "from: s1-k1 SETUP Open Shop Session\n          INFO: session opened\n" in printed, printed
 
 
 def test_the_variables_a_step_uses_are_read_as_robot_framework_names_them() -> None:
     """The base names of the variables arguments use and steps assign, normalized as RF
     matches names; not environment variables; a name with LIKE's wildcards is taken
     literally."""
-    from rf_log_mcp.views.argument_sources import _like, assigned, referenced
+    from rf_log_mcp.views.argument_sources import _like, assigned, referenced, set_beyond
     from rf_log_mcp.views.common import NODE_COLUMNS, NodeRow
 
     assert referenced(["${resp.status_code}", "${Resp.json()}[id]", "@{items}", "&{d}[k]",
@@ -857,6 +867,15 @@ def test_the_variables_a_step_uses_are_read_as_robot_framework_names_them() -> N
     assert [assigned(step("KEYWORD", "Set", ["${d}[key] ="])), assigned(step(
         "KEYWORD", "Get", ["${a}", "${B_c: int} ="])), assigned(step("VAR", "&{Dict X}", None)),
         assigned(step("KEYWORD", "Get", ["${obj.attr} ="]))] == [{"d"}, {"a", "bc"}, {"dictx"}, {"obj"}]
+    assert [set_beyond(step("KEYWORD", "Set Test Variable", None)._replace(owner="BuiltIn", args=json.dumps(
+        [written, "v"]))) for written in ("\\${Resp}", "$resp", "@{Items}", "resp")] == [
+        ("resp", "TEST"), ("resp", "TEST"), ("items", "TEST"), None]
+    assert set_beyond(step("KEYWORD", "Set Global Variable", None)._replace(
+        owner="BuiltIn", args='["${TOKEN}", "t"]')) == ("token", "SUITE")
+    assert set_beyond(step("KEYWORD", "Set Test Variable", None)._replace(
+        owner="Mine", args='["${x}"]')) is None
+    assert [set_beyond(step("VAR", "${x}", None)._replace(fields=json.dumps(fields))) for fields in (
+        {"scope": "GLOBAL"}, {"scope": "task"}, {"value": ["1"]})] == [("x", "SUITE"), ("x", "TEST"), None]
     assert [_like(char) for char in "5%_\\Ä"] == ["5", "\\%", "\\_", "\\\\", "%"]
 
 

@@ -177,7 +177,8 @@ def failures(paths: list[dict[str, Any]], style: Style, run_id: int, of_group: b
                 # the step a variable the failing one uses came from, and what it logged (the
                 # response a status check failed on)
                 called = f"VAR {source['name']}" if source["type"] == "VAR" else \
-                    f"{' '.join(source.get('assign') or [])} = {source['name']}"
+                    f"{' '.join(source['assign'])} = {source['name']}" if source.get("assign") else \
+                    source["name"] if source["type"] == "KEYWORD" else f"{source['type']} {source['name']}"
                 print(f"{indent}  {style('from:', 'dim')} {source['node_id']} {called}"
                       + _shown_detail("  ".join(source.get("args") or []), style))
                 _messages(source.get("messages", []), f"{indent}    ", style, run_id)

@@ -269,7 +269,8 @@ class HandledFailure(FailureRef):
 
 class ArgumentSource(NodeRef):
     """A step before the failing one that assigned a variable the failing step's arguments
-    use."""
+    use, or set it for the test or suite (a keyword that ran ``Set Test Variable``; a
+    suite setup's ``Set Suite Variable``: its line is among the messages)."""
 
     assign: list[str] | None = Field(None, description="The variables it assigns.")
     args: list[str] | None = Field(None, description="Its first 6 arguments.")

@@ -60,17 +60,24 @@ def assigned(step: NodeRow) -> set[str]:
             if isinstance(name, str) and (found := _ASSIGNED.match(name))}
 
 
+_Found = dict[int, tuple[int, NodeRow, set[str], NodeRow]]  # source key: (when, source, names, line's node)
+
+
 def argument_sources(conn: sqlite3.Connection, run_id: int,
                      path: list[NodeRow]) -> list[tuple[NodeRow, list[tuple[int, int, str, str, int]]]]:
     """The steps that assigned the variables the deepest step of ``path`` uses, nearest
     first, each with what it logged last (``_last_info``): its siblings before it, then those
     of the control structures around it (for a loop variable, the loop's values'); past a
     keyword call on the path, those that assigned what the call was given, up to the test.
+    A variable a body uses and did not assign (a keyword's, the test's) may be the test's or
+    the suite's: a step before it in the test that set it so (``Set Test Variable`` in a
+    keyword the test called), then a suite setup's (``Set Suite Variable  ${TOKEN}``).
     Steps that passed without a failure inside only: the others are the path's
     ``other_failures`` and ``handled_failures``."""
     wanted = _uses(path[-1])
     base = run_base(run_id)
-    found: list[tuple[NodeRow, list[tuple[int, int, str, str, int]]]] = []
+    found: _Found = {}
+    beyond: set[str] = set()  # used where not assigned: perhaps the test's or the suite's
     for level in range(len(path) - 1, max(0, len(path) - 1 - _LEVELS), -1):
         node, parent = path[level], path[level - 1]
         looped = assigned(node) & wanted if node.type == "FOR" else set()
@@ -81,16 +88,109 @@ def argument_sources(conn: sqlite3.Connection, run_id: int,
             lowest = max(base + node.parent_pre, node.key - _REACH)
             for step in _assigning_before(conn, run_id, node, lowest, wanted):
                 names = assigned(step) & wanted
-                if names:
+                if names and len(found) < SOURCES_SHOWN:
                     wanted -= names
-                    found.append((step, _last_info(conn, run_id, step, names)))
-                    if len(found) == SOURCES_SHOWN:
-                        return found
+                    _take(found, base + step.last, step, names, step)
         if parent.type in _CALLS and wanted:
+            beyond |= wanted
             wanted = _uses(parent)
         elif not wanted or parent.type == "TEST":
             break
-    return found
+    beyond = (beyond | wanted) - {name for _, _, names, _ in found.values() for name in names}
+    if beyond:
+        _set_beyond_before(conn, base, path, beyond, found)
+    nearest = sorted(found.values(), key=lambda item: item[0], reverse=True)[:SOURCES_SHOWN]
+    return [(source, _last_info(conn, run_id, source, names, line))
+            for _, source, names, line in nearest]
+
+
+def _take(found: _Found, when: int, source: NodeRow, names: set[str], line: NodeRow) -> None:
+    """A source of ``names`` (its assignment at key ``when``, its line on ``line``), once a
+    step: a keyword that set two variables the failing step uses is one source."""
+    if source.key in found:
+        found[source.key][2].update(names)
+    else:
+        found[source.key] = (when, source, set(names), line)
+
+
+# BuiltIn's keywords that set a variable beyond the body they run in (``Set Test Variable
+# \${RESP}  ${r}`` in a keyword the test called; ``Set Suite Variable`` in a suite setup),
+# the name as written (RF does not resolve it: ``${x}``, ``\${x}``, ``$x``); RF 7's VAR with
+# a scope likewise. "SUITE": seen by the suite's tests, set in its setup too.
+_SETTERS = {_name_key(name): reach for name, reach in (
+    ("Set Test Variable", "TEST"), ("Set Task Variable", "TEST"),
+    ("Set Suite Variable", "SUITE"), ("Set Global Variable", "SUITE"))}
+_VAR_SCOPES = {"TEST": "TEST", "TASK": "TEST", "SUITE": "SUITE", "SUITES": "SUITE", "GLOBAL": "SUITE"}
+_SET_NAME = re.compile(r"\\?[$@&]\{([^{}]+)\}$|\$(\w+)$")
+_SETTING = ("(type = 'KEYWORD' AND owner = 'BuiltIn' AND name IN ('Set Test Variable',"
+            " 'Set Task Variable', 'Set Suite Variable', 'Set Global Variable')"
+            " OR type = 'VAR' AND fields LIKE '%\"scope\"%')")
+_SETTERS_READ = 50  # the nearest setting steps looked at
+_SET_REACH = 10000  # nodes before the failing step looked back through for them (~1 ms)
+
+
+def set_beyond(step: NodeRow) -> tuple[str, str] | None:
+    """The variable a step sets beyond its body, by its base name, and for whom: "TEST"
+    (``Set Test Variable``, ``VAR ... scope=TEST``) or "SUITE" (Set Suite or Global
+    Variable, a VAR's SUITE, SUITES or GLOBAL scope)."""
+    if step.type == "VAR":
+        reach, written = _VAR_SCOPES.get(str(step.field_values.get("scope", "")).upper()), step.name
+    elif step.type == "KEYWORD" and step.owner == "BuiltIn" and step.args:
+        reach, written = _SETTERS.get(_name_key(step.name)), json.loads(step.args)[0]
+    else:
+        return None
+    found = _SET_NAME.match(str(written)) if reach else None
+    return (_base_name(found[1] or found[2]), reach) if found else None  # type: ignore[return-value]
+
+
+def _set_beyond_before(conn: sqlite3.Connection, base: int, path: list[NodeRow], names: set[str],
+                       found: _Found) -> None:
+    """Sources of ``names`` that set them for the test before its failing step (the step
+    the path's levels called it in: ``Get Order Via Api`` that ran ``Set Test Variable``),
+    then for the suite in the setups of the suites around the test (the setup)."""
+    pres = {node.pre for node in path}
+    for setter in _setters(conn, max(path[0].key, path[-1].key - _SET_REACH), path[-1].key):
+        name = (set_beyond(setter) or ("", ""))[0]
+        source = _below(conn, base, setter, pres) if name in names else None
+        if source is not None and source.status == "PASS":
+            names.discard(name)
+            _take(found, setter.key, source, {name}, setter)
+    parent_pre, levels = path[0].parent_pre if path[0].type == "TEST" else None, 0
+    while names and parent_pre is not None and levels < _LEVELS:
+        suite = _node(conn, base + parent_pre)
+        setup = _node(conn, suite.key + 1) if suite else None  # a suite's setup is its first node
+        if setup is not None and setup.type == "SETUP" and setup.parent_pre == suite.pre \
+                and setup.status == "PASS":
+            for setter in _setters(conn, max(setup.key, base + setup.last - _SET_REACH),
+                                   base + setup.last + 1):
+                name, reach = set_beyond(setter) or ("", "")
+                if reach == "SUITE" and name in names:
+                    names.discard(name)
+                    _take(found, setter.key, setup, {name}, setter)
+        parent_pre, levels = suite.parent_pre if suite else None, levels + 1
+
+
+def _setters(conn: sqlite3.Connection, after: int, before: int) -> list[NodeRow]:
+    """The steps between the keys that may set a variable beyond their body, nearest first."""
+    return list(map(NodeRow._make, conn.execute(
+        f"SELECT {NODE_COLUMNS} FROM nodes WHERE key > ? AND key < ? AND status = 'PASS'"
+        f" AND {_SETTING} ORDER BY key DESC LIMIT {_SETTERS_READ}", (after, before))))
+
+
+def _below(conn: sqlite3.Connection, base: int, step: NodeRow, path_pres: set[int]) -> NodeRow | None:
+    """The step's ancestor (or itself) whose parent is on the path: the step before the
+    path's own that ran it (a seek up each level)."""
+    while step.parent_pre is not None and step.parent_pre not in path_pres:
+        parent = _node(conn, base + step.parent_pre)
+        if parent is None:
+            return None
+        step = parent
+    return step if step.parent_pre is not None else None
+
+
+def _node(conn: sqlite3.Connection, key: int) -> NodeRow | None:
+    row = conn.execute(f"SELECT {NODE_COLUMNS} FROM nodes WHERE key = ?", (key,)).fetchone()
+    return NodeRow._make(row) if row else None
 
 
 # Messages of a source's subtree looked back through for its last INFO ones (a keyword that
@@ -101,22 +201,23 @@ _INFO_READ = 20  # of them, the last INFO ones read for the two shown
 _ASSIGNMENT_LINE = re.compile(r"[$@&]\{([^{}]+)\}(?:\[[^\]]*\])* = ")
 
 
-def _last_info(conn: sqlite3.Connection, run_id: int, step: NodeRow,
-               names: set[str]) -> list[tuple[int, int, str, str, int]]:
-    """What ``step`` logged last (INFO, not HTML), as (node pre, message number, level, text,
-    html), in log order: the last message of it or a step inside it that is not RF's line of
-    an assignment (a keyword wrapping the request, ``${resp} = Call Orders Api``, logs the
-    response in a child, then its own steps' ``${r} = ...`` lines), and its own assignment
-    line of a variable of ``names`` (the value it gave it; ``${a}  ${b} =`` is two lines),
-    which RF logs last."""
+def _last_info(conn: sqlite3.Connection, run_id: int, step: NodeRow, names: set[str],
+               line: NodeRow) -> list[tuple[int, int, str, str, int]]:
+    """What ``step`` logged last (INFO, not HTML) up to ``line``'s end, as (node pre, message
+    number, level, text, html), in log order: the last message of it or a step inside it
+    that is not RF's line of an assignment (a keyword wrapping the request, ``${resp} = Call
+    Orders Api``, logs the response in a child, then its own steps' ``${r} = ...`` lines),
+    and ``line``'s assignment line of a variable of ``names`` (the value it gave it; ``${a}
+    ${b} =`` is two lines; ``Set Test Variable``'s in a keyword), which RF logs last."""
     base = run_base(run_id)
+    end = min(step.msg_hi, line.msg_hi)
     rows = conn.execute(  # a run's messages are numbered in order: the reach is a key range
         "SELECT node_pre, msg_no, level, text, html FROM messages WHERE key >= ? AND key < ?"
         " AND level = 'INFO' AND html = 0 ORDER BY key DESC LIMIT ?",
-        (base + max(step.msg_lo, step.msg_hi - _INFO_REACH), base + step.msg_hi, _INFO_READ)).fetchall()
+        (base + max(step.msg_lo, end - _INFO_REACH), base + end, _INFO_READ)).fetchall()
     said = next((row for row in rows if not _ASSIGNMENT_LINE.match(row[3])), None)
-    value = next((row for row in rows if row[0] == step.pre and (line := _ASSIGNMENT_LINE.match(row[3]))
-                  and _base_name(line[1]) in names), None)
+    value = next((row for row in rows if row[0] == line.pre and (found := _ASSIGNMENT_LINE.match(row[3]))
+                  and _base_name(found[1]) in names), None)
     return [row for row in (said, value) if row is not None]
 
 

@@ -1,5 +1,6 @@
 *** Settings ***
 Library    Shop.py
+Suite Setup    Open Shop Session
 
 *** Test Cases ***
 Status Check
@@ -88,7 +89,33 @@ Names Past ASCII
     ${Äiti} =    Set Variable    Anna
     Should Be Equal    ${äiti}    Liisa
 
+Set By A Keyword Before
+    Fetch Order Into Test Variable    49
+    Should Be Equal As Integers    ${ORDER.status_code}    200
+
+Set In The Suite Setup
+    Check Session
+
+Set With VAR's Scope
+    Prepare Order
+    Should Be Equal    ${prepared}    no
+
 *** Keywords ***
+Open Shop Session
+    ${s} =    Set Variable    s-1
+    Log    session opened
+    Set Suite Variable    ${SESSION}    ${s}
+
+Fetch Order Into Test Variable
+    [Arguments]    ${id}
+    ${found} =    Get Order    ${id}
+    Set Test Variable    \${ORDER}    ${found}
+
+Check Session
+    Should Be Equal    ${SESSION}    s-2
+
+Prepare Order
+    VAR    ${prepared}    yes    scope=TEST
 User "${name}" Should Be Admin
     Fail    ${name} is not admin
 
