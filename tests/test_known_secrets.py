@@ -352,6 +352,47 @@ def test_live_capture_also_knows_the_secret_variables_in_rfs_scopes(tmp_path: Pa
     assert imported.execute("SELECT count(*) FROM secrets").fetchone() == (0,)
 
 
+def test_live_capture_knows_the_parameters_keywords_take_secrets_at(tmp_path: Path) -> None:
+    """``Post Login    bob    hunter2`` of a library's ``post_login(user, password)``, a
+    resource's ``Login As  [Arguments]  ${username}  ${password}``, a library imported while
+    the run goes on (``Import Library  Telnet``, then ``Login  admin  x``): the value is
+    secret by the parameter it is given to, which RF's keywords show to live capture and no
+    output file shows. Live masks it wherever it occurs; an import knows what its own rules
+    find (Telnet's Login is in the signature table; prose "password was x")."""
+    (tmp_path / "Bank.py").write_text(
+        "from robot.api import logger\n\n\ndef post_login(user, password):\n"
+        "    logger.info(f'POST /login user={user}')\n    return 503\n")
+    (tmp_path / "keys.resource").write_text(
+        "*** Keywords ***\nLogin As\n    [Arguments]    ${username}    ${password}\n"
+        "    ${status} =    Post Login    ${username}    ${password}\n    RETURN    ${status}\n")
+    (tmp_path / "bank.robot").write_text(
+        "*** Settings ***\nLibrary    Bank.py\nResource    keys.resource\n\n*** Test Cases ***\n"
+        "Library Keyword\n    ${s} =    Post Login    bob    S93-param-1a2b\n"
+        "    Log    again S93-param-1a2b\n    Should Be Equal As Integers    ${s}    200\n"
+        "User Keyword\n    ${s} =    Login As    carol    S94-param-3c4d\n"
+        "    Log    carol's password was S94-param-3c4d\n"
+        "    Should Be Equal As Integers    ${s}    200\n"
+        "Imported Later\n    Import Library    Telnet\n    Telnet.Login    admin    S95-param-5e6f\n"
+        "Suite File's Own\n    Open Vault    S96-param-7g8h    trace\n\n"
+        "*** Keywords ***\nOpen Vault\n    [Arguments]    ${vault_token}    ${mode}\n    Log    ${mode}\n")
+    done = robot("--listener", f"rf_log_listener:db={tmp_path / 'live.sqlite3'}", "--pythonpath",
+                 str(tmp_path), "--output", str(tmp_path / "out.xml"), str(tmp_path / "bank.robot"),
+                 cwd=tmp_path)
+    assert done.returncode == 3, done.stdout + done.stderr
+    live = open_store(tmp_path / "live.sqlite3")
+    assert live.execute("SELECT value FROM secrets ORDER BY value").fetchall() == [
+        ("S93-param-1a2b",), ("S94-param-3c4d",), ("S95-param-5e6f",), ("S96-param-7g8h",)]
+    assert [hit.text for hit in service.search_messages(live, "again", run_id=1).hits] == ["again ***"]
+    failures = cli("failures", "1", "--db", str(tmp_path / "live.sqlite3")).stdout
+    assert "from: s1-t1-k1 ${s} = Post Login  bob  ***\n" in failures, failures
+    assert "KEYWORD s1-t3-k2  Login  [FAIL]" in failures and "args: admin  ***\n" in failures
+    assert "S9" not in failures and "trace" not in failures  # a test that passed
+    imported = open_store(tmp_path / "imported.sqlite3")
+    import_result(imported, tmp_path / "out.xml", stable_window=0)
+    assert imported.execute("SELECT value FROM secrets ORDER BY value").fetchall() == [
+        ("S94-param-3c4d",), ("S95-param-5e6f",)]
+
+
 def test_a_scope_reads_as_robot_framework_iterates_it() -> None:
     """The listener reads RF's variable scopes through NormalizedDict's own dicts (its
     iteration sorts the keys every time); the names and dictionaries are the ones RF's

@@ -21,7 +21,7 @@ from .writer import RunWriter
 if TYPE_CHECKING:  # annotations only: the listener in robot loads it when it hands over
     from .row_pipe import FramedPipe
 
-OPEN, CLOSE, MESSAGE, RUN_ERROR, IDENTITY, SECRET, DEFINITION = 0, 1, 2, 3, 4, 5, 6
+OPEN, CLOSE, MESSAGE, RUN_ERROR, IDENTITY, SECRET, DEFINITION, PARAMETERS = 0, 1, 2, 3, 4, 5, 6, 7
 
 
 class EventBatcher:
@@ -31,7 +31,8 @@ class EventBatcher:
     assign, fields; CLOSE status, message, start, elapsed, assign, fields; MESSAGE level,
     text, html, time; RUN_ERROR level, text, html, time; IDENTITY name, owner, args, assign
     (the innermost open node's, as they stand at its end, when they changed after its OPEN
-    was sent); SECRET value; DEFINITION library, keyword name key, source, lineno. Times
+    was sent); SECRET value; DEFINITION library, keyword name key, source, lineno;
+    PARAMETERS library or resource, keyword name, positions of its secret parameters. Times
     are text, or datetime's 10-byte state (see ``_iso``).
 
     Flat, because a tuple per event would be a container that lives until the next flush:
@@ -58,6 +59,10 @@ class EventBatcher:
                    lineno: int | None) -> None:
         """Where a library keyword is defined (RF's implementation; files do not say)."""
         self._events.extend((DEFINITION, library, name_key, source, lineno))
+
+    def secret_parameters(self, owner: str, name: str, positions: tuple[int, ...]) -> None:
+        """Where a keyword robot imported takes a secret by position (its parameter's name)."""
+        self._events.extend((PARAMETERS, owner, name, positions))
 
     def __len__(self) -> int:
         """How many items (not events) wait for the next flush."""
@@ -215,6 +220,9 @@ def apply_batch(writer: RunWriter, stack: list[Node], events: list[Any],
         elif kind == DEFINITION:
             writer.register_definition(tuple(events[at + 1:at + 5]))
             at += 5
+        elif kind == PARAMETERS:
+            writer.secrets.secret_parameters(*events[at + 1:at + 4])
+            at += 4
         else:
             raise ValueError(f"unknown event kind {kind!r} at item {at}")
     if flush:

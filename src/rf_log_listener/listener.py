@@ -184,6 +184,7 @@ class rf_log_listener(Flushing):
         registry = SecretRegistry(registering_redactor())
         self._scope = robot_scope.ScopeSecrets(registry.names_secret, registry.redactor.names_secrets)
         self._definitions = robot_scope.Definitions()
+        self._parameters = robot_scope.SecretParameters(registry.names_secret)
         self._rf6 = rf_version() < (7, 0)
         # RF 7.2+: steps and messages are read from RF's result model (see result_events);
         # RF does not call the step and message methods at all.
@@ -229,6 +230,7 @@ class rf_log_listener(Flushing):
         self._nodes.open_root(result, ev.SUITE, (
             OPEN, ev.SUITE, "suite", result.name, None, None, None, robot_scope.suite_fields(data)))
         self._scope_secrets()
+        self._secret_parameters(self._parameters.in_namespace(data.resource))
         if first:  # readers see the run's root suite at once, not at the first periodic flush
             self._flush()
 
@@ -292,6 +294,16 @@ class rf_log_listener(Flushing):
                 self._while_robot_writes(self._checkpoint)
         else:
             self._maybe_flush()
+
+    @_guarded
+    def library_import(self, library: Any, importer: Any) -> None:
+        """RF 7.1+: a library imported while the run goes on (``Import Library``): its
+        keywords' secret parameters before its first call (a suite's imports come before
+        its start_suite: read there)."""
+        if self._events_out is not None:
+            self._secret_parameters(self._parameters.of(library.name, library))
+
+    resource_import = library_import
 
     # -- tests -----------------------------------------------------------------------------
 
@@ -402,6 +414,11 @@ class rf_log_listener(Flushing):
         assert self._events_out is not None
         for value in self._scope.new_values(typed):
             self._events_out.secret(value)
+
+    def _secret_parameters(self, found: list[robot_scope.SecretParameter]) -> None:
+        assert self._events_out is not None
+        for owner, name, positions in found:
+            self._events_out.secret_parameters(owner, name, positions)
 
     def _send_definitions(self) -> None:
         assert self._events_out is not None

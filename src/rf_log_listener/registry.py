@@ -58,6 +58,7 @@ from .secret_names import (
     PAIRS,
     holds_no_secret,
     secret_getter,
+    signature_key,
     signature_secret,
 )
 from .step_masking import TRACE_ARGUMENTS, signature_position
@@ -103,6 +104,9 @@ class SecretRegistry:
         self.known: set[str] = set()
         self.pending: list[str] = []
         self._secret_names: dict[str, bool] = {}
+        # (owner, keyword name) -> positions of its parameters named like secrets: what live
+        # capture read from the keywords robot imported (``robot_scope.SecretParameters``)
+        self._parameters: dict[tuple[str, str], tuple[int, ...]] = {}
 
     def add(self, value: Any) -> None:
         text = str(value).strip()
@@ -111,6 +115,12 @@ class SecretRegistry:
         if text not in self.known and registrable(text):
             self.known.add(text)
             self.pending.append(text)
+
+    def secret_parameters(self, owner: str, name: str, positions: tuple[int, ...]) -> None:
+        """A keyword takes a secret at ``positions`` (``Post Login  user  password``): the
+        values its calls give there are registered (live capture only: no output file
+        has a keyword's parameters)."""
+        self._parameters[signature_key(owner, name)] = tuple(positions)
 
     def take(self) -> list[str]:
         taken, self.pending = self.pending, []
@@ -123,7 +133,8 @@ class SecretRegistry:
         or nothing."""
         if self.redactor.keyword_names_secret(name or ""):
             return _SECRET_KEYWORD
-        if signature_secret(owner, name) is not None:
+        if signature_secret(owner, name) is not None or (
+                self._parameters and signature_key(owner, name) in self._parameters):
             return _SIGNATURE
         joined = "\x00".join(map(str, args))
         # neither a variable nor a named argument: nothing of a secret can be in there
@@ -183,6 +194,8 @@ class SecretRegistry:
         logged = opening[-1] if opening and (traced is None or len(opening) > 1) else None
         args = [str(a) for a in args]
         secret_at = None if signature is None else signature_position(node.owner, node.name, args)
+        parameters = self._parameters.get(signature_key(node.owner, node.name), ()) \
+            if kind == _SIGNATURE and self._parameters else ()
         pairs = signature is not None and signature[0] == PAIRS
         pair_name = ""  # the argument before, when it is a secret's name (pairs only)
         given = []  # secret values given as references: registered as resolved below
@@ -191,7 +204,8 @@ class SecretRegistry:
             if named and self.names_secret(named[1]):  # Login  password=hunter2
                 for value in self.redactor.secret_values(arg):
                     self.add(value)
-            elif ((secret_keyword and index > 0) or (index == secret_at and not named) or (
+            elif ((secret_keyword and index > 0) or (
+                    (index == secret_at or index in parameters) and not named) or (
                     pair_name and not named and not holds_no_secret(pair_name, arg))):
                 if not _REFERENCE().search(arg):
                     self.add(arg)  # Input Password  id  x; SSHLibrary.Login  user  x

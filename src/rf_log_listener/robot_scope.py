@@ -1,7 +1,8 @@
 """What the live listener reads from robot's running context besides results (capture side,
 inside robot): variables (``${OUTPUT_DIR}``, pabot's), the values of secret-named variables
-in RF's scopes, where the library keywords run so far are defined, and a suite file's
-fingerprint. No output file holds any of these; an import cannot see them.
+in RF's scopes, where the library keywords run so far are defined, which keywords take a
+secret by position (their parameters' names), and a suite file's fingerprint. No output
+file holds any of these; an import cannot see them.
 
 Every read goes through RF internals that differ between versions, so each one gives up
 quietly (nothing read) rather than failing: the run matters more than the capture.
@@ -228,3 +229,49 @@ class Definitions:
         except Exception:  # a library RF itself cannot describe: the run matters more
             return []
         return found
+
+
+SecretParameter = tuple[str, str, tuple[int, ...]]  # library or resource, keyword, positions
+
+
+class SecretParameters:
+    """Where the keywords of the libraries and resource files robot imported take a secret
+    by position: a parameter named like one (``Post Login  bob  hunter2`` calling ``def
+    post_login(self, user, password)``; a user keyword's ``[Arguments]  ${user}  ${pin}``).
+    The registry registers what their calls give there. Each library or resource file is
+    read once (its keywords' parameter names only: RF has parsed them at import)."""
+
+    def __init__(self, names_secret: Callable[[str], bool]) -> None:
+        self.names_secret = names_secret
+        self.read: dict[int, Any] = {}  # id -> library or resource file (kept: ids are reused)
+
+    def in_namespace(self, suite_file: Any = None) -> list[SecretParameter]:
+        """Those of the current suite's imports and of ``suite_file``'s own keywords (whose
+        calls name no owner) not read before."""
+        from robot.running.context import EXECUTION_CONTEXTS
+
+        try:
+            store = EXECUTION_CONTEXTS.current.namespace._kw_store
+            owners = [(owner.name, owner) for owner in (*store.libraries.values(), *store.resources.values())]
+        except Exception:  # an RF whose internals differ: nothing read, capture goes on
+            owners = []
+        if suite_file is not None:
+            owners.append(("", suite_file))
+        return [found for name, owner in owners for found in self.of(name, owner)]
+
+    def of(self, name: str | None, owner: Any) -> list[SecretParameter]:
+        """The keywords of one library or resource file that take a secret by position."""
+        if id(owner) in self.read:
+            return []
+        self.read[id(owner)] = owner
+        names_secret, found = self.names_secret, []
+        try:
+            for keyword in owner.keywords:
+                positions = tuple(at for at, parameter in enumerate(keyword.args.positional)
+                                  if names_secret(parameter))
+                if positions:
+                    found.append((name or "", keyword.name, positions))
+        except Exception:  # a library RF itself cannot describe: the run matters more
+            return []
+        return found
+

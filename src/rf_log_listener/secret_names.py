@@ -111,6 +111,7 @@ SIGNATURE_SECRETS = {
     ("sshlibrary", "login"): (POSITION, 1),  # username, password
     ("sshlibrary", "loginwithpublickey"): (POSITION, 2),  # username, keyfile, password (the key's)
     ("databaselibrary", "connecttodatabase"): (POSITION, 3),  # module, database, user, password
+    ("telnet", "login"): (POSITION, 1),  # username, password, ...
     # Only these take pairs: after another keyword a secret-like word is often a locator and
     # the next argument no value (``Get Element Attribute  password  type``).
     ("operatingsystem", "setenvironmentvariable"): (PAIRS, 0),  # name, value
@@ -149,6 +150,11 @@ def signature_secret(owner: str | None, keyword_name: str | None) -> tuple[str, 
     if not owner or not keyword_name:
         return None
     return SIGNATURE_SECRETS.get((_normalized(owner), _normalized(keyword_name)))
+
+
+def signature_key(owner: str | None, keyword_name: str | None) -> tuple[str, str]:
+    """A library's or resource's keyword as the signature tables key it."""
+    return _normalized(owner or ""), _normalized(keyword_name or "")
 
 
 def _normalized(name: str) -> str:
