@@ -784,7 +784,7 @@ def test_the_failing_step_names_the_steps_its_arguments_came_from(
     for the test by a keyword before it (``Set Test Variable``) or for the suite in its
     setup."""
     assert robot("--output", "out.xml", str(DATA / "argument_sources/checks.robot"),
-                 cwd=tmp_path).returncode == 17
+                 cwd=tmp_path).returncode == 18
     conn = open_store(any_store_spec)  # SQLite and PostgreSQL: the scan's LIKE is each's
     run_id = import_result(conn, tmp_path / "out.xml", stable_window=0).run_id
 
@@ -838,6 +838,9 @@ def test_the_failing_step_names_the_steps_its_arguments_came_from(
         response[0].replace("42", "49"), "${ORDER} = <Response [500]>"])]
     assert sources("s1-t16") == [("s1-k1", ["Open Shop Session"], ["session opened", "${SESSION} = s-1"])]
     assert sources("s1-t17") == [("s1-t17-k1", ["Prepare Order"], ["${prepared} = yes"])]
+    # for the suite by a test before it (that test and what it logged before)
+    assert sources("s1-t19") == [("s1-t18", ["Creates What The Next One Uses"], [
+        "created order o-77", "${CREATED} = o-77"])]
     # a step of many arguments: its first 6 (its assignment line says the rest)
     (many,) = _path(conn, run_id, "s1-t6")["failure_path"]["path"][-1]["arguments_from"]
     assert (many["args"], many["args_total"]) == (["a=1", "b=2", "c=3", "d=4", "e=5", "f=6"], 8)

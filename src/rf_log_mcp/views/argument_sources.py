@@ -147,7 +147,9 @@ def _set_beyond_before(conn: sqlite3.Connection, base: int, path: list[NodeRow],
                        found: _Found) -> None:
     """Sources of ``names`` that set them for the test before its failing step (the step
     the path's levels called it in: ``Get Order Via Api`` that ran ``Set Test Variable``),
-    then for the suite in the setups of the suites around the test (the setup)."""
+    then for the suite: in its setup or a test before this one (``Set Suite Variable
+    ${ORDER_ID}`` in the test that created the order: the setup or that test), in the
+    setups of the suites around it."""
     pres = {node.pre for node in path}
     for setter in _setters(conn, max(path[0].key, path[-1].key - _SET_REACH), path[-1].key):
         name = (set_beyond(setter) or ("", ""))[0]
@@ -158,16 +160,22 @@ def _set_beyond_before(conn: sqlite3.Connection, base: int, path: list[NodeRow],
     parent_pre, levels = path[0].parent_pre if path[0].type == "TEST" else None, 0
     while names and parent_pre is not None and levels < _LEVELS:
         suite = _node(conn, base + parent_pre)
-        setup = _node(conn, suite.key + 1) if suite else None  # a suite's setup is its first node
-        if setup is not None and setup.type == "SETUP" and setup.parent_pre == suite.pre \
-                and setup.status == "PASS":
-            for setter in _setters(conn, max(setup.key, base + setup.last - _SET_REACH),
-                                   base + setup.last + 1):
-                name, reach = set_beyond(setter) or ("", "")
-                if reach == "SUITE" and name in names:
-                    names.discard(name)
-                    _take(found, setter.key, setup, {name}, setter)
-        parent_pre, levels = suite.parent_pre if suite else None, levels + 1
+        if suite is None:
+            break
+        if levels == 0:  # the test's suite: its setup and the tests before this one
+            after, before = max(suite.key, path[0].key - _SET_REACH), path[0].key
+        else:  # a suite around it: its setup (a sibling suite's variables are its own)
+            setup = _node(conn, suite.key + 1)  # a suite's setup is its first node
+            ran = setup is not None and setup.type == "SETUP" and setup.parent_pre == suite.pre
+            after, before = (max(setup.key, base + setup.last - _SET_REACH), base + setup.last + 1) \
+                if ran and setup else (0, 0)
+        for setter in _setters(conn, after, before) if before else ():
+            name, reach = set_beyond(setter) or ("", "")
+            source = _below(conn, base, setter, {suite.pre}) if reach == "SUITE" and name in names else None
+            if source is not None:
+                names.discard(name)
+                _take(found, setter.key, source, {name}, setter)
+        parent_pre, levels = suite.parent_pre, levels + 1
 
 
 def _setters(conn: sqlite3.Connection, after: int, before: int) -> list[NodeRow]:

@@ -100,6 +100,13 @@ Set With VAR's Scope
     Prepare Order
     Should Be Equal    ${prepared}    no
 
+Creates What The Next One Uses
+    Log    created order o-77
+    Set Suite Variable    ${CREATED}    o-77
+
+Uses What A Test Before Set
+    Should Be Equal    ${CREATED}    o-78
+
 *** Keywords ***
 Open Shop Session
     ${s} =    Set Variable    s-1
