@@ -355,7 +355,8 @@ def test_live_capture_also_knows_the_secret_variables_in_rfs_scopes(tmp_path: Pa
 def test_live_capture_knows_the_parameters_keywords_take_secrets_at(tmp_path: Path) -> None:
     """``Post Login    bob    hunter2`` of a library's ``post_login(user, password)``, a
     resource's ``Login As  [Arguments]  ${username}  ${password}``, a library imported while
-    the run goes on (``Import Library  Telnet``, then ``Login  admin  x``): the value is
+    the run goes on (``Import Library  Telnet``, then ``Login  admin  x``), an embedded
+    argument (``Given user "dave" logs in with password "x"``): the value is
     secret by the parameter it is given to, which RF's keywords show to live capture and no
     output file shows. Live masks it wherever it occurs; an import knows what its own rules
     find (Telnet's Login is in the signature table; prose "password was x")."""
@@ -373,15 +374,20 @@ def test_live_capture_knows_the_parameters_keywords_take_secrets_at(tmp_path: Pa
         "    Log    carol's password was S94-param-3c4d\n"
         "    Should Be Equal As Integers    ${s}    200\n"
         "Imported Later\n    Import Library    Telnet\n    Telnet.Login    admin    S95-param-5e6f\n"
-        "Suite File's Own\n    Open Vault    S96-param-7g8h    trace\n\n"
-        "*** Keywords ***\nOpen Vault\n    [Arguments]    ${vault_token}    ${mode}\n    Log    ${mode}\n")
+        "Suite File's Own\n    Open Vault    S96-param-7g8h    trace\n"
+        "Embedded\n    Given user \"dave\" logs in with password \"S97-param-9i0j\"\n\n"
+        "*** Keywords ***\nOpen Vault\n    [Arguments]    ${vault_token}    ${mode}\n    Log    ${mode}\n"
+        "User \"${user}\" logs in with password \"${password}\"\n    Log    logging in ${user}\n")
     done = robot("--listener", f"rf_log_listener:db={tmp_path / 'live.sqlite3'}", "--pythonpath",
                  str(tmp_path), "--output", str(tmp_path / "out.xml"), str(tmp_path / "bank.robot"),
                  cwd=tmp_path)
     assert done.returncode == 3, done.stdout + done.stderr
     live = open_store(tmp_path / "live.sqlite3")
     assert live.execute("SELECT value FROM secrets ORDER BY value").fetchall() == [
-        ("S93-param-1a2b",), ("S94-param-3c4d",), ("S95-param-5e6f",), ("S96-param-7g8h",)]
+        ("S93-param-1a2b",), ("S94-param-3c4d",), ("S95-param-5e6f",), ("S96-param-7g8h",),
+        ("S97-param-9i0j",)]
+    tree = cli("tree", "s1-t5", "--db", str(tmp_path / "live.sqlite3")).stdout
+    assert 'Given user "dave" logs in with password "***"' in tree, tree
     assert [hit.text for hit in service.search_messages(live, "again", run_id=1).hits] == ["again ***"]
     failures = cli("failures", "1", "--db", str(tmp_path / "live.sqlite3")).stdout
     assert "from: s1-t1-k1 ${s} = Post Login  bob  ***\n" in failures, failures

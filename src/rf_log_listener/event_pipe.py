@@ -32,7 +32,8 @@ class EventBatcher:
     text, html, time; RUN_ERROR level, text, html, time; IDENTITY name, owner, args, assign
     (the innermost open node's, as they stand at its end, when they changed after its OPEN
     was sent); SECRET value; DEFINITION library, keyword name key, source, lineno;
-    PARAMETERS library or resource, keyword name, positions of its secret parameters. Times
+    PARAMETERS library or resource, keyword name, positions of its secret parameters, and
+    for embedded arguments their pattern and flags. Times
     are text, or datetime's 10-byte state (see ``_iso``).
 
     Flat, because a tuple per event would be a container that lives until the next flush:
@@ -60,9 +61,10 @@ class EventBatcher:
         """Where a library keyword is defined (RF's implementation; files do not say)."""
         self._events.extend((DEFINITION, library, name_key, source, lineno))
 
-    def secret_parameters(self, owner: str, name: str, positions: tuple[int, ...]) -> None:
+    def secret_parameters(self, owner: str, name: str, positions: tuple[int, ...],
+                          embedded: tuple[str, int] | None) -> None:
         """Where a keyword robot imported takes a secret by position (its parameter's name)."""
-        self._events.extend((PARAMETERS, owner, name, positions))
+        self._events.extend((PARAMETERS, owner, name, positions, embedded))
 
     def __len__(self) -> int:
         """How many items (not events) wait for the next flush."""
@@ -221,8 +223,8 @@ def apply_batch(writer: RunWriter, stack: list[Node], events: list[Any],
             writer.register_definition(tuple(events[at + 1:at + 5]))
             at += 5
         elif kind == PARAMETERS:
-            writer.secrets.secret_parameters(*events[at + 1:at + 4])
-            at += 4
+            writer.secrets.secret_parameters(*events[at + 1:at + 5])
+            at += 5
         else:
             raise ValueError(f"unknown event kind {kind!r} at item {at}")
     if flush:

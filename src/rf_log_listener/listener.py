@@ -417,8 +417,8 @@ class rf_log_listener(Flushing):
 
     def _secret_parameters(self, found: list[robot_scope.SecretParameter]) -> None:
         assert self._events_out is not None
-        for owner, name, positions in found:
-            self._events_out.secret_parameters(owner, name, positions)
+        for owner, name, positions, embedded in found:
+            self._events_out.secret_parameters(owner, name, positions, embedded)
 
     def _send_definitions(self) -> None:
         assert self._events_out is not None

@@ -44,6 +44,7 @@ RF's scopes (``record``). The read side masks every registered value wherever it
 
 from __future__ import annotations
 
+import contextlib
 import re
 import sqlite3
 
@@ -107,6 +108,8 @@ class SecretRegistry:
         # (owner, keyword name) -> positions of its parameters named like secrets: what live
         # capture read from the keywords robot imported (``robot_scope.SecretParameters``)
         self._parameters: dict[tuple[str, str], tuple[int, ...]] = {}
+        # keywords with embedded arguments: (their name's pattern, positions of its groups)
+        self._embedded: list[tuple[re.Pattern[str], tuple[int, ...]]] = []
 
     def add(self, value: Any) -> None:
         text = str(value).strip()
@@ -116,11 +119,29 @@ class SecretRegistry:
             self.known.add(text)
             self.pending.append(text)
 
-    def secret_parameters(self, owner: str, name: str, positions: tuple[int, ...]) -> None:
-        """A keyword takes a secret at ``positions`` (``Post Login  user  password``): the
-        values its calls give there are registered (live capture only: no output file
-        has a keyword's parameters)."""
-        self._parameters[signature_key(owner, name)] = tuple(positions)
+    def secret_parameters(self, owner: str, name: str, positions: tuple[int, ...],
+                          embedded: tuple[str, int] | None = None) -> None:
+        """A keyword takes a secret at ``positions`` (``Post Login  user  password``; of
+        ``embedded`` arguments, the groups of its name's pattern): the values its calls
+        give there are registered (live capture only: no output file has a keyword's
+        parameters)."""
+        if embedded is None:
+            self._parameters[signature_key(owner, name)] = tuple(positions)
+        else:
+            with contextlib.suppress(re.error, TypeError):
+                self._embedded.append((re.compile(*embedded), tuple(positions)))
+
+    def _embedded_values(self, name: str) -> None:
+        """The secrets a call of a keyword with embedded arguments gives in its name (after
+        a BDD prefix, ``Given``, in whatever language: its first word)."""
+        for pattern, positions in self._embedded:
+            found = pattern.fullmatch(name) or (" " in name and pattern.fullmatch(name.split(" ", 1)[1]))
+            if found:
+                for position in positions:
+                    value = found[position + 1]
+                    if value and not _REFERENCE().search(value):
+                        self.add(value)
+                return
 
     def take(self) -> list[str]:
         taken, self.pending = self.pending, []
@@ -182,6 +203,8 @@ class SecretRegistry:
             named_by = self._returns_secret(node)
             if named_by is not None:
                 self._returned(node.assign, (*(opening or ()), *(assigned or ())), named_by)
+        if self._embedded and node.name:
+            self._embedded_values(node.name)
         args = node.args
         if not args:
             return

@@ -231,15 +231,18 @@ class Definitions:
         return found
 
 
-SecretParameter = tuple[str, str, tuple[int, ...]]  # library or resource, keyword, positions
+# library or resource, keyword, positions; for embedded arguments (``User "${user}" logs in
+# with "${password}"``) their pattern and flags, the positions counting its groups
+SecretParameter = tuple[str, str, tuple[int, ...], "tuple[str, int] | None"]
 
 
 class SecretParameters:
     """Where the keywords of the libraries and resource files robot imported take a secret
     by position: a parameter named like one (``Post Login  bob  hunter2`` calling ``def
-    post_login(self, user, password)``; a user keyword's ``[Arguments]  ${user}  ${pin}``).
-    The registry registers what their calls give there. Each library or resource file is
-    read once (its keywords' parameter names only: RF has parsed them at import)."""
+    post_login(self, user, password)``; a user keyword's ``[Arguments]  ${user}  ${pin}``;
+    an embedded argument, ``Given user "bob" logs in with password "x"``). The registry
+    registers what their calls give there. Each library or resource file is read once (its
+    keywords' parameter names only: RF has parsed them at import)."""
 
     def __init__(self, names_secret: Callable[[str], bool]) -> None:
         self.names_secret = names_secret
@@ -267,11 +270,12 @@ class SecretParameters:
         names_secret, found = self.names_secret, []
         try:
             for keyword in owner.keywords:
-                positions = tuple(at for at, parameter in enumerate(keyword.args.positional)
-                                  if names_secret(parameter))
+                embedded = getattr(keyword, "embedded", None)
+                parameters = embedded.args if embedded else keyword.args.positional
+                positions = tuple(at for at, parameter in enumerate(parameters) if names_secret(parameter))
                 if positions:
-                    found.append((name or "", keyword.name, positions))
+                    found.append((name or "", keyword.name, positions, (
+                        embedded.name.pattern, embedded.name.flags) if embedded else None))
         except Exception:  # a library RF itself cannot describe: the run matters more
             return []
         return found
-
