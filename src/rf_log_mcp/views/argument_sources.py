@@ -88,16 +88,17 @@ def argument_sources(conn: sqlite3.Connection, run_id: int,
             lowest = max(base + node.parent_pre, node.key - _REACH)
             for step in _assigning_before(conn, run_id, node, lowest, wanted):
                 names = assigned(step) & wanted
-                if names and len(found) < SOURCES_SHOWN:
-                    wanted -= names
-                    _take(found, base + step.last, step, names, step)
+                if names:
+                    wanted -= names  # found: not looked for further up, shown or not
+                    if len(found) < SOURCES_SHOWN:
+                        _take(found, base + step.last, step, names, step)
         if parent.type in _CALLS and wanted:
             beyond |= wanted
             wanted = _uses(parent)
         elif not wanted or parent.type == "TEST":
             break
     beyond = (beyond | wanted) - {name for _, _, names, _ in found.values() for name in names}
-    if beyond:
+    if beyond and len(found) < SOURCES_SHOWN:  # the nearest are found (a setter is seldom nearer)
         _set_beyond_before(conn, base, path, beyond, found)
     nearest = sorted(found.values(), key=lambda item: item[0], reverse=True)[:SOURCES_SHOWN]
     return [(source, _last_info(conn, run_id, source, names, line))
