@@ -184,6 +184,12 @@ def test_a_search_cannot_find_a_masked_value(store: sqlite3.Connection) -> None:
      "Typing text '***' into text field 'id=password'."),
     ("Typing text 'a b' into text field 'css=#userPwd'.",
      "Typing text '***' into text field 'css=#userPwd'."),
+    # "pw", a password field's short name (``id:pw``, ``#loginPw``); not inside a word
+    ("Typing text 'Tp-8y' into text field 'id:pw'.", "Typing text '***' into text field 'id:pw'."),
+    ("Typing text 'Tp-7z' into text field '#loginPw'.", "Typing text '***' into text field '#loginPw'."),
+    ("Typing text 'Tp-6w' into text field 'css=input[name=\"pw\"]'.",
+     "Typing text '***' into text field 'css=input[name=\"pw\"]'."),
+    ("Typing text 'x1' into text field 'name=upward'.", "Typing text 'x1' into text field 'name=upward'."),
     ("Typing text 'bob' into text field 'id=username'.",
      "Typing text 'bob' into text field 'id=username'."),
     ("Typing text 'x' into text field 'id=bypassReason'.",

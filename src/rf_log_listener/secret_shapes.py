@@ -409,8 +409,8 @@ def piped_passwords(text: str) -> list[str]:
 # by finds, not a pattern: one pass over the message, whatever it holds.
 TYPED_HEAD, _TYPED_INTO, _TYPED_END = "Typing text '", "' into text field '", "'."
 _LOCATOR_WORDS = lazy_pattern(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])")
-_PASSWORD_FIELD_WORDS = frozenset(("password", "passwd", "pass", "pwd", "passphrase", "passcode",
-                                   "secret", "pin", "otp"))
+_PASSWORD_FIELD_WORDS = frozenset(("password", "passwd", "pass", "pw", "pwd", "passphrase",
+                                   "passcode", "secret", "pin", "otp"))
 # each word as a piece of the locator: a cheap search before the word split
 _PASSWORD_FIELD_PIECES = lazy_pattern(f"(?i){'|'.join(sorted(_PASSWORD_FIELD_WORDS))}")
 
