@@ -852,6 +852,27 @@ def test_the_failing_step_names_the_steps_its_arguments_came_from(
     assert "from: s1-k1 SETUP Open Shop Session\n          INFO: session opened\n" in printed, printed
 
 
+def test_a_variable_a_parent_suite_set_is_named_where_it_reaches(tmp_path: Path) -> None:
+    """A parent suite's setup (``__init__.robot``) that ran ``Set Global Variable  ${G}``
+    is the source of a child suite's failing ``${G}``; its ``Set Suite Variable  ${A}``
+    (no ``children=True``) does not reach the child suite (RF: variable not found) and is
+    named for nothing there."""
+    (tmp_path / "top").mkdir()
+    (tmp_path / "top" / "__init__.robot").write_text(
+        "*** Settings ***\nSuite Setup    Prepare\n\n*** Keywords ***\nPrepare\n"
+        "    Log    prepared the run\n    Set Suite Variable    ${A}    a\n"
+        "    Set Global Variable    ${G}    g\n")
+    (tmp_path / "top" / "child.robot").write_text(
+        "*** Test Cases ***\nUses Global\n    Should Be Equal    ${G}    h\n"
+        "Uses Parent's Suite Variable\n    Log    ${A}\n")
+    assert robot("--output", "out.xml", str(tmp_path / "top"), cwd=tmp_path).returncode == 2
+    conn = open_store(tmp_path / "s.sqlite3")
+    run_id = import_result(conn, tmp_path / "out.xml", stable_window=0).run_id
+    sources = [[(s["node_id"], [m["text"] for m in s["messages"]]) for s in _path(conn, run_id, test)[
+        "failure_path"]["path"][-1].get("arguments_from", [])] for test in ("s1-s1-t1", "s1-s1-t2")]
+    assert sources == [[("s1-k1", ["prepared the run", "${G} = g"])], []]
+
+
 def test_the_variables_a_step_uses_are_read_as_robot_framework_names_them() -> None:
     """The base names of the variables arguments use and steps assign, normalized as RF
     matches names; not environment variables; a name with LIKE's wildcards is taken
@@ -874,11 +895,15 @@ def test_the_variables_a_step_uses_are_read_as_robot_framework_names_them() -> N
         [written, "v"]))) for written in ("\\${Resp}", "$resp", "@{Items}", "resp")] == [
         ("resp", "TEST"), ("resp", "TEST"), ("items", "TEST"), None]
     assert set_beyond(step("KEYWORD", "Set Global Variable", None)._replace(
-        owner="BuiltIn", args='["${TOKEN}", "t"]')) == ("token", "SUITE")
+        owner="BuiltIn", args='["${TOKEN}", "t"]')) == ("token", "GLOBAL")
+    assert [set_beyond(step("KEYWORD", "Set Suite Variable", None)._replace(owner="BuiltIn", args=json.dumps(
+        ["${s}", "v", *children]))) for children in ([], ["children=True"], ["children=${FALSE}"])] == [
+        ("s", "SUITE"), ("s", "SUITES"), ("s", "SUITE")]
     assert set_beyond(step("KEYWORD", "Set Test Variable", None)._replace(
         owner="Mine", args='["${x}"]')) is None
     assert [set_beyond(step("VAR", "${x}", None)._replace(fields=json.dumps(fields))) for fields in (
-        {"scope": "GLOBAL"}, {"scope": "task"}, {"value": ["1"]})] == [("x", "SUITE"), ("x", "TEST"), None]
+        {"scope": "GLOBAL"}, {"scope": "task"}, {"scope": "SUITES"}, {"value": ["1"]})] == [
+        ("x", "GLOBAL"), ("x", "TEST"), ("x", "SUITES"), None]
     assert [_like(char) for char in "5%_\\Ä"] == ["5", "\\%", "\\_", "\\\\", "%"]
 
 

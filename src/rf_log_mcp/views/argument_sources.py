@@ -117,11 +117,15 @@ def _take(found: _Found, when: int, source: NodeRow, names: set[str], line: Node
 # BuiltIn's keywords that set a variable beyond the body they run in (``Set Test Variable
 # \${RESP}  ${r}`` in a keyword the test called; ``Set Suite Variable`` in a suite setup),
 # the name as written (RF does not resolve it: ``${x}``, ``\${x}``, ``$x``); RF 7's VAR with
-# a scope likewise. "SUITE": seen by the suite's tests, set in its setup too.
+# a scope likewise. How far: the test; the suite (its tests); the suite and its child suites
+# (``children=True``, VAR's SUITES); the run.
 _SETTERS = {_name_key(name): reach for name, reach in (
     ("Set Test Variable", "TEST"), ("Set Task Variable", "TEST"),
-    ("Set Suite Variable", "SUITE"), ("Set Global Variable", "SUITE"))}
-_VAR_SCOPES = {"TEST": "TEST", "TASK": "TEST", "SUITE": "SUITE", "SUITES": "SUITE", "GLOBAL": "SUITE"}
+    ("Set Suite Variable", "SUITE"), ("Set Global Variable", "GLOBAL"))}
+_VAR_SCOPES = {"TEST": "TEST", "TASK": "TEST", "SUITE": "SUITE", "SUITES": "SUITES", "GLOBAL": "GLOBAL"}
+_SUITE_REACH = ("SUITE", "SUITES", "GLOBAL")  # seen by the tests of the suite it ran in
+_CHILD_REACH = ("SUITES", "GLOBAL")  # and by those of its child suites
+_NOT_TRUE = ("", "false", "no", "none", "off", "0", "${false}", "${none}", "${empty}")
 _SET_NAME = re.compile(r"\\?[$@&]\{([^{}]+)\}$|\$(\w+)$")
 _SETTING = ("(type = 'KEYWORD' AND owner = 'BuiltIn' AND name IN ('Set Test Variable',"
             " 'Set Task Variable', 'Set Suite Variable', 'Set Global Variable')"
@@ -131,13 +135,18 @@ _SET_REACH = 10000  # nodes before the failing step looked back through for them
 
 
 def set_beyond(step: NodeRow) -> tuple[str, str] | None:
-    """The variable a step sets beyond its body, by its base name, and for whom: "TEST"
-    (``Set Test Variable``, ``VAR ... scope=TEST``) or "SUITE" (Set Suite or Global
-    Variable, a VAR's SUITE, SUITES or GLOBAL scope)."""
+    """The variable a step sets beyond its body, by its base name, and how far: "TEST"
+    (``Set Test Variable``, ``VAR ... scope=TEST``), "SUITE" (``Set Suite Variable``, VAR's
+    SUITE), "SUITES" (the suite's child suites too: ``children=True``, VAR's SUITES) or
+    "GLOBAL" (``Set Global Variable``, VAR's GLOBAL)."""
     if step.type == "VAR":
         reach, written = _VAR_SCOPES.get(str(step.field_values.get("scope", "")).upper()), step.name
     elif step.type == "KEYWORD" and step.owner == "BuiltIn" and step.args:
-        reach, written = _SETTERS.get(_name_key(step.name)), json.loads(step.args)[0]
+        args = json.loads(step.args)
+        reach, written = _SETTERS.get(_name_key(step.name)), args[0]
+        if reach == "SUITE" and any(str(arg).lower().startswith("children=") and str(arg)[9:].strip().lower()
+                                    not in _NOT_TRUE for arg in args[1:]):
+            reach = "SUITES"
     else:
         return None
     found = _SET_NAME.match(str(written)) if reach else None
@@ -165,14 +174,15 @@ def _set_beyond_before(conn: sqlite3.Connection, base: int, path: list[NodeRow],
             break
         if levels == 0:  # the test's suite: its setup and the tests before this one
             after, before = max(suite.key, path[0].key - _SET_REACH), path[0].key
-        else:  # a suite around it: its setup (a sibling suite's variables are its own)
+        else:  # a suite around it: its setup, what it set for its child suites or the run
             setup = _node(conn, suite.key + 1)  # a suite's setup is its first node
             ran = setup is not None and setup.type == "SETUP" and setup.parent_pre == suite.pre
             after, before = (max(setup.key, base + setup.last - _SET_REACH), base + setup.last + 1) \
                 if ran and setup else (0, 0)
         for setter in _setters(conn, after, before) if before else ():
             name, reach = set_beyond(setter) or ("", "")
-            source = _below(conn, base, setter, {suite.pre}) if reach == "SUITE" and name in names else None
+            seen = reach in (_SUITE_REACH if levels == 0 else _CHILD_REACH) and name in names
+            source = _below(conn, base, setter, {suite.pre}) if seen else None
             if source is not None:
                 names.discard(name)
                 _take(found, setter.key, source, {name}, setter)
