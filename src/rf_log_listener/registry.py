@@ -108,8 +108,9 @@ class SecretRegistry:
         # (owner, keyword name) -> positions of its parameters named like secrets: what live
         # capture read from the keywords robot imported (``robot_scope.SecretParameters``)
         self._parameters: dict[tuple[str, str], tuple[int, ...]] = {}
-        # keywords with embedded arguments: (their name's pattern, positions of its groups)
-        self._embedded: list[tuple[re.Pattern[str], tuple[int, ...]]] = []
+        # owner -> its keywords with embedded arguments named like secrets: (their name's
+        # pattern, positions of its groups); a call is matched against its owner's only
+        self._embedded: dict[str, list[tuple[re.Pattern[str], tuple[int, ...]]]] = {}
 
     def add(self, value: Any) -> None:
         text = str(value).strip()
@@ -129,12 +130,13 @@ class SecretRegistry:
             self._parameters[signature_key(owner, name)] = tuple(positions)
         else:
             with contextlib.suppress(re.error, TypeError):
-                self._embedded.append((re.compile(*embedded), tuple(positions)))
+                self._embedded.setdefault(signature_key(owner, "")[0], []).append(
+                    (re.compile(*embedded), tuple(positions)))
 
-    def _embedded_values(self, name: str) -> None:
+    def _embedded_values(self, name: str, owner: str | None) -> None:
         """The secrets a call of a keyword with embedded arguments gives in its name (after
         a BDD prefix, ``Given``, in whatever language: its first word)."""
-        for pattern, positions in self._embedded:
+        for pattern, positions in self._embedded.get(signature_key(owner, "")[0], ()):
             found = pattern.fullmatch(name) or (" " in name and pattern.fullmatch(name.split(" ", 1)[1]))
             if found:
                 for position in positions:
@@ -203,8 +205,8 @@ class SecretRegistry:
             named_by = self._returns_secret(node)
             if named_by is not None:
                 self._returned(node.assign, (*(opening or ()), *(assigned or ())), named_by)
-        if self._embedded and node.name:
-            self._embedded_values(node.name)
+        if self._embedded and node.name and not node.args:  # a call's embedded values: its name
+            self._embedded_values(node.name, node.owner)
         args = node.args
         if not args:
             return
