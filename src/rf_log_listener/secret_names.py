@@ -152,6 +152,7 @@ def signature_secret(owner: str | None, keyword_name: str | None) -> tuple[str, 
     return SIGNATURE_SECRETS.get((_normalized(owner), _normalized(keyword_name)))
 
 
+@functools.lru_cache(maxsize=4096)  # asked for every call the writer closes in a run that has one
 def signature_key(owner: str | None, keyword_name: str | None) -> tuple[str, str]:
     """A library's or resource's keyword as the signature tables key it."""
     return _normalized(owner or ""), _normalized(keyword_name or "")
