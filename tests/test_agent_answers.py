@@ -780,11 +780,12 @@ def test_the_failing_step_names_the_steps_its_arguments_came_from(
     ``handled_failures`` has it), not an earlier assignment of the same variable; of a step
     of many arguments, its first 6; within half the budget (``budget_truncated`` past it);
     of a loop whose condition failed, its condition's; a keyword's embedded arguments',
-    BuiltIn's evaluated ``$x``; steps in blocks inside the blocks before it; a variable set
+    BuiltIn's evaluated ``$x``; steps in blocks inside the blocks before it; the condition of
+    an IF branch it ran in; a variable set
     for the test by a keyword before it (``Set Test Variable``) or for the suite in its
     setup."""
     assert robot("--output", "out.xml", str(DATA / "argument_sources/checks.robot"),
-                 cwd=tmp_path).returncode == 18
+                 cwd=tmp_path).returncode == 19
     conn = open_store(any_store_spec)  # SQLite and PostgreSQL: the scan's LIKE is each's
     run_id = import_result(conn, tmp_path / "out.xml", stable_window=0).run_id
 
@@ -838,6 +839,8 @@ def test_the_failing_step_names_the_steps_its_arguments_came_from(
         response[0].replace("42", "49"), "${ORDER} = <Response [500]>"])]
     assert sources("s1-t16") == [("s1-k1", ["Open Shop Session"], ["session opened", "${SESSION} = s-1"])]
     assert sources("s1-t17") == [("s1-t17-k1", ["Prepare Order"], ["${prepared} = yes"])]
+    # a step whose arguments use none, in an IF branch: its condition's (``${count} < 3``)
+    assert sources("s1-t20") == [("s1-t20-k1", ["${count}"], ["Length is 2.", "${count} = 2"])]
     # for the suite by a test before it (that test and what it logged before)
     assert sources("s1-t19") == [("s1-t18", ["Creates What The Next One Uses"], [
         "created order o-77", "${CREATED} = o-77"])]

@@ -26,6 +26,8 @@ _REACH = 5000
 # on the path, what is looked for is what the call was given (``Check Order  ${resp}``)
 _CALLS = ("KEYWORD", "SETUP", "TEARDOWN")
 _LEVELS = 12  # path levels looked through, from the deepest up: bounded however deep
+# A path's IF branches: the failing step ran because their condition held
+_BRANCHES = ("IF", "ELSE IF")
 _REFERENCE = re.compile(r"[$@&]\{(\{)?([^{}]*)")
 _INLINE_NAME = re.compile(r"\$([A-Za-z_]\w*)")
 _NAME_END = re.compile(r"[.\[(:]")
@@ -65,9 +67,10 @@ _Found = dict[int, tuple[int, NodeRow, set[str], NodeRow]]  # source key: (when,
 
 def argument_sources(conn: sqlite3.Connection, run_id: int,
                      path: list[NodeRow]) -> list[tuple[NodeRow, list[tuple[int, int, str, str, int]]]]:
-    """The steps that assigned the variables the deepest step of ``path`` uses, nearest
-    first, each with what it logged last (``_last_info``): its siblings before it, then those
-    of the control structures around it (for a loop variable, the loop's values'); past a
+    """The steps that assigned the variables the deepest step of ``path`` uses (and the
+    conditions of the IF branches it ran in), nearest first, each with what it logged last
+    (``_last_info``): its siblings before it, then those of the control structures around
+    it (for a loop variable, the loop's values'); past a
     keyword call on the path, those that assigned what the call was given, up to the test.
     A variable a body uses and did not assign (a keyword's, the test's) may be the test's or
     the suite's: a step before it in the test that set it so (``Set Test Variable`` in a
@@ -80,6 +83,8 @@ def argument_sources(conn: sqlite3.Connection, run_id: int,
     beyond: set[str] = set()  # used where not assigned: perhaps the test's or the suite's
     for level in range(len(path) - 1, max(0, len(path) - 1 - _LEVELS), -1):
         node, parent = path[level], path[level - 1]
+        if node.type in _BRANCHES and level < len(path) - 1:
+            wanted |= _uses(node)  # the branch ran for its condition (``IF  ${count} < 3``)
         looped = assigned(node) & wanted if node.type == "FOR" else set()
         if looped:  # a loop variable came from the loop's values (``FOR  ${item}  IN  @{items}``)
             wanted = wanted - looped | referenced(
@@ -95,7 +100,7 @@ def argument_sources(conn: sqlite3.Connection, run_id: int,
         if parent.type in _CALLS and wanted:
             beyond |= wanted
             wanted = _uses(parent)
-        elif not wanted or parent.type == "TEST":
+        elif parent.type == "TEST":  # (a call's body that used none: conditions above may)
             break
     beyond = (beyond | wanted) - {name for _, _, names, _ in found.values() for name in names}
     if beyond and len(found) < SOURCES_SHOWN:  # the nearest are found (a setter is seldom nearer)

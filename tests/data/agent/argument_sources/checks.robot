@@ -107,6 +107,12 @@ Creates What The Next One Uses
 Uses What A Test Before Set
     Should Be Equal    ${CREATED}    o-78
 
+Guarded By A Condition
+    ${count} =    Get Length    ${{ [1, 2] }}
+    IF    ${count} < 3
+        Fail    Not enough items
+    END
+
 *** Keywords ***
 Open Shop Session
     ${s} =    Set Variable    s-1
