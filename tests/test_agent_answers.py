@@ -785,7 +785,7 @@ def test_the_failing_step_names_the_steps_its_arguments_came_from(
     for the test by a keyword before it (``Set Test Variable``) or for the suite in its
     setup."""
     assert robot("--output", "out.xml", str(DATA / "argument_sources/checks.robot"),
-                 cwd=tmp_path).returncode == 19
+                 cwd=tmp_path).returncode == 20
     conn = open_store(any_store_spec)  # SQLite and PostgreSQL: the scan's LIKE is each's
     run_id = import_result(conn, tmp_path / "out.xml", stable_window=0).run_id
 
@@ -841,6 +841,8 @@ def test_the_failing_step_names_the_steps_its_arguments_came_from(
     assert sources("s1-t17") == [("s1-t17-k1", ["Prepare Order"], ["${prepared} = yes"])]
     # a step whose arguments use none, in an IF branch: its condition's (``${count} < 3``)
     assert sources("s1-t20") == [("s1-t20-k1", ["${count}"], ["Length is 2.", "${count} = 2"])]
+    # RF's older form, a run-keyword variant: it runs its keyword in the caller's scope
+    assert sources("s1-t21") == [("s1-t21-k1", ["${count}"], ["Length is 1.", "${count} = 1"])]
     # for the suite by a test before it (that test and what it logged before)
     assert sources("s1-t19") == [("s1-t18", ["Creates What The Next One Uses"], [
         "created order o-77", "${CREATED} = o-77"])]

@@ -97,7 +97,11 @@ def argument_sources(conn: sqlite3.Connection, run_id: int,
                     wanted -= names  # found: not looked for further up, shown or not
                     if len(found) < SOURCES_SHOWN:
                         _take(found, base + step.last, step, names, step)
-        if parent.type in _CALLS and wanted:
+        if parent.type in _CALLS and parent.owner == "BuiltIn":
+            # a run-keyword variant runs its keyword in the caller's scope: what it was
+            # given (``Run Keyword If  ${count} < 3  Fail  ...``) is the caller's too
+            wanted |= _uses(parent)
+        elif parent.type in _CALLS and wanted:
             beyond |= wanted
             wanted = _uses(parent)
         elif parent.type == "TEST":  # (a call's body that used none: conditions above may)

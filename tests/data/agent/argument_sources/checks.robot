@@ -113,6 +113,10 @@ Guarded By A Condition
         Fail    Not enough items
     END
 
+Guarded By Run Keyword If
+    ${count} =    Get Length    ${{ [1] }}
+    Run Keyword If    ${count} < 3    Fail    Not enough items
+
 *** Keywords ***
 Open Shop Session
     ${s} =    Set Variable    s-1
