@@ -781,11 +781,11 @@ def test_the_failing_step_names_the_steps_its_arguments_came_from(
     of many arguments, its first 6; within half the budget (``budget_truncated`` past it);
     of a loop whose condition failed, its condition's; a keyword's embedded arguments',
     BuiltIn's evaluated ``$x``; steps in blocks inside the blocks before it; the condition of
-    an IF branch it ran in; a variable set
+    an IF branch it ran in (of an ELSE, the earlier branches'); a variable set
     for the test by a keyword before it (``Set Test Variable``) or for the suite in its
     setup."""
     assert robot("--output", "out.xml", str(DATA / "argument_sources/checks.robot"),
-                 cwd=tmp_path).returncode == 20
+                 cwd=tmp_path).returncode == 21
     conn = open_store(any_store_spec)  # SQLite and PostgreSQL: the scan's LIKE is each's
     run_id = import_result(conn, tmp_path / "out.xml", stable_window=0).run_id
 
@@ -843,6 +843,8 @@ def test_the_failing_step_names_the_steps_its_arguments_came_from(
     assert sources("s1-t20") == [("s1-t20-k1", ["${count}"], ["Length is 2.", "${count} = 2"])]
     # RF's older form, a run-keyword variant: it runs its keyword in the caller's scope
     assert sources("s1-t21") == [("s1-t21-k1", ["${count}"], ["Length is 1.", "${count} = 1"])]
+    # an ELSE: the conditions of the branches before it, which did not hold
+    assert sources("s1-t22") == [("s1-t22-k1", ["${status}"], ["${status} = 503"])]
     # for the suite by a test before it (that test and what it logged before)
     assert sources("s1-t19") == [("s1-t18", ["Creates What The Next One Uses"], [
         "created order o-77", "${CREATED} = o-77"])]

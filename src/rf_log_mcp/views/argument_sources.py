@@ -28,6 +28,8 @@ _CALLS = ("KEYWORD", "SETUP", "TEARDOWN")
 _LEVELS = 12  # path levels looked through, from the deepest up: bounded however deep
 # A path's IF branches: the failing step ran because their condition held
 _BRANCHES = ("IF", "ELSE IF")
+# and an ELSE (or ELSE IF) branch because the conditions of the branches before it did not
+_AFTER_BRANCHES = ("ELSE IF", "ELSE")
 _REFERENCE = re.compile(r"[$@&]\{(\{)?([^{}]*)")
 _INLINE_NAME = re.compile(r"\$([A-Za-z_]\w*)")
 _NAME_END = re.compile(r"[.\[(:]")
@@ -85,6 +87,8 @@ def argument_sources(conn: sqlite3.Connection, run_id: int,
         node, parent = path[level], path[level - 1]
         if node.type in _BRANCHES and level < len(path) - 1:
             wanted |= _uses(node)  # the branch ran for its condition (``IF  ${count} < 3``)
+        if node.type in _AFTER_BRANCHES and level < len(path) - 1:
+            wanted |= _earlier_conditions(conn, base, node, parent)  # ELSE: theirs did not hold
         looped = assigned(node) & wanted if node.type == "FOR" else set()
         if looped:  # a loop variable came from the loop's values (``FOR  ${item}  IN  @{items}``)
             wanted = wanted - looped | referenced(
@@ -112,6 +116,17 @@ def argument_sources(conn: sqlite3.Connection, run_id: int,
     nearest = sorted(found.values(), key=lambda item: item[0], reverse=True)[:SOURCES_SHOWN]
     return [(source, _last_info(conn, run_id, source, names, line))
             for _, source, names, line in nearest]
+
+
+def _earlier_conditions(conn: sqlite3.Connection, base: int, branch: NodeRow,
+                        root: NodeRow) -> set[str]:
+    """The variables of the conditions of the branches before ``branch`` in its IF (``IF
+    ${status} == 200 ... ELSE  Fail  Unexpected status``: status)."""
+    rows = conn.execute(
+        "SELECT fields FROM nodes WHERE key > ? AND key < ? AND parent_pre = ? AND type IN ('IF', 'ELSE IF')",
+        (root.key, branch.key, root.pre))
+    return {name for (fields,) in rows if fields
+            for name in _condition_names(str(json.loads(fields).get("condition") or ""))}
 
 
 def _take(found: _Found, when: int, source: NodeRow, names: set[str], line: NodeRow) -> None:
@@ -269,11 +284,16 @@ def _uses(node: NodeRow) -> set[str]:
             used |= {_name_key(name) for arg in args for name in _INLINE_NAME.findall(arg)}
     fields = node.field_values
     if fields.get("condition"):
-        condition = str(fields["condition"])
-        used |= referenced([condition]) | {_name_key(name) for name in _INLINE_NAME.findall(condition)}
+        used |= _condition_names(str(fields["condition"]))
     if node.type == "FOR":
         used |= referenced([str(value) for value in fields.get("values") or ()])
     return used
+
+
+def _condition_names(condition: str) -> set[str]:
+    """The variables a condition uses: ``${x}`` and, evaluated, ``$x``."""
+    return referenced([condition]) | {_name_key(name) for name in _INLINE_NAME.findall(condition)} \
+        if condition else set()
 
 
 # Blocks before the failing step whose steps' variables it sees (RF's scope is the test's

@@ -117,6 +117,16 @@ Guarded By Run Keyword If
     ${count} =    Get Length    ${{ [1] }}
     Run Keyword If    ${count} < 3    Fail    Not enough items
 
+Guarded By An ELSE
+    ${status} =    Set Variable    503
+    IF    ${status} == 200
+        Log    ok
+    ELSE IF    $status == '404'
+        Log    missing
+    ELSE
+        Fail    Unexpected status
+    END
+
 *** Keywords ***
 Open Shop Session
     ${s} =    Set Variable    s-1
