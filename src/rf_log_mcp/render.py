@@ -142,6 +142,16 @@ def more_failures(shown: int, total: int, run: int | str | None, style: Style) -
                     f" ({total} in all): rf-log-mcp failures{unit} --limit {total}", "dim"))
 
 
+def _source_call(source: dict[str, Any]) -> str:
+    """How a step a variable came from reads: ``VAR ${x}``, ``${resp} = GET On Session``, or
+    a keyword, suite setup or test that set it (``SETUP Open Session``)."""
+    if source["type"] == "VAR":
+        return f"VAR {source['name']}"
+    if source.get("assign"):
+        return f"{' '.join(source['assign'])} = {source['name']}"
+    return source["name"] if source["type"] == "KEYWORD" else f"{source['type']} {source['name']}"
+
+
 def failures(paths: list[dict[str, Any]], style: Style, run_id: int, of_group: bool = False,
              unit: str = "test") -> None:
     """Each failure path, its steps a line each; ``unit`` is "task" for ``robot --rpa``."""
@@ -176,10 +186,7 @@ def failures(paths: list[dict[str, Any]], style: Style, run_id: int, of_group: b
             for source in step.get("arguments_from", []):
                 # the step a variable the failing one uses came from, and what it logged (the
                 # response a status check failed on)
-                called = f"VAR {source['name']}" if source["type"] == "VAR" else \
-                    f"{' '.join(source['assign'])} = {source['name']}" if source.get("assign") else \
-                    source["name"] if source["type"] == "KEYWORD" else f"{source['type']} {source['name']}"
-                print(f"{indent}  {style('from:', 'dim')} {source['node_id']} {called}"
+                print(f"{indent}  {style('from:', 'dim')} {source['node_id']} {_source_call(source)}"
                       + _shown_detail("  ".join(source.get("args") or []), style))
                 _messages(source.get("messages", []), f"{indent}    ", style, run_id)
             _attachments(step.get("attachments"), f"{indent}  ", style, run_id)

@@ -12,11 +12,12 @@ from __future__ import annotations
 import json
 import re
 import sqlite3
+from collections.abc import Iterator
 
 from rf_log_listener.events import keyword_key as _name_key  # RF matches variables' names so too
 from rf_log_listener.store import run_base
 
-from .common import NODE_COLUMNS, NodeRow
+from .common import NODE_COLUMNS, NodeRow, first_child, node_by_key
 
 SOURCES_SHOWN = 3  # steps named, nearest first
 # Nodes looked back through for them (the siblings' subtrees in between): one bounded scan of
@@ -149,6 +150,7 @@ _SETTERS = {_name_key(name): reach for name, reach in (
 _VAR_SCOPES = {"TEST": "TEST", "TASK": "TEST", "SUITE": "SUITE", "SUITES": "SUITES", "GLOBAL": "GLOBAL"}
 _SUITE_REACH = ("SUITE", "SUITES", "GLOBAL")  # seen by the tests of the suite it ran in
 _CHILD_REACH = ("SUITES", "GLOBAL")  # and by those of its child suites
+_CHILDREN = "children="  # Set Suite Variable's argument that sets it in child suites too
 _NOT_TRUE = ("", "false", "no", "none", "off", "0", "${false}", "${none}", "${empty}")
 _SET_NAME = re.compile(r"\\?[$@&]\{([^{}]+)\}$|\$(\w+)$")
 _SETTING = ("(type = 'KEYWORD' AND owner = 'BuiltIn' AND name IN ('Set Test Variable',"
@@ -168,8 +170,8 @@ def set_beyond(step: NodeRow) -> tuple[str, str] | None:
     elif step.type == "KEYWORD" and step.owner == "BuiltIn" and step.args:
         args = json.loads(step.args)
         reach, written = _SETTERS.get(_name_key(step.name)), args[0]
-        if reach == "SUITE" and any(str(arg).lower().startswith("children=") and str(arg)[9:].strip().lower()
-                                    not in _NOT_TRUE for arg in args[1:]):
+        if reach == "SUITE" and any(str(arg).lower().startswith(_CHILDREN) and str(arg)[len(_CHILDREN):]
+                                    .strip().lower() not in _NOT_TRUE for arg in args[1:]):
             reach = "SUITES"
     else:
         return None
@@ -193,16 +195,13 @@ def _set_beyond_before(conn: sqlite3.Connection, base: int, path: list[NodeRow],
             _take(found, setter.key, source, {name}, setter)
     parent_pre, levels = path[0].parent_pre if path[0].type == "TEST" else None, 0
     while names and parent_pre is not None and levels < _LEVELS:
-        suite = _node(conn, base + parent_pre)
-        if suite is None:
-            break
+        suite = node_by_key(conn, base + parent_pre)
         if levels == 0:  # the test's suite: its setup and the tests before this one
             after, before = max(suite.key, path[0].key - _SET_REACH), path[0].key
         else:  # a suite around it: its setup, what it set for its child suites or the run
-            setup = _node(conn, suite.key + 1)  # a suite's setup is its first node
-            ran = setup is not None and setup.type == "SETUP" and setup.parent_pre == suite.pre
+            setup = first_child(conn, suite)  # a suite's setup is its first child
             after, before = (max(setup.key, base + setup.last - _SET_REACH), base + setup.last + 1) \
-                if ran and setup else (0, 0)
+                if setup is not None and setup.type == "SETUP" else (0, 0)
         for setter in _setters(conn, after, before) if before else ():
             name, reach = set_beyond(setter) or ("", "")
             seen = reach in (_SUITE_REACH if levels == 0 else _CHILD_REACH) and name in names
@@ -222,18 +221,19 @@ def _setters(conn: sqlite3.Connection, after: int, before: int) -> list[NodeRow]
 
 def _below(conn: sqlite3.Connection, base: int, step: NodeRow, path_pres: set[int]) -> NodeRow | None:
     """The step's ancestor (or itself) whose parent is on the path: the step before the
-    path's own that ran it (a seek up each level)."""
-    while step.parent_pre is not None and step.parent_pre not in path_pres:
-        parent = _node(conn, base + step.parent_pre)
-        if parent is None:
-            return None
+    path's own that ran it."""
+    for parent in _parents(conn, base, step):
+        if parent.pre in path_pres:
+            return step
         step = parent
-    return step if step.parent_pre is not None else None
+    return None
 
 
-def _node(conn: sqlite3.Connection, key: int) -> NodeRow | None:
-    row = conn.execute(f"SELECT {NODE_COLUMNS} FROM nodes WHERE key = ?", (key,)).fetchone()
-    return NodeRow._make(row) if row else None
+def _parents(conn: sqlite3.Connection, base: int, step: NodeRow) -> Iterator[NodeRow]:
+    """``step``'s parent, its parent's, and so on up to the root suite (a seek each)."""
+    while step.parent_pre is not None:
+        step = node_by_key(conn, base + step.parent_pre)
+        yield step
 
 
 # Messages of a source's subtree looked back through for its last INFO ones (a keyword that
@@ -347,15 +347,13 @@ def _assigning_before(conn: sqlite3.Connection, run_id: int, node: NodeRow, lowe
 
 def _in_block_scope(conn: sqlite3.Connection, base: int, step: NodeRow, block: NodeRow) -> bool:
     """Whether ``step`` in ``block``'s subtree is in the block's scope: only control
-    structures' nodes between them (a seek up each level), no keyword call's body."""
-    parent_pre = step.parent_pre
-    while parent_pre is not None and parent_pre != block.pre:
-        parent = conn.execute("SELECT type, parent_pre FROM nodes WHERE key = ?",
-                              (base + parent_pre,)).fetchone()
-        if parent is None or parent[0] not in _INSIDE_BLOCKS:
+    structures' nodes between them, no keyword call's body."""
+    for parent in _parents(conn, base, step):
+        if parent.pre == block.pre:
+            return True
+        if parent.type not in _INSIDE_BLOCKS:
             return False
-        parent_pre = parent[1]
-    return parent_pre == block.pre
+    return False
 
 
 def _like(char: str) -> str:
