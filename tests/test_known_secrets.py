@@ -358,8 +358,8 @@ def test_live_capture_knows_the_parameters_keywords_take_secrets_at(tmp_path: Pa
     the run goes on (``Import Library  Telnet``, then ``Login  admin  x``), an embedded
     argument (``Given user "dave" logs in with password "x"``): the value is
     secret by the parameter it is given to, which RF's keywords show to live capture and no
-    output file shows. Live masks it wherever it occurs; an import knows what its own rules
-    find (Telnet's Login is in the signature table; prose "password was x")."""
+    output file shows. Live masks it wherever it occurs; an import of the run's file, its
+    suite files still beside it, reads the same parameters from them."""
     (tmp_path / "Bank.py").write_text(
         "from robot.api import logger\n\n\ndef post_login(user, password):\n"
         "    logger.info(f'POST /login user={user}')\n    return 503\n")
@@ -396,7 +396,63 @@ def test_live_capture_knows_the_parameters_keywords_take_secrets_at(tmp_path: Pa
     imported = open_store(tmp_path / "imported.sqlite3")
     import_result(imported, tmp_path / "out.xml", stable_window=0)
     assert imported.execute("SELECT value FROM secrets ORDER BY value").fetchall() == [
-        ("S94-param-3c4d",), ("S95-param-5e6f",)]
+        ("S93-param-1a2b",), ("S94-param-3c4d",), ("S95-param-5e6f",), ("S96-param-7g8h",),
+        ("S97-param-9i0j",)]
+
+
+def test_an_import_reads_which_parameters_take_secrets_from_the_run_s_files(tmp_path: Path) -> None:
+    """An import has no keyword's parameters in its file: it reads them from the suite
+    files, resource files and library files of the run where they still are (a directory
+    suite's ``__init__.robot``, a resource importing another by ``${CURDIR}``, a class
+    library imported by module name through ``--pythonpath`` with ``@keyword("Sign In")``,
+    a library file's embedded keyword, a class named in a module: ``tools.Keys``), for output.xml and output.json alike, and no library
+    code runs. Imported from elsewhere, the files gone, it knows what its rules find only."""
+    project = tmp_path / "project"
+    (project / "suites" / "resources").mkdir(parents=True)
+    (project / "libs").mkdir()
+    (project / "libs" / "Vault.py").write_text(
+        "from robot.api.deco import keyword\nraise SystemExit('an import must not run me')\n\n\n"
+        "class Vault:\n    @keyword('Sign In')\n    def sign_in(self, user, passphrase):\n        pass\n\n"
+        "    def unlock(self, vault_token, mode='r'):\n        pass\n\n"
+        "    @keyword('Rotate key \"${api_key}\"')\n    def rotate(self, api_key):\n        pass\n")
+    (project / "libs" / "Vault.py").rename(project / "libs" / "Vault_source.py")
+    (project / "libs" / "Vault.py").write_text((project / "libs" / "Vault_source.py").read_text().replace(
+        "raise SystemExit('an import must not run me')\n", ""))
+    (project / "libs" / "tools.py").write_text(
+        "class Keys:\n    def store_key(self, label, master_password):\n        pass\n")
+    (project / "suites" / "resources" / "base.resource").write_text(
+        "*** Keywords ***\nConnect Db\n    [Arguments]    ${dsn}    ${db_password}\n    No Operation\n")
+    (project / "suites" / "resources" / "app.resource").write_text(
+        "*** Settings ***\nResource    ${CURDIR}/base.resource\n\n*** Keywords ***\n"
+        "Log In\n    [Arguments]    ${name}    ${secret}\n    Log    hello ${name}\n")
+    (project / "suites" / "__init__.robot").write_text(
+        "*** Settings ***\nSuite Setup    Prime Cache    P01-init-4f5e\n\n*** Keywords ***\n"
+        "Prime Cache\n    [Arguments]    ${cache_token}\n    No Operation\n")
+    (project / "suites" / "accounts.robot").write_text(
+        "*** Settings ***\nLibrary    Vault\nLibrary    tools.Keys\nResource    resources/app.resource\n\n"
+        "*** Test Cases ***\n"
+        "Everything\n    Log In    erin    P02-res-6a7b\n    Connect Db    db1    P03-nested-8c9d\n"
+        "    Sign In    erin    P04-deco-0e1f\n    Unlock    P05-lib-2a3b\n"
+        "    Rotate key \"P06-embed-4c5d\"\n    Store Key    main    P07-dotted-6e7f\n    Fail    done\n")
+    done = robot("--pythonpath", "libs", "--output", "out.xml", "suites", cwd=project)
+    assert done.returncode == 1, done.stdout + done.stderr
+    (project / "libs" / "Vault_source.py").replace(project / "libs" / "Vault.py")  # run: no; import: read
+    expected = [("P01-init-4f5e",), ("P02-res-6a7b",), ("P03-nested-8c9d",), ("P04-deco-0e1f",),
+                ("P05-lib-2a3b",), ("P06-embed-4c5d",), ("P07-dotted-6e7f",)]
+    subprocess.run([sys.executable, "-m", "robot.rebot", "--output", "out.json", "--log", "NONE",
+                    "--report", "NONE", "out.xml"], cwd=project, capture_output=True, check=False)
+    for name in ("out.xml", "out.json"):
+        store = open_store(tmp_path / f"{name}.sqlite3")
+        import_result(store, project / name, stable_window=0)
+        assert store.execute("SELECT value FROM secrets ORDER BY value").fetchall() == expected, name
+    tree = cli("tree", "s1-s1-t1", "--db", str(tmp_path / "out.xml.sqlite3")).stdout
+    assert "P0" not in tree and 'Rotate key "***"' in tree and "Log In  [PASS]  erin  ***" in tree, tree
+    elsewhere = tmp_path / "elsewhere.xml"
+    (project / "out.xml").replace(elsewhere)
+    (project / "suites").rename(tmp_path / "moved")
+    store = open_store(tmp_path / "elsewhere.sqlite3")
+    import_result(store, elsewhere, stable_window=0)
+    assert store.execute("SELECT value FROM secrets").fetchall() == []
 
 
 def test_a_scope_reads_as_robot_framework_iterates_it() -> None:

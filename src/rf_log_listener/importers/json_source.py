@@ -26,6 +26,7 @@ from .. import events as ev
 from ..errors import INCOMPLETE_RESULT, INVALID_JSON, UNSUPPORTED_FORMAT, ResultError
 from ..events import Node, RunEnd, RunInfo
 from .event_buffer import EventBuffer
+from .suite_files import SuiteFiles
 
 if TYPE_CHECKING:  # a Protocol, for type checkers
     from ..events import EventSink
@@ -304,6 +305,7 @@ class JsonSource:
         self.top_closed = False
         self.node_maps = 0  # node objects met so far (see _NodeMap.index)
         self.late_setups: frozenset[int] = frozenset()
+        self.suite_files = SuiteFiles(sink, run_info.output_dir)
 
     def open(self, node: Node) -> None:
         if not self.started:
@@ -325,6 +327,8 @@ class JsonSource:
             with contextlib.suppress(ijson.JSONError):  # the main pass says what is wrong, where
                 self.late_setups = late_setups(_CountingReader(fh, None))
             fh.seek(0)
+        # robot writes a suite's source after its tests: the files are read before the run's steps
+        self.suite_files.read_all(fh)
         reader = _CountingReader(fh, progress)
         try:
             self._run(ijson.basic_parse(reader, use_float=True))

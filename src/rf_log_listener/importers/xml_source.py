@@ -15,6 +15,7 @@ from xml.parsers import expat
 from .. import events as ev
 from ..errors import INCOMPLETE_RESULT, INVALID_XML, UNSUPPORTED_FORMAT, ResultError
 from ..events import Node, RunEnd, RunInfo
+from .suite_files import SuiteFiles
 
 if TYPE_CHECKING:  # a Protocol, for type checkers
     from ..events import EventSink
@@ -48,6 +49,7 @@ class XmlSource:
         self.started = False
         self.legacy_times = False
         self.root_closed = False
+        self.suite_files = SuiteFiles(sink, run_info.output_dir)
         self._start: dict[str, Callable[[dict[str, str]], None]] = {
             "robot": self._start_robot, "suite": self._start_suite, "test": self._start_test,
             "kw": self._start_kw, "for": self._start_for, "while": self._start_while,
@@ -232,6 +234,7 @@ class XmlSource:
         if attrs.get("source"):
             node.fields["source"] = attrs["source"]
         self._open(node)
+        self.suite_files.opened(attrs.get("source"))
 
     def _start_test(self, attrs: dict[str, str]) -> None:
         node = Node(ev.TEST, "test", attrs.get("name", ""))
