@@ -309,10 +309,11 @@ def test_what_keywords_named_like_secrets_return_is_known_at_info(tmp_path: Path
         import_result(stores[output], tmp_path / output, stable_window=0)
     for origin, conn in stores.items():
         registered = {v for (v,) in conn.execute("SELECT value FROM secrets")}
-        # live capture also knows the suite's secret-named variables (the test below)
-        assert registered - set(returned) == (set() if "live" not in origin else {
+        # the suite's secret-named variables: live from RF's scopes, an import from the
+        # suite file beside it (the test below)
+        assert registered - set(returned) == {
             v for v in SECRETS if v[:3] in ("S01", "S03", "S11", "S12", "S20", "S22", "S33",
-                                             "S34", "S92")}), origin
+                                             "S34", "S92")}, origin
         assert set(returned) <= registered, origin
         shown = [hit.text for hit in service.search_messages(conn, "in use", run_id=1).hits]
         assert shown == ["keys in use: ***, *** and ***"], origin
@@ -324,7 +325,8 @@ def test_live_capture_also_knows_the_secret_variables_in_rfs_scopes(tmp_path: Pa
     """A value that reaches a text without passing through any step's arguments or an
     assignment (a library reading ``${VAULT_PASSWORD}`` itself) is secret only by its
     variable's name, which RF's scopes show to live capture and no output file shows: live
-    masks it, an import cannot know it (README, "Secrets are masked")."""
+    masks it; an import reads the Variables sections of the suite files beside it, not what
+    a variable file or ``--variable`` gave (README, "Secrets are masked")."""
     (tmp_path / "Reader.py").write_text(
         "from robot.libraries.BuiltIn import BuiltIn\nfrom robot.api import logger\n\n\n"
         "def connect():\n    value = BuiltIn().get_variable_value('${VAULT_PASSWORD}')\n"
@@ -349,7 +351,11 @@ def test_live_capture_also_knows_the_secret_variables_in_rfs_scopes(tmp_path: Pa
     assert [hit.text for hit in found.hits] == ["connecting with ***"]
     imported = open_store(tmp_path / "imported.sqlite3")
     import_result(imported, tmp_path / "out.xml", stable_window=0)
-    assert imported.execute("SELECT count(*) FROM secrets").fetchone() == (0,)
+    # the suite file's Variables section, read beside the output; not the variable file's
+    assert imported.execute("SELECT value FROM secrets ORDER BY value").fetchall() == [
+        ("S30-scope-only-9",), ("S32-scope-tok-a",), ("S32-scope-tok-b",), ("S33-scope-db",)]
+    assert [hit.text for hit in service.search_messages(imported, "connecting", run_id=1).hits] == [
+        "connecting with ***"]
 
 
 def test_live_capture_knows_the_parameters_keywords_take_secrets_at(tmp_path: Path) -> None:
@@ -400,13 +406,17 @@ def test_live_capture_knows_the_parameters_keywords_take_secrets_at(tmp_path: Pa
         ("S97-param-9i0j",)]
 
 
-def test_an_import_reads_which_parameters_take_secrets_from_the_run_s_files(tmp_path: Path) -> None:
+def test_an_import_reads_which_parameters_take_secrets_from_the_run_s_files(
+        tmp_path: Path, capfd: pytest.CaptureFixture[str]) -> None:
     """An import has no keyword's parameters in its file: it reads them from the suite
     files, resource files and library files of the run where they still are (a directory
     suite's ``__init__.robot``, a resource importing another by ``${CURDIR}``, a class
     library imported by module name through ``--pythonpath`` with ``@keyword("Sign In")``,
-    a library file's embedded keyword, a class named in a module: ``tools.Keys``), for output.xml and output.json alike, and no library
-    code runs. Imported from elsewhere, the files gone, it knows what its rules find only."""
+    a library file's embedded keyword, a class named in a module: ``tools.Keys``), for
+    output.xml and output.json alike, and no library code runs; and the values of the
+    secret-named variables their Variables sections set, quietly leaving out one it cannot
+    resolve (set by ``--variable``). Imported from elsewhere, the files gone, it knows what
+    its rules find only."""
     project = tmp_path / "project"
     (project / "suites" / "resources").mkdir(parents=True)
     (project / "libs").mkdir()
@@ -423,7 +433,9 @@ def test_an_import_reads_which_parameters_take_secrets_from_the_run_s_files(tmp_
     (project / "suites" / "resources" / "base.resource").write_text(
         "*** Keywords ***\nConnect Db\n    [Arguments]    ${dsn}    ${db_password}\n    No Operation\n")
     (project / "suites" / "resources" / "app.resource").write_text(
-        "*** Settings ***\nResource    ${CURDIR}/base.resource\n\n*** Keywords ***\n"
+        "*** Settings ***\nResource    ${CURDIR}/base.resource\n\n*** Variables ***\n"
+        "${API_TOKEN}    P08-unresolved-${ENV_NAME}\n${SERVICE_PASSWORD}    P09-resvar-1a2b\n\n"
+        "*** Keywords ***\n"
         "Log In\n    [Arguments]    ${name}    ${secret}\n    Log    hello ${name}\n")
     (project / "suites" / "__init__.robot").write_text(
         "*** Settings ***\nSuite Setup    Prime Cache    P01-init-4f5e\n\n*** Keywords ***\n"
@@ -434,17 +446,20 @@ def test_an_import_reads_which_parameters_take_secrets_from_the_run_s_files(tmp_
         "Everything\n    Log In    erin    P02-res-6a7b\n    Connect Db    db1    P03-nested-8c9d\n"
         "    Sign In    erin    P04-deco-0e1f\n    Unlock    P05-lib-2a3b\n"
         "    Rotate key \"P06-embed-4c5d\"\n    Store Key    main    P07-dotted-6e7f\n    Fail    done\n")
-    done = robot("--pythonpath", "libs", "--output", "out.xml", "suites", cwd=project)
+    done = robot("--pythonpath", "libs", "--variable", "ENV_NAME:qa", "--output", "out.xml", "suites",
+                 cwd=project)
     assert done.returncode == 1, done.stdout + done.stderr
     (project / "libs" / "Vault_source.py").replace(project / "libs" / "Vault.py")  # run: no; import: read
     expected = [("P01-init-4f5e",), ("P02-res-6a7b",), ("P03-nested-8c9d",), ("P04-deco-0e1f",),
-                ("P05-lib-2a3b",), ("P06-embed-4c5d",), ("P07-dotted-6e7f",)]
+                ("P05-lib-2a3b",), ("P06-embed-4c5d",), ("P07-dotted-6e7f",), ("P09-resvar-1a2b",)]
     subprocess.run([sys.executable, "-m", "robot.rebot", "--output", "out.json", "--log", "NONE",
                     "--report", "NONE", "out.xml"], cwd=project, capture_output=True, check=False)
+    capfd.readouterr()
     for name in ("out.xml", "out.json"):
         store = open_store(tmp_path / f"{name}.sqlite3")
         import_result(store, project / name, stable_window=0)
         assert store.execute("SELECT value FROM secrets ORDER BY value").fetchall() == expected, name
+    assert capfd.readouterr() == ("", "")
     tree = cli("tree", "s1-s1-t1", "--db", str(tmp_path / "out.xml.sqlite3")).stdout
     assert "P0" not in tree and 'Rotate key "***"' in tree and "Log In  [PASS]  erin  ***" in tree, tree
     elsewhere = tmp_path / "elsewhere.xml"

@@ -36,8 +36,10 @@ Attribute  password  type``: a locator, then an attribute); where such a value i
 (``Set Test Variable  ${API_KEY}  x``), RF's assignment line names it.
 
 Live capture and import run this same code on the same events, so they register the same
-values; the listener adds what only a live run sees, the values of secret-named variables in
-RF's scopes (``record``). The read side masks every registered value wherever it occurs
+values; the listener adds what only robot's running context shows, the values of
+secret-named variables in RF's scopes and the keywords' parameters named like secrets, and
+an import reads what of these the run's files beside it still show
+(``importers.suite_files``). The read side masks every registered value wherever it occurs
 (``known_values.KnownValues``). Values too short or too common
 (``known_values.registrable``) are never registered.
 """

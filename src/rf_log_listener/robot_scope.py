@@ -2,7 +2,8 @@
 inside robot): variables (``${OUTPUT_DIR}``, pabot's), the values of secret-named variables
 in RF's scopes, where the library keywords run so far are defined, which keywords take a
 secret by position (their parameters' names), and a suite file's fingerprint. No output
-file holds any of these; an import cannot see them.
+file holds any of these; an import reads what the run's files beside it still show
+(``importers.suite_files``: keywords' parameters, Variables sections).
 
 Every read goes through RF internals that differ between versions, so each one gives up
 quietly (nothing read) rather than failing: the run matters more than the capture.
@@ -154,6 +155,14 @@ class ScopeSecrets:
             if context is None:
                 return []
             store = context.variables.current.store
+        except Exception:  # an RF whose internals differ: nothing to read, capture goes on
+            return []
+        return self.new_in(store, typed)
+
+    def new_in(self, store: Any, typed: bool = False) -> list[str]:
+        """Those of one RF variable store (an import reads a suite file's Variables section
+        into one: ``importers.suite_files``)."""
+        try:
             names, dictionaries, raws = scope(store.data)
             values_of_secrets = secret_values(raws, self.searched) if typed else []
         except Exception:  # an RF whose internals differ: nothing to read, capture goes on

@@ -1,6 +1,7 @@
 """What an import reads beside its file (capture side, import stage): which keywords of the
 run take a secret by position, from the suite files, resource files and library files the
-run used, while they are still on disk.
+run used, and the values of the secret-named variables their Variables sections set, while
+they are still on disk.
 
 Live capture reads the parameter names of every keyword robot imported
 (``robot_scope.SecretParameters``), so ``Login As  carol  x`` with ``[Arguments]  ${user}
@@ -9,7 +10,10 @@ same run showed x. This reads them where the run's suites were: each suite file'
 keywords (its test sections skipped: only keywords and imports matter), the resource files
 it imports (and theirs), and library files imported by path or found beside the suite or
 the output file, read as Python source (``ast``: no library code runs at import). Installed
-libraries are left to the signature table (``secret_names.SIGNATURE_SECRETS``). Files
+libraries are left to the signature table (``secret_names.SIGNATURE_SECRETS``). The
+Variables sections are read as live capture reads RF's scopes (``robot_scope.ScopeSecrets``),
+a value using a variable no section sets left out (``--variable`` and variable files are
+not in any file beside the output). Files
 changed since the run are read as they are now: a parameter named like a secret then or now
 is masked, the safe side. Every file is read once an import; what cannot be read is skipped.
 """
@@ -25,7 +29,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from ..robot_scope import SecretParameter, SecretParameters
+from ..robot_scope import ScopeSecrets, SecretParameter, SecretParameters
 
 _ROBOT_FILES = (".robot", ".resource", ".txt", ".tsv")
 # A test or task section's header (English; a translated one is kept and the file is
@@ -42,14 +46,18 @@ MAX_FILES = 2_000  # files read per import at most: a run's own suites and resou
 
 
 class SuiteFiles:
-    """Hands the registry the secret parameters of the keywords a suite could call, when
-    the import opens the suite (``opened``)."""
+    """Hands the registry the secret parameters of the keywords a suite could call and the
+    values of the secret-named variables its Variables sections set, when the import opens
+    the suite (``opened``)."""
 
     def __init__(self, sink: Any, output_dir: str | None) -> None:
         registry = getattr(sink, "secrets", None)  # the writer's SecretRegistry
         self.register: Callable[..., None] | None = getattr(registry, "secret_parameters", None)
+        self.add_secret: Callable[[str], None] = getattr(registry, "add", print)
         self.names_secret: Callable[[str], bool] = getattr(registry, "names_secret", bool)
         self.parameters = SecretParameters(self.names_secret)
+        self.scope = ScopeSecrets(self.names_secret, getattr(
+            getattr(registry, "redactor", None), "names_secrets", None))
         self.output_dir = Path(output_dir).resolve() if output_dir else None
         self.roots: list[Path] | None = None
         self.read: set[Path] = set()
@@ -58,13 +66,17 @@ class SuiteFiles:
     def opened(self, source: str | None) -> None:
         if not source or self.register is None or len(self.read) >= MAX_FILES:
             return
+        _robot_kept_quiet()
         with contextlib.suppress(Exception):  # what cannot be read is skipped: the import goes on
             path = Path(source)
             if path.is_dir():
                 path = next((init for name in _INIT_FILES if (init := path / name).is_file()), path)
             if path.is_file():
-                for found in self._of_suite_file(path):
+                sections: list[Any] = []
+                for found in self._of_suite_file(path, sections):
                     self.register(*found)
+                for value in self.scope.new_in(_variables(sections).store):
+                    self.add_secret(value)
 
     def read_all(self, fh: BinaryIO) -> None:
         """Those of every suite an output.json names (robot writes a suite's ``source`` after
@@ -88,14 +100,17 @@ class SuiteFiles:
         for source in sources:
             self.opened(source)
 
-    def _of_suite_file(self, path: Path) -> Iterator[SecretParameter]:
+    def _of_suite_file(self, path: Path, sections: list[Any]) -> Iterator[SecretParameter]:
+        """The suite file's keywords' and its imports'; their Variables sections go into
+        ``sections``."""
         if not self._first_time(path):
             return
         resource = _keywords_of_suite_file(path)
+        sections.append(resource.variables)
         yield from self.parameters.of("", resource)
-        yield from self._of_imports(resource, path.parent)
+        yield from self._of_imports(resource, path.parent, sections)
 
-    def _of_imports(self, resource: Any, directory: Path) -> Iterator[SecretParameter]:
+    def _of_imports(self, resource: Any, directory: Path, sections: list[Any]) -> Iterator[SecretParameter]:
         for item in resource.imports:
             found = self._find(item.name, directory)
             if found is None or not self._first_time(found[0]):
@@ -106,8 +121,9 @@ class SuiteFiles:
                     from robot.running.builder.parsers import RobotParser
 
                     imported = RobotParser().parse_resource_file(path)
+                    sections.append(imported.variables)
                     yield from self.parameters.of(imported.name, imported)
-                    yield from self._of_imports(imported, path.parent)
+                    yield from self._of_imports(imported, path.parent, sections)
                 elif item.type == "LIBRARY":  # named as RF names it: its alias, file or module
                     owner = item.alias or (Path(item.name).stem if _A_PATH.search(item.name) else item.name)
                     yield from library_file_parameters(path, owner, self.names_secret, class_name)
@@ -141,6 +157,30 @@ class SuiteFiles:
             return False
         self.read.add(path)
         return True
+
+
+def _robot_kept_quiet() -> None:
+    """RF tells a file's problems (a variable that uses one it cannot resolve, a deprecated
+    setting) to its console logger: an import would print them as robot's errors."""
+    from robot.output import LOGGER
+    from robot.running import EXECUTION_CONTEXTS
+
+    if EXECUTION_CONTEXTS.current is None:  # inside a running robot, its console is its own
+        LOGGER.unregister_console_logger()
+        LOGGER.disable_message_cache()
+
+
+def _variables(sections: list[Any]) -> Any:
+    """The Variables sections as RF sets them: the suite file's first, then its resource
+    files' (a name set earlier wins); a value is resolved when read, so one that uses a
+    variable no section sets (``--variable``, a variable file) is left out."""
+    from robot.variables import Variables
+
+    variables = Variables()
+    for section in sections:
+        variables.set_from_variable_section(section)
+    variables.resolve_delayed()  # a dictionary is one only once resolved
+    return variables
 
 
 def _candidates(name: str) -> list[tuple[str, str | None]]:
