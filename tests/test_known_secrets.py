@@ -470,6 +470,33 @@ def test_an_import_reads_which_parameters_take_secrets_from_the_run_s_files(
     assert store.execute("SELECT value FROM secrets").fetchall() == []
 
 
+def test_an_import_reads_a_suite_file_s_declarations_only(tmp_path: Path) -> None:
+    """What of a suite file an import reads (``importers.suite_files``): keywords' names and
+    positional arguments as RF's lexer splits them (defaults, RF 7.3's types, a varargs
+    ending them, ``...`` rows), imports with an ``AS`` alias, Variables rows; the pipe
+    format too; not the tests' rows nor the keywords' steps."""
+    from rf_log_listener.importers.suite_files import _declarations, _read
+
+    suite = tmp_path / "suite.robot"
+    suite.write_text(
+        "*** Settings ***\nLibrary    libs/Bank.py    AS    B\nResource    ${CURDIR}/x.resource\n\n"
+        "*** Variables ***\n${API_KEY}    k-1\n\n*** Test Cases ***\nT\n    Log    x\n\n"
+        "*** Keywords ***\nLog In\n    [Documentation]    logs in\n    [Arguments]    ${user}\n"
+        "    ...    ${pin: int}=0    @{rest}    ${after}\n    Log    ${user}\n"
+        "Other\n    [Arguments]    @{}    ${named_only}\n    No Operation\n")
+    assert "Log    x" not in _declarations(suite.read_text())
+    assert "Log    ${user}" not in _declarations(suite.read_text())
+    declared = _read(suite)
+    assert declared.keywords == [("Log In", ["user", "pin"]), ("Other", [])]
+    assert declared.imports == [("LIBRARY", "libs/Bank.py", "B"),
+                                ("RESOURCE", f"{tmp_path}/x.resource", None)]
+    assert [(v.name, v.value) for v in declared.variables] == [("${API_KEY}", ("k-1",))]
+    piped = tmp_path / "piped.robot"
+    piped.write_text("| *** Keywords *** |\n| Sign In | [Arguments] | ${name} | ${password} |\n"
+                     "| | Log | ${name} |\n")
+    assert _read(piped).keywords == [("Sign In", ["name", "password"])]
+
+
 def test_a_scope_reads_as_robot_framework_iterates_it() -> None:
     """The listener reads RF's variable scopes through NormalizedDict's own dicts (its
     iteration sorts the keys every time); the names and dictionaries are the ones RF's
