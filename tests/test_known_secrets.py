@@ -495,6 +495,19 @@ def test_an_import_reads_a_suite_file_s_declarations_only(tmp_path: Path) -> Non
     piped.write_text("| *** Keywords *** |\n| Sign In | [Arguments] | ${name} | ${password} |\n"
                      "| | Log | ${name} |\n")
     assert _read(piped).keywords == [("Sign In", ["name", "password"])]
+    # an output file is the user's to name: a "suite" the size no suite file has is not read
+    from rf_log_listener.importers import suite_files
+    from rf_log_listener.masking import registering_redactor
+    from rf_log_listener.registry import SecretRegistry
+
+    for limit, expected in ((piped.stat().st_size - 1, {}), (piped.stat().st_size, {("", "signin"): (1,)})):
+        registry = SecretRegistry(registering_redactor())
+        suite_files.MAX_FILE_BYTES, kept = limit, suite_files.MAX_FILE_BYTES
+        try:
+            suite_files.SuiteFiles(type("Writer", (), {"secrets": registry})(), None).opened(str(piped))
+        finally:
+            suite_files.MAX_FILE_BYTES = kept
+        assert registry._parameters == expected, limit
 
 
 def test_a_scope_reads_as_robot_framework_iterates_it() -> None:

@@ -48,6 +48,7 @@ CHUNK = 1 << 20
 _NOT_PROJECT_FOLDERS = frozenset({"node_modules", "venv", "env", "site-packages", "results"})
 _INIT_FILES = ("__init__.robot", "__init__.resource", "__init__.txt", "__init__.tsv")
 MAX_FILES = 2_000  # files read per import at most: a run's own suites and resources
+MAX_FILE_BYTES = 4 << 20  # a suite file of 4 MB is ~100,000 lines
 
 
 class SuiteFiles:
@@ -153,11 +154,17 @@ class SuiteFiles:
         return self.roots
 
     def _first_time(self, path: Path) -> bool:
+        """Whether ``path`` is to be read: not read before, and of a size a suite, resource
+        or library file has (an output file is the user's to name: its sources may be any
+        file)."""
         path = path.resolve()
         if path in self.read or len(self.read) >= MAX_FILES:
             return False
         self.read.add(path)
-        return True
+        try:
+            return path.stat().st_size <= MAX_FILE_BYTES
+        except OSError:
+            return False
 
 
 def _robot_kept_quiet() -> None:
