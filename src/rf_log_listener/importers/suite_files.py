@@ -1,7 +1,8 @@
 """What an import reads beside its file (capture side, import stage): which keywords of the
 run take a secret by position, from the suite files, resource files and library files the
 run used, and the values of the secret-named variables their Variables sections set, while
-they are still on disk.
+they are still on disk; and, of the project's own libraries, where each keyword is defined
+(live capture has it from RF's library model).
 
 Live capture reads the parameter names of every keyword robot imported
 (``robot_scope.SecretParameters``), so ``Login As  carol  x`` with ``[Arguments]  ${user}
@@ -32,7 +33,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from ..robot_scope import ScopeSecrets, SecretParameter
+from ..events import keyword_key
+from ..robot_scope import Definition, ScopeSecrets, SecretParameter
 
 _ROBOT_FILES = (".robot", ".resource", ".txt", ".tsv")
 # A test or task section's header (English; a translated one is kept and the file is
@@ -61,6 +63,8 @@ class SuiteFiles:
         self.register: Callable[..., None] | None = getattr(registry, "secret_parameters", None)
         self.add_secret: Callable[[str], None] = getattr(registry, "add", print)
         self.names_secret: Callable[[str], bool] = getattr(registry, "names_secret", bool)
+        self.define: Callable[[Definition], None] = getattr(sink, "register_definition", print)
+        self.definitions: list[Definition] = []  # of the library files read for a suite
         self.scope = ScopeSecrets(self.names_secret, getattr(
             getattr(registry, "redactor", None), "names_secrets", None))
         self.output_dir = Path(output_dir).resolve() if output_dir else None
@@ -82,6 +86,9 @@ class SuiteFiles:
                     self.register(*found)
                 for value in self.scope.new_in(_variables(sections).store):
                     self.add_secret(value)
+                for definition in self.definitions:
+                    self.define(definition)
+                self.definitions.clear()
 
     def read_all(self, fh: BinaryIO) -> None:
         """Those of every suite an output.json names (robot writes a suite's ``source`` after
@@ -128,7 +135,9 @@ class SuiteFiles:
                     yield from self._of_file(imported, imported.stem, sections)
                 elif imported.suffix == ".py":  # a library: as RF names it: alias, file or module
                     library = alias or (Path(name).stem if _A_PATH.search(name) else name)
-                    yield from library_file_parameters(imported, library, self.names_secret, class_name)
+                    secret, defined = read_library(imported, library, self.names_secret, class_name)
+                    self.definitions += defined
+                    yield from secret
 
     def _find(self, name: str, directory: Path) -> tuple[Path, str | None] | None:
         """Where RF would find an import named ``name`` (no variables but ``${CURDIR}``, which
@@ -311,16 +320,19 @@ def _declarations(text: str) -> str:
     return "".join(kept)
 
 
-def library_file_parameters(path: Path, library: str, names_secret: Callable[[str], bool],
-                            class_name: str | None = None) -> list[SecretParameter]:
-    """The keywords of a library written in Python whose parameters are named like secrets,
-    read from its source (RF's rules: the class named, else a class named as the module,
-    else the module's functions; ``@keyword("Name")`` renames; ``self`` is no argument)."""
+def read_library(path: Path, library: str, names_secret: Callable[[str], bool],
+                 class_name: str | None = None) -> tuple[list[SecretParameter], list[Definition]]:
+    """A library written in Python, read from its source (RF's rules: the class named, else
+    a class named as the module, else the module's functions; ``@keyword("Name")`` renames;
+    ``self`` is no argument): its keywords whose parameters are named like secrets, and
+    where each keyword is defined (its ``def`` line, as RF's library model gives it to live
+    capture: ``robot_scope.Definitions``)."""
     tree = ast.parse(path.read_bytes(), str(path))
     wanted = class_name or (path.parent.name if path.name == "__init__.py" else path.stem)
     classes = [node for node in tree.body if isinstance(node, ast.ClassDef) and node.name == wanted]
     functions = classes[0].body if classes else tree.body
-    found: list[SecretParameter] = []
+    secret: list[SecretParameter] = []
+    defined: list[Definition] = []
     for function in functions:
         if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)) or function.name.startswith("_"):
             continue
@@ -328,8 +340,9 @@ def library_file_parameters(path: Path, library: str, names_secret: Callable[[st
         if classes and not _is_static(function):
             parameters = parameters[1:]
         name = _keyword_name(function) or function.name.replace("_", " ")
-        found += _secret_positions(library, name, parameters, names_secret)
-    return found
+        secret += _secret_positions(library, name, parameters, names_secret)
+        defined.append((library, keyword_key(name), str(path), function.lineno))
+    return secret, defined
 
 
 def _secret_positions(library: str, name: str, parameters: list[str],
