@@ -83,6 +83,7 @@ every tool, view, projection, resource and CLI command answers without any of th
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 import subprocess
 import sys
@@ -508,6 +509,17 @@ def test_an_import_reads_a_suite_file_s_declarations_only(tmp_path: Path) -> Non
         finally:
             suite_files.MAX_FILE_BYTES = kept
         assert registry._parameters == expected, limit
+    # RF 7.4+: a Secret-typed variable, whatever its name, as live capture reads it at a test's end
+    pytest.importorskip("robot.utils.secret")
+    typed = tmp_path / "typed.robot"
+    typed.write_text("*** Variables ***\n${CONN: Secret}    %{RF_LOG_MCP_TEST_CONN}\n${HOST}    db1.test\n")
+    registry = SecretRegistry(registering_redactor())
+    os.environ["RF_LOG_MCP_TEST_CONN"] = "S98-typed-secret"
+    try:
+        suite_files.SuiteFiles(type("Writer", (), {"secrets": registry})(), None).opened(str(typed))
+    finally:
+        del os.environ["RF_LOG_MCP_TEST_CONN"]
+    assert registry.known == {"S98-typed-secret"}
 
 
 def test_a_scope_reads_as_robot_framework_iterates_it() -> None:

@@ -84,7 +84,7 @@ class SuiteFiles:
                 sections: list[Any] = []
                 for found in self._of_suite_file(path, sections):
                     self.register(*found)
-                for value in self.scope.new_in(_variables(sections).store):
+                for value in self.scope.new_in(_variables(sections).store, typed=True):
                     self.add_secret(value)
                 for definition in self.definitions:
                     self.define(definition)
