@@ -783,9 +783,9 @@ def test_the_failing_step_names_the_steps_its_arguments_came_from(
     BuiltIn's evaluated ``$x``; steps in blocks inside the blocks before it; the condition of
     an IF branch it ran in (of an ELSE, the earlier branches'); a variable set
     for the test by a keyword before it (``Set Test Variable``) or for the suite in its
-    setup."""
+    setup; of a WHILE its limit stopped, the last value its loop gave its condition."""
     assert robot("--output", "out.xml", str(DATA / "argument_sources/checks.robot"),
-                 cwd=tmp_path).returncode == 21
+                 cwd=tmp_path).returncode == 22
     conn = open_store(any_store_spec)  # SQLite and PostgreSQL: the scan's LIKE is each's
     run_id = import_result(conn, tmp_path / "out.xml", stable_window=0).run_id
 
@@ -845,6 +845,8 @@ def test_the_failing_step_names_the_steps_its_arguments_came_from(
     assert sources("s1-t21") == [("s1-t21-k1", ["${count}"], ["Length is 1.", "${count} = 1"])]
     # an ELSE: the conditions of the branches before it, which did not hold
     assert sources("s1-t22") == [("s1-t22-k1", ["${status}"], ["${status} = 503"])]
+    # a WHILE its limit stopped: the last value its loop gave its condition, not the first
+    assert sources("s1-t23") == [("s1-t23-k2-k2-k1", ["${state}"], ["${state} = booting"])]
     # for the suite by a test before it (that test and what it logged before)
     assert sources("s1-t19") == [("s1-t18", ["Creates What The Next One Uses"], [
         "created order o-77", "${CREATED} = o-77"])]

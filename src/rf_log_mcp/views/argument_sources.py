@@ -83,6 +83,8 @@ def argument_sources(conn: sqlite3.Connection, run_id: int,
     wanted = _uses(path[-1])
     base = run_base(run_id)
     found: _Found = {}
+    if path[-1].type == "WHILE" and wanted:  # a loop its limit stopped: its condition's last values
+        wanted = _take_assigning(found, base, assigning_inside(conn, base, path[-1], wanted), wanted)
     beyond: set[str] = set()  # used where not assigned: perhaps the test's or the suite's
     for level in range(len(path) - 1, max(0, len(path) - 1 - _LEVELS), -1):
         node, parent = path[level], path[level - 1]
@@ -96,12 +98,8 @@ def argument_sources(conn: sqlite3.Connection, run_id: int,
                 [str(value) for value in node.field_values.get("values") or ()])
         if wanted and node.parent_pre is not None:
             lowest = max(base + node.parent_pre, node.key - _REACH)
-            for step in _assigning_before(conn, run_id, node, lowest, wanted):
-                names = assigned(step) & wanted
-                if names:
-                    wanted -= names  # found: not looked for further up, shown or not
-                    if len(found) < SOURCES_SHOWN:
-                        _take(found, base + step.last, step, names, step)
+            wanted = _take_assigning(found, base, _assigning_before(conn, run_id, node, lowest, wanted),
+                                     wanted)
         if parent.type in _CALLS and parent.owner == "BuiltIn":
             # a run-keyword variant runs its keyword in the caller's scope: what it was
             # given (``Run Keyword If  ${count} < 3  Fail  ...``) is the caller's too
@@ -117,6 +115,17 @@ def argument_sources(conn: sqlite3.Connection, run_id: int,
     nearest = sorted(found.values(), key=lambda item: item[0], reverse=True)[:SOURCES_SHOWN]
     return [(source, _last_info(conn, run_id, source, names, line))
             for _, source, names, line in nearest]
+
+
+def _take_assigning(found: _Found, base: int, steps: list[NodeRow], wanted: set[str]) -> set[str]:
+    """Takes the nearest of ``steps`` that assigned each wanted variable; what is still
+    wanted after them (a variable found is not looked for further, shown or not)."""
+    for step in steps:
+        if names := assigned(step) & wanted:
+            wanted = wanted - names
+            if len(found) < SOURCES_SHOWN:
+                _take(found, base + step.last, step, names, step)
+    return wanted
 
 
 def _earlier_conditions(conn: sqlite3.Connection, base: int, branch: NodeRow,
@@ -319,10 +328,7 @@ def _assigning_before(conn: sqlite3.Connection, run_id: int, node: NodeRow, lowe
     ``${Order_Id}``, ``${order id}``; case is LIKE's to ignore), ``assigned`` checks them
     exactly: a test of 6,000 assignments before its failing step made 6,000 rows, and
     normalizing each row's names in SQL cost 8 ms, this 2."""
-    patterns = [f"%{{{'%'.join(_like(char) for char in name)}{end}%"
-                for name in sorted(wanted)[:10] for end in ("}", ":")]
-    likes = " OR ".join(["coalesce(assign, name) LIKE ? ESCAPE '\\'"] * len(patterns))
-    assigning = f"(type = 'KEYWORD' AND assign IS NOT NULL OR type = 'VAR') AND ({likes})"
+    assigning, patterns = _assigning(wanted)
     base = run_base(run_id)
     rows = conn.execute(
         f"SELECT {NODE_COLUMNS} FROM nodes WHERE key < ? AND key > ? AND parent_pre = ?"
@@ -335,14 +341,29 @@ def _assigning_before(conn: sqlite3.Connection, run_id: int, node: NodeRow, lowe
             found.append(row)
             continue
         looked_into += 1
-        if looked_into > _BLOCKS_READ:
-            continue
-        inside = map(NodeRow._make, conn.execute(  # the last run first
-            f"SELECT {NODE_COLUMNS} FROM nodes WHERE key > ? AND key <= ? AND status = 'PASS'"
-            f" AND {assigning} ORDER BY key DESC LIMIT {_IN_BLOCK_READ}",
-            (row.key, base + row.last, *patterns)))
-        found += (step for step in inside if _in_block_scope(conn, base, step, row))
+        if looked_into <= _BLOCKS_READ:
+            found += assigning_inside(conn, base, row, wanted)
     return found
+
+
+def assigning_inside(conn: sqlite3.Connection, base: int, block: NodeRow, wanted: set[str]) -> list[NodeRow]:
+    """The steps in ``block`` (at any depth outside keyword calls) that may assign one of
+    the ``wanted`` variables and passed, the last run first: a loop's last assignment is
+    the value its variable had when the loop ended."""
+    assigning, patterns = _assigning(wanted)
+    inside = map(NodeRow._make, conn.execute(
+        f"SELECT {NODE_COLUMNS} FROM nodes WHERE key > ? AND key <= ? AND status = 'PASS'"
+        f" AND {assigning} ORDER BY key DESC LIMIT {_IN_BLOCK_READ}",
+        (block.key, base + block.last, *patterns)))
+    return [step for step in inside if _in_block_scope(conn, base, step, block)]
+
+
+def _assigning(wanted: set[str]) -> tuple[str, list[str]]:
+    """SQL that keeps the steps that may assign one of ``wanted``, and its parameters."""
+    patterns = [f"%{{{'%'.join(_like(char) for char in name)}{end}%"
+                for name in sorted(wanted)[:10] for end in ("}", ":")]
+    likes = " OR ".join(["coalesce(assign, name) LIKE ? ESCAPE '\\'"] * len(patterns))
+    return f"(type = 'KEYWORD' AND assign IS NOT NULL OR type = 'VAR') AND ({likes})", patterns
 
 
 def _in_block_scope(conn: sqlite3.Connection, base: int, step: NodeRow, block: NodeRow) -> bool:

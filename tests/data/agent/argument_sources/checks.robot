@@ -127,6 +127,12 @@ Guarded By An ELSE
         Fail    Unexpected status
     END
 
+A Loop Its Limit Stopped
+    ${state} =    Set Variable    starting
+    WHILE    $state != 'ready'    limit=2
+        ${state} =    Set Variable    booting
+    END
+
 *** Keywords ***
 Open Shop Session
     ${s} =    Set Variable    s-1
