@@ -37,8 +37,8 @@ from ..events import keyword_key
 from ..robot_scope import Definition, ScopeSecrets, SecretParameter
 
 _ROBOT_FILES = (".robot", ".resource", ".txt", ".tsv")
-# A test or task section's header (English; a translated one is kept and the file is
-# then parsed whole): its rows are what a suite file holds most and matter least here.
+# A test or task section's header (English; a translated one is kept, and its rows lexed):
+# its rows are what a suite file holds most and matter least here.
 _TEST_HEADER = re.compile(r"\s*(?:\|\s*)?\*+\s*(?:test\s*cases?|tasks?)\b", re.IGNORECASE)
 _HEADER = re.compile(r"\s*(?:\|\s*)?\*")
 _KEYWORD_HEADER = re.compile(r"\*+\s*keywords?\b", re.IGNORECASE)
@@ -61,9 +61,9 @@ class SuiteFiles:
     def __init__(self, sink: Any, output_dir: str | None) -> None:
         registry = getattr(sink, "secrets", None)  # the writer's SecretRegistry
         self.register: Callable[..., None] | None = getattr(registry, "secret_parameters", None)
-        self.add_secret: Callable[[str], None] = getattr(registry, "add", print)
+        self.add_secret: Callable[[str], None] = getattr(registry, "add", _ignored)
         self.names_secret: Callable[[str], bool] = getattr(registry, "names_secret", bool)
-        self.define: Callable[[Definition], None] = getattr(sink, "register_definition", print)
+        self.define: Callable[[Definition], None] = getattr(sink, "register_definition", _ignored)
         self.definitions: list[Definition] = []  # of the library files read for a suite
         self.scope = ScopeSecrets(self.names_secret, getattr(
             getattr(registry, "redactor", None), "names_secrets", None))
@@ -141,7 +141,7 @@ class SuiteFiles:
 
     def _find(self, name: str, directory: Path) -> tuple[Path, str | None] | None:
         """Where RF would find an import named ``name`` (no variables but ``${CURDIR}``, which
-        the parser resolved), and a class named in it (``Library  mymodule.MyClass``): a path,
+        ``_read`` resolved), and a class named in it (``Library  mymodule.MyClass``): a path,
         or a module name as a file, beside the importing file, else in the output file's
         folder, its parent, or a folder right under them (what ``--pythonpath`` names, which
         no output file records, is usually one of them)."""
@@ -174,6 +174,10 @@ class SuiteFiles:
             return path.stat().st_size <= MAX_FILE_BYTES
         except OSError:
             return False
+
+
+def _ignored(*_: Any) -> None:
+    pass
 
 
 def _robot_kept_quiet() -> None:
