@@ -1,8 +1,8 @@
 """What an import reads beside its file (capture side, import stage): which keywords of the
 run take a secret by position, from the suite files, resource files and library files the
-run used, and the values of the secret-named variables their Variables sections set, while
-they are still on disk; and, of the project's own libraries, where each keyword is defined
-(live capture has it from RF's library model).
+run used, and the values of the secret-named variables their Variables sections and Python
+variable files set, while they are still on disk; and, of the project's own libraries,
+where each keyword is defined (live capture has it from RF's library model).
 
 Live capture reads the parameter names of every keyword robot imported
 (``robot_scope.SecretParameters``), so ``Login As  carol  x`` with ``[Arguments]  ${user}
@@ -48,6 +48,7 @@ _SOURCE_KEY = re.compile(rb'"source"\s*:\s*("(?:[^"\\]|\\.)*")')
 _LONGEST_PATH = 8192  # bytes kept between chunks: a key and its path cut by a chunk's end
 CHUNK = 1 << 20
 _NOT_PROJECT_FOLDERS = frozenset({"node_modules", "venv", "env", "site-packages", "results"})
+_VARIABLE_FILE_KINDS = (("LIST__", "@"), ("DICT__", "&"))
 _INIT_FILES = ("__init__.robot", "__init__.resource", "__init__.txt", "__init__.tsv")
 MAX_FILES = 2_000  # files read per import at most: a run's own suites and resources
 MAX_FILE_BYTES = 4 << 20  # a suite file of 4 MB is ~100,000 lines
@@ -133,6 +134,8 @@ class SuiteFiles:
             with contextlib.suppress(Exception):  # one unreadable import: the others still count
                 if kind == "RESOURCE":  # RF names a resource file by its name
                     yield from self._of_file(imported, imported.stem, sections)
+                elif kind == "VARIABLES" and imported.suffix == ".py":
+                    sections.append(read_variable_file(imported))
                 elif imported.suffix == ".py":  # a library: as RF names it: alias, file or module
                     library = alias or (Path(name).stem if _A_PATH.search(name) else name)
                     secret, defined = read_library(imported, library, self.names_secret, class_name)
@@ -192,16 +195,41 @@ def _robot_kept_quiet() -> None:
 
 
 def _variables(sections: list[Any]) -> Any:
-    """The Variables sections as RF sets them: the suite file's first, then its resource
-    files' (a name set earlier wins); a value is resolved when read, so one that uses a
-    variable no section sets (``--variable``, a variable file) is left out."""
+    """The Variables sections and variable files as RF sets them: the suite file's section
+    first, then its resource and variable files' in their order (a name set earlier wins);
+    a value is resolved when read, so one that uses a variable none of them sets
+    (``--variable``) is left out."""
     from robot.variables import Variables
 
     variables = Variables()
     for section in sections:
-        variables.set_from_variable_section(section)
+        if isinstance(section, dict):  # a variable file's
+            for name, value in section.items():
+                if name[2:-1] not in variables.store:
+                    variables[name] = value
+        else:
+            variables.set_from_variable_section(section)
     variables.resolve_delayed()  # a dictionary is one only once resolved
     return variables
+
+
+def read_variable_file(path: Path) -> dict[str, Any]:
+    """A Python variable file's variables whose values are literals, read from its source
+    (``PASSWORD = "x"``, ``LOGIN = {"user": "bob", "password": "x"}``; RF's ``LIST__`` and
+    ``DICT__`` prefixes); not what its code computes (``get_variables``): no code runs."""
+    found: dict[str, Any] = {}
+    for statement in ast.parse(path.read_bytes(), str(path)).body:
+        target = statement.targets[0] if isinstance(statement, ast.Assign) and len(
+            statement.targets) == 1 else getattr(statement, "target", None)
+        value = getattr(statement, "value", None)
+        if not isinstance(target, ast.Name) or target.id.startswith("_") or value is None:
+            continue
+        with contextlib.suppress(ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+            literal = ast.literal_eval(value)
+            prefix, name = next(((mark, target.id[len(kind):]) for kind, mark in _VARIABLE_FILE_KINDS
+                                 if target.id.startswith(kind)), ("$", target.id))
+            found[f"{prefix}{{{name}}}"] = literal
+    return found
 
 
 def _candidates(name: str) -> list[tuple[str, str | None]]:
@@ -265,7 +293,7 @@ def _read(path: Path) -> _Declared:
     for statement in _statements(lexer(text, data_only=True)):
         kind, values = statement[0].type, [token.value.replace("${CURDIR}", str(path.parent))
                                            for token in statement[1:]]
-        if kind in ("LIBRARY", "RESOURCE") and values:
+        if kind in ("LIBRARY", "RESOURCE", "VARIABLES") and values:
             types = [token.type for token in statement[1:]]  # ``AS`` (or ``WITH NAME``) alias
             alias = values[types.index("AS") + 1] if "AS" in types[:-1] else None
             declared.imports.append((kind, values[0], alias))
