@@ -14,7 +14,7 @@ theirs), and library files imported by path or found beside the suite or the out
 read as Python source (``ast``: no library code runs at import). Installed libraries are
 left to the signature table (``secret_names.SIGNATURE_SECRETS``). The Variables sections
 are read as live capture reads RF's scopes (``robot_scope.ScopeSecrets``), a value using a
-variable no section sets left out (``--variable`` and variable files are not in any file
+variable no section sets left out (``--variable`` and ``--variablefile`` are not in any file
 beside the output). Files changed since the run are read as they are now: a parameter
 named like a secret then or now is masked, the safe side. Every file is read once an
 import; what cannot be read is skipped; a suite in reStructuredText, Markdown or JSON is
