@@ -416,7 +416,7 @@ def test_an_import_reads_which_parameters_take_secrets_from_the_run_s_files(
     a library file's embedded keyword, a class named in a module: ``tools.Keys``), for
     output.xml and output.json alike, and no library code runs; and the values of the
     secret-named variables their Variables sections and Python variable files set (literals:
-    no code runs), quietly leaving out one it cannot resolve (set by ``--variable``).
+    no code runs; JSON ones), quietly leaving out one it cannot resolve (set by ``--variable``).
     Imported from elsewhere, the files gone, it knows what its rules find only."""
     project = tmp_path / "project"
     (project / "suites" / "resources").mkdir(parents=True)
@@ -441,12 +441,13 @@ def test_an_import_reads_which_parameters_take_secrets_from_the_run_s_files(
     (project / "suites" / "settings.py").write_text(
         "import os\nDB = {'host': 'db1', 'password': 'P10-varfile-3e4f'}\n"
         "API_TOKEN = os.environ.get('NONE', 'P11-computed-5a6b')\n")
+    (project / "suites" / "env.json").write_text('{"smtp": {"user": "ops", "password": "P12-json-7c8d"}}')
     (project / "suites" / "__init__.robot").write_text(
         "*** Settings ***\nSuite Setup    Prime Cache    P01-init-4f5e\n\n*** Keywords ***\n"
         "Prime Cache\n    [Arguments]    ${cache_token}\n    No Operation\n")
     (project / "suites" / "accounts.robot").write_text(
         "*** Settings ***\nLibrary    Vault\nLibrary    tools.Keys\nResource    resources/app.resource\n"
-        "Variables    settings.py\n\n"
+        "Variables    settings.py\nVariables    ${CURDIR}/env.json\n\n"
         "*** Test Cases ***\n"
         "Everything\n    Log In    erin    P02-res-6a7b\n    Connect Db    db1    P03-nested-8c9d\n"
         "    Sign In    erin    P04-deco-0e1f\n    Unlock    P05-lib-2a3b\n"
@@ -457,7 +458,7 @@ def test_an_import_reads_which_parameters_take_secrets_from_the_run_s_files(
     (project / "libs" / "Vault_source.py").replace(project / "libs" / "Vault.py")  # run: no; import: read
     expected = [("P01-init-4f5e",), ("P02-res-6a7b",), ("P03-nested-8c9d",), ("P04-deco-0e1f",),
                 ("P05-lib-2a3b",), ("P06-embed-4c5d",), ("P07-dotted-6e7f",), ("P09-resvar-1a2b",),
-                ("P10-varfile-3e4f",)]
+                ("P10-varfile-3e4f",), ("P12-json-7c8d",)]
     subprocess.run([sys.executable, "-m", "robot.rebot", "--output", "out.json", "--log", "NONE",
                     "--report", "NONE", "out.xml"], cwd=project, capture_output=True, check=False)
     capfd.readouterr()

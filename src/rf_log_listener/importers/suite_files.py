@@ -134,7 +134,7 @@ class SuiteFiles:
             with contextlib.suppress(Exception):  # one unreadable import: the others still count
                 if kind == "RESOURCE":  # RF names a resource file by its name
                     yield from self._of_file(imported, imported.stem, sections)
-                elif kind == "VARIABLES" and imported.suffix == ".py":
+                elif kind == "VARIABLES" and imported.suffix in (".py", ".json"):
                     sections.append(read_variable_file(imported))
                 elif imported.suffix == ".py":  # a library: as RF names it: alias, file or module
                     library = alias or (Path(name).stem if _A_PATH.search(name) else name)
@@ -214,9 +214,13 @@ def _variables(sections: list[Any]) -> Any:
 
 
 def read_variable_file(path: Path) -> dict[str, Any]:
-    """A Python variable file's variables whose values are literals, read from its source
-    (``PASSWORD = "x"``, ``LOGIN = {"user": "bob", "password": "x"}``; RF's ``LIST__`` and
-    ``DICT__`` prefixes); not what its code computes (``get_variables``): no code runs."""
+    """A variable file's variables: a JSON one's (RF 6.1+: its top-level names), a Python
+    one's whose values are literals, read from its source (``PASSWORD = "x"``, ``LOGIN =
+    {"user": "bob", "password": "x"}``; RF's ``LIST__`` and ``DICT__`` prefixes); not what
+    its code computes (``get_variables``): no code runs. (A YAML one needs PyYAML: not read.)"""
+    if path.suffix == ".json":
+        data = json.loads(path.read_bytes())
+        return {f"${{{name}}}": value for name, value in data.items()} if isinstance(data, dict) else {}
     found: dict[str, Any] = {}
     for statement in ast.parse(path.read_bytes(), str(path)).body:
         target = statement.targets[0] if isinstance(statement, ast.Assign) and len(
