@@ -66,10 +66,13 @@ def test_a_dry_run_is_marked_as_such_under(version: str, tmp_path: Path) -> None
 def test_rf6_warns_once_and_imports_the_output_file(tmp_path: Path) -> None:
     suite = _suite_dir(tmp_path, VERSIONS["6.1.1"])
     db = tmp_path / "store.sqlite3"
-    done = robot("--listener", f"rf_log_listener:db={db}", "--output",
-                 str(tmp_path / "output.xml"), str(suite), cwd=tmp_path, version="6.1.1")
+    done = robot("--listener", f"rf_log_listener:db={db}", "--output", str(tmp_path / "output.xml"),
+                 "--console", "dotted", "--report", str(tmp_path / "report.html"), str(suite),
+                 cwd=tmp_path, version="6.1.1")
     assert done.returncode == 11
     assert done.stderr.count("[ WARN ] rf_log_listener") == 1 and "RF 6.x" in done.stderr
+    # the import inside robot (reading the suite files beside it) leaves robot's console alone
+    assert f"Report:  {tmp_path / 'report.html'}" in done.stdout, done.stdout
     conn = open_store(db)
     assert conn.execute("SELECT origin, status, rf_version, total, failed FROM runs").fetchall() == [
         ("import", "complete", "6.1.1", 22, 11)]

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import ast
 import contextlib
+import functools
 import itertools
 import json
 import re
@@ -76,7 +77,6 @@ class SuiteFiles:
     def opened(self, source: str | None) -> None:
         if not source or self.register is None or len(self.read) >= MAX_FILES:
             return
-        _robot_kept_quiet()
         with contextlib.suppress(Exception):  # what cannot be read is skipped: the import goes on
             path = Path(source)
             if path.is_dir():
@@ -183,15 +183,16 @@ def _ignored(*_: Any) -> None:
     pass
 
 
-def _robot_kept_quiet() -> None:
-    """RF tells a file's problems (a variable that uses one it cannot resolve, a deprecated
-    setting) to its console logger: an import would print them as robot's errors."""
-    from robot.output import LOGGER
-    from robot.running import EXECUTION_CONTEXTS
+@functools.cache
+def _quiet_variable() -> type:
+    """RF's model of a Variables row that keeps its problems to itself: RF reports a value
+    using a variable it cannot resolve to its console logger, which an import would print
+    as robot's error (and RF 6's listener imports inside robot, whose console is robot's)."""
+    from robot.running import ResourceFile
 
-    if EXECUTION_CONTEXTS.current is None:  # inside a running robot, its console is its own
-        LOGGER.unregister_console_logger()
-        LOGGER.disable_message_cache()
+    variable = type(ResourceFile().variables.create(name="${X}", value=()))
+    return type("QuietVariable", (variable,), {
+        "__slots__": (), "report_error": _ignored, "report_invalid_syntax": _ignored})  # RF 7, RF 6
 
 
 def _variables(sections: list[Any]) -> Any:
@@ -208,7 +209,8 @@ def _variables(sections: list[Any]) -> Any:
                 if name[2:-1] not in variables.store:
                     variables[name] = value
         else:
-            variables.set_from_variable_section(section)
+            set_from = getattr(variables, "set_from_variable_section", None)  # RF 6: ..._table
+            (set_from or variables.set_from_variable_table)(section)
     variables.resolve_delayed()  # a dictionary is one only once resolved
     return variables
 
@@ -302,7 +304,7 @@ def _read(path: Path) -> _Declared:
             alias = values[types.index("AS") + 1] if "AS" in types[:-1] else None
             declared.imports.append((kind, values[0], alias))
         elif kind == "VARIABLE":
-            declared.variables.create(name=statement[0].value, value=tuple(values))
+            declared.variables.append(_quiet_variable()(name=statement[0].value, value=tuple(values)))
         elif kind == "KEYWORD NAME":
             declared.keywords.append((statement[0].value, []))
         elif kind == "ARGUMENTS" and declared.keywords:
