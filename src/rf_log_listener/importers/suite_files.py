@@ -207,7 +207,8 @@ def _variables(sections: list[Any]) -> Any:
         if isinstance(section, dict):  # a variable file's
             for name, value in section.items():
                 if name[2:-1] not in variables.store:
-                    variables[name] = value
+                    with contextlib.suppress(Exception):  # a name RF refuses ("" in a JSON file)
+                        variables[name] = value
         else:
             set_from = getattr(variables, "set_from_variable_section", None)  # RF 6: ..._table
             (set_from or variables.set_from_variable_table)(section)
