@@ -84,7 +84,7 @@ def argument_sources(conn: sqlite3.Connection, run_id: int,
     base = run_base(run_id)
     found: _Found = {}
     if path[-1].type == "WHILE" and wanted:  # a loop its limit stopped: its condition's last values
-        wanted = _take_assigning(found, base, assigning_inside(conn, base, path[-1], wanted), wanted)
+        wanted = _take_assigning(found, base, _assigning_inside(conn, base, path[-1], wanted), wanted)
     beyond: set[str] = set()  # used where not assigned: perhaps the test's or the suite's
     for level in range(len(path) - 1, max(0, len(path) - 1 - _LEVELS), -1):
         node, parent = path[level], path[level - 1]
@@ -342,11 +342,11 @@ def _assigning_before(conn: sqlite3.Connection, run_id: int, node: NodeRow, lowe
             continue
         looked_into += 1
         if looked_into <= _BLOCKS_READ:
-            found += assigning_inside(conn, base, row, wanted)
+            found += _assigning_inside(conn, base, row, wanted)
     return found
 
 
-def assigning_inside(conn: sqlite3.Connection, base: int, block: NodeRow, wanted: set[str]) -> list[NodeRow]:
+def _assigning_inside(conn: sqlite3.Connection, base: int, block: NodeRow, wanted: set[str]) -> list[NodeRow]:
     """The steps in ``block`` (at any depth outside keyword calls) that may assign one of
     the ``wanted`` variables and passed, the last run first: a loop's last assignment is
     the value its variable had when the loop ended."""
