@@ -126,8 +126,8 @@ class SecretRegistry:
                           embedded: tuple[str, int] | None = None) -> None:
         """A keyword takes a secret at ``positions`` (``Post Login  user  password``; of
         ``embedded`` arguments, the groups of its name's pattern): the values its calls
-        give there are registered (live capture only: no output file has a keyword's
-        parameters)."""
+        give there are registered (no output file has a keyword's parameters: live capture
+        reads them from robot, an import from the run's files beside it)."""
         if embedded is None:
             self._parameters[signature_key(owner, name)] = tuple(positions)
         else:
