@@ -84,7 +84,8 @@ def argument_sources(conn: sqlite3.Connection, run_id: int,
     base = run_base(run_id)
     found: _Found = {}
     if path[-1].type == "WHILE" and wanted:  # a loop its limit stopped: its condition's last values
-        wanted = _take_assigning(found, base, _assigning_inside(conn, base, path[-1], wanted), wanted)
+        wanted = _take_assigning(found, base, _assigning_inside(conn, base, path[-1], _assigning(wanted)),
+                                 wanted)
     beyond: set[str] = set()  # used where not assigned: perhaps the test's or the suite's
     for level in range(len(path) - 1, max(0, len(path) - 1 - _LEVELS), -1):
         node, parent = path[level], path[level - 1]
@@ -328,7 +329,7 @@ def _assigning_before(conn: sqlite3.Connection, run_id: int, node: NodeRow, lowe
     ``${Order_Id}``, ``${order id}``; case is LIKE's to ignore), ``assigned`` checks them
     exactly: a test of 6,000 assignments before its failing step made 6,000 rows, and
     normalizing each row's names in SQL cost 8 ms, this 2."""
-    assigning, patterns = _assigning(wanted)
+    filter_ = assigning, patterns = _assigning(wanted)
     base = run_base(run_id)
     rows = conn.execute(
         f"SELECT {NODE_COLUMNS} FROM nodes WHERE key < ? AND key > ? AND parent_pre = ?"
@@ -342,15 +343,16 @@ def _assigning_before(conn: sqlite3.Connection, run_id: int, node: NodeRow, lowe
             continue
         looked_into += 1
         if looked_into <= _BLOCKS_READ:
-            found += _assigning_inside(conn, base, row, wanted)
+            found += _assigning_inside(conn, base, row, filter_)
     return found
 
 
-def _assigning_inside(conn: sqlite3.Connection, base: int, block: NodeRow, wanted: set[str]) -> list[NodeRow]:
+def _assigning_inside(conn: sqlite3.Connection, base: int, block: NodeRow,
+                      filter_: tuple[str, list[str]]) -> list[NodeRow]:
     """The steps in ``block`` (at any depth outside keyword calls) that may assign one of
-    the ``wanted`` variables and passed, the last run first: a loop's last assignment is
-    the value its variable had when the loop ended."""
-    assigning, patterns = _assigning(wanted)
+    the variables ``filter_`` (``_assigning``) looks for and passed, the last run first: a
+    loop's last assignment is the value its variable had when the loop ended."""
+    assigning, patterns = filter_
     inside = map(NodeRow._make, conn.execute(
         f"SELECT {NODE_COLUMNS} FROM nodes WHERE key > ? AND key <= ? AND status = 'PASS'"
         f" AND {assigning} ORDER BY key DESC LIMIT {_IN_BLOCK_READ}",
