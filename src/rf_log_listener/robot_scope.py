@@ -14,7 +14,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -276,15 +276,27 @@ class SecretParameters:
         if id(owner) in self.read:
             return []
         self.read[id(owner)] = owner
-        names_secret, found = self.names_secret, []
+        found = []
         try:
             for keyword in owner.keywords:
                 embedded = getattr(keyword, "embedded", None)
-                parameters = embedded.args if embedded else keyword.args.positional
-                positions = tuple(at for at, parameter in enumerate(parameters) if names_secret(parameter))
-                if positions:
-                    found.append((name or "", keyword.name, positions, (
-                        embedded.name.pattern, embedded.name.flags) if embedded else None))
+                one = secret_parameter(name or "", keyword.name, () if embedded else keyword.args.positional,
+                                       embedded, self.names_secret)
+                if one:
+                    found.append(one)
         except Exception:  # a library RF itself cannot describe: the run matters more
             return []
         return found
+
+
+def secret_parameter(owner: str, name: str, parameters: Sequence[str], embedded: Any,
+                     names_secret: Callable[[str], bool]) -> SecretParameter | None:
+    """A keyword that takes a secret by position: the positions of its parameters (of its
+    ``embedded`` arguments, RF's EmbeddedArguments, when it has them) named like secrets;
+    None when none is. Live capture reads the keywords robot imported, an import the run's
+    files (``importers.suite_files``)."""
+    positions = tuple(at for at, parameter in enumerate(embedded.args if embedded else parameters)
+                      if names_secret(parameter))
+    if not positions:
+        return None
+    return owner, name, positions, (embedded.name.pattern, embedded.name.flags) if embedded else None

@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 from ..events import keyword_key
-from ..robot_scope import Definition, ScopeSecrets, SecretParameter
+from ..robot_scope import Definition, ScopeSecrets, SecretParameter, secret_parameter
 
 _ROBOT_FILES = (".robot", ".resource", ".txt", ".tsv")
 # A test or task section's header (English; a translated one is kept, and its rows lexed):
@@ -66,7 +66,6 @@ class SuiteFiles:
         self.add_secret: Callable[[str], None] = getattr(registry, "add", _ignored)
         self.names_secret: Callable[[str], bool] = getattr(registry, "names_secret", bool)
         self.define: Callable[[Definition], None] = getattr(sink, "register_definition", _ignored)
-        self.definitions: list[Definition] = []  # of the library files read for a suite
         self.scope = ScopeSecrets(self.names_secret, getattr(
             getattr(registry, "redactor", None), "names_secrets", None))
         self.output_dir = Path(output_dir).resolve() if output_dir else None
@@ -77,19 +76,21 @@ class SuiteFiles:
     def opened(self, source: str | None) -> None:
         if not source or self.register is None or len(self.read) >= MAX_FILES:
             return
+        reading = _Reading()
         with contextlib.suppress(Exception):  # what cannot be read is skipped: the import goes on
             path = Path(source)
             if path.is_dir():
                 path = next((init for name in _INIT_FILES if (init := path / name).is_file()), path)
-            if path.is_file():
-                sections: list[Any] = []
-                for found in self._of_suite_file(path, sections):
-                    self.register(*found)
-                for value in self.scope.new_in(_variables(sections).store, typed=True):
+            if path.is_file() and self._first_time(path):
+                self._read_file(path, "", reading)  # a suite file's keywords' calls name no owner
+        with contextlib.suppress(Exception):  # what was read before a file that could not be
+            for found in reading.parameters:
+                self.register(*found)
+            for definition in reading.definitions:
+                self.define(definition)
+            if reading.sections:
+                for value in self.scope.new_in(_variables(reading.sections).store, typed=True):
                     self.add_secret(value)
-                for definition in self.definitions:
-                    self.define(definition)
-                self.definitions.clear()
 
     def read_all(self, fh: BinaryIO) -> None:
         """Those of every suite an output.json names (robot writes a suite's ``source`` after
@@ -113,19 +114,15 @@ class SuiteFiles:
         for source in sources:
             self.opened(source)
 
-    def _of_suite_file(self, path: Path, sections: list[Any]) -> Iterator[SecretParameter]:
-        """The suite file's keywords' (their calls name no owner) and its imports'; their
-        Variables sections go into ``sections``."""
-        if self._first_time(path):
-            yield from self._of_file(path, "", sections)
-
-    def _of_file(self, path: Path, owner: str, sections: list[Any]) -> Iterator[SecretParameter]:
+    def _read_file(self, path: Path, owner: str, reading: _Reading) -> None:
+        """What a suite or resource file (its keywords called with ``owner``) and the files it
+        imports say, into ``reading``."""
         if path.suffix.lower() not in _ROBOT_FILES:
             return
         declared = _read(path)
-        sections.append(declared.variables)
+        reading.sections.append(declared.variables)
         for name, parameters in declared.keywords:
-            yield from _secret_positions(owner, name, parameters, self.names_secret)
+            reading.parameters += _secret_positions(owner, name, parameters, self.names_secret)
         for kind, name, alias in declared.imports:
             found = self._find(name, path.parent)
             if found is None or not self._first_time(found[0]):
@@ -133,14 +130,14 @@ class SuiteFiles:
             imported, class_name = found
             with contextlib.suppress(Exception):  # one unreadable import: the others still count
                 if kind == "RESOURCE":  # RF names a resource file by its name
-                    yield from self._of_file(imported, imported.stem, sections)
+                    self._read_file(imported, imported.stem, reading)
                 elif kind == "VARIABLES" and imported.suffix in (".py", ".json"):
-                    sections.append(read_variable_file(imported))
+                    reading.sections.append(read_variable_file(imported))
                 elif imported.suffix == ".py":  # a library: as RF names it: alias, file or module
                     library = alias or (Path(name).stem if _A_PATH.search(name) else name)
                     secret, defined = read_library(imported, library, self.names_secret, class_name)
-                    self.definitions += defined
-                    yield from secret
+                    reading.parameters += secret
+                    reading.definitions += defined
 
     def _find(self, name: str, directory: Path) -> tuple[Path, str | None] | None:
         """Where RF would find an import named ``name`` (no variables but ``${CURDIR}``, which
@@ -278,6 +275,15 @@ def _last_source_missing(fh: BinaryIO) -> bool:
 
 
 @dataclass
+class _Reading:
+    """What the files a suite uses say, gathered as they are read."""
+
+    parameters: list[SecretParameter] = field(default_factory=list)
+    definitions: list[Definition] = field(default_factory=list)
+    sections: list[Any] = field(default_factory=list)  # Variables sections, variable files'
+
+
+@dataclass
 class _Declared:
     """What a suite or resource file declares that is read here."""
 
@@ -386,16 +392,15 @@ def read_library(path: Path, library: str, names_secret: Callable[[str], bool],
 
 def _secret_positions(library: str, name: str, parameters: list[str],
                       names_secret: Callable[[str], bool]) -> list[SecretParameter]:
+    embedded = None
     if "${" in name:  # embedded arguments: ``@keyword('Log in with password "${pwd}"')``
         from robot.running.arguments.embedded import EmbeddedArguments
 
         embedded = EmbeddedArguments.from_name(name)
         if embedded is None:
             return []
-        positions = tuple(at for at, arg in enumerate(embedded.args) if names_secret(arg))
-        return [(library, name, positions, (embedded.name.pattern, embedded.name.flags))] if positions else []
-    positions = tuple(at for at, parameter in enumerate(parameters) if names_secret(parameter))
-    return [(library, name, positions, None)] if positions else []
+    found = secret_parameter(library, name, parameters, embedded, names_secret)
+    return [found] if found else []
 
 
 def _is_static(function: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
