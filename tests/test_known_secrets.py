@@ -65,13 +65,15 @@ DatabaseLibrary's HTML table (the name in the header row, the values below; the 
 column's L37 stays), and again in ``${rows} = [(1, 'L37-user-alice', 'S87-...'), ...]``;
 (89) an S3 presigned URL's ``X-Amz-Signature=x`` (by its shape; the bucket's name, L38,
 stays); (92) ``Log Many  ${SMTP_PASSWORD}  item``, which logs each argument as a message
-(the item, L39, stays). Thirty-nine values only look like secrets (look-alike names, values too short or
-too common, a keyword's name holding a secret's, ``Open Sidebar``'s "sid", a word after
-"password" among another keyword's arguments, text filled into a user-name field, ``Count Tokenizer Rules``'
-return, a repository's name after such a URL's host, the value of sqlcmd's ``-S`` beside its
-``-p`` that is no password, the shell's working directories ``PWD`` and ``OLDPWD``: paths
-the run shows everywhere, the value of a ``--sort-key`` option, the user name htpasswd is
-given, the user name of a secret-named pair, a plural name's single value: ``${tokens}`` and
+(the item, L39, stays); (93) a suite's metadata named like a secret (``Metadata Deploy Token
+x``, what ``--metadata`` sets; ``Token Count``'s L40 stays). Forty values only look like
+secrets (look-alike names, values too short or too common, a keyword's name holding a
+secret's, ``Open Sidebar``'s "sid", a word after "password" among another keyword's
+arguments, text filled into a user-name field, ``Count Tokenizer Rules``' return, a
+repository's name after such a URL's host, the value of sqlcmd's ``-S`` beside its ``-p``
+that is no password, the shell's working directories ``PWD`` and ``OLDPWD``: paths the run
+shows everywhere, the value of a ``--sort-key`` option, the user name htpasswd is given, the
+user name of a secret-named pair, a plural name's single value: ``${tokens}`` and
 ``tokens=x`` count, an Azure account's name, a ``function_key``, a certificate in base64,
 the region ``aws configure set`` is given, a Wi-Fi network's name, a user's name in a
 query's result) and must stay readable.
@@ -120,7 +122,7 @@ SECRETS = ("S01-Hunter2-pass", "S03-deep-Pw-9", "S05-set-var-Sec", "S07-var-pk-1
            "S73-apim-Key", "S74-func-Key", "S75-mfa-Code", "S76-returned-Tk", "S77-row-Pw",
            "S79-aws-Secret", "S80-appended-Sec", "S81-ci-env-Pw", "S84-k8s-env-Pw",
            "S85-ssm-Tk", "S86-wifi-Psk", "S87-db-column-Tk", "S88-db-column-Tk",
-           "S92-log-many-Pw")
+           "S92-log-many-Pw", "S93-metadata-Tk")
 # Masked by its shape wherever it occurs, so never registered as a run's value.
 BY_SHAPE = ("S27webhooksecret99", "S69sasSignature%2B9", "S89presignedSig0a1b",
             # (82) HTTP Basic credentials out of a header, (83) an npm token
@@ -137,7 +139,7 @@ LOOKALIKES = ("L01-54321-count", "L02-all-tests-passed", "L03-bypass-enabled",
               "L25-work-dir", "L26-old-dir", "L27-sort-key", "L28-web-user",
               "L29-auth-user", "L30-plural-scalar", "L31-acct-name", "L32-fkey-f5",
               "L34-eu-region", "L35-debug-level", "L36-lab-wifi", "L37-user-alice",
-              "L38-reports", "L39-log-many-item",
+              "L38-reports", "L39-log-many-item", "L40-meta-count",
               # kubeconfig's client-certificate-data: a certificate in base64, public
               "LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0tCk1JSUM1ekNDQWMrZ0F3SUJB")
 # What differs between the stores by nature: ids of the run, where it came from, times.
@@ -292,6 +294,17 @@ def test_known_values_are_deleted_with_their_run(stores: dict[str, Path]) -> Non
     assert open_store(copy).execute("SELECT count(*) FROM secrets").fetchone() == (0,)
 
 
+def test_metadata_named_like_a_secret_is_masked_by_its_name(stores: dict[str, Path]) -> None:
+    """A run stored before its metadata's values were registered (or pushed by an older
+    listener) still lists ``Deploy Token: ***``: masked by the name, as tree masks it."""
+    copy = stores["xml"].with_name("unregistered.sqlite3")
+    with sqlite3.connect(stores["xml"]) as source, sqlite3.connect(copy) as target:
+        source.backup(target)
+        target.execute("DELETE FROM secrets")
+    listed = service.list_runs(open_store(copy))["runs"][0]["metadata"]
+    assert listed == {"Contact": "ops team", "Deploy Token": "***", "Token Count": "L40-meta-count"}
+
+
 def test_what_keywords_named_like_secrets_return_is_known_at_info(tmp_path: Path) -> None:
     """At INFO, what most runs keep, RF's ``${session} = x`` line is all a run shows of what
     a keyword returned: live capture and both imports register it from there, whatever the
@@ -311,10 +324,10 @@ def test_what_keywords_named_like_secrets_return_is_known_at_info(tmp_path: Path
     for origin, conn in stores.items():
         registered = {v for (v,) in conn.execute("SELECT value FROM secrets")}
         # the suite's secret-named variables: live from RF's scopes, an import from the
-        # suite file beside it (the test below)
+        # suite file beside it (the test below); its metadata's, from the suite (S93)
         assert registered - set(returned) == {
             v for v in SECRETS if v[:3] in ("S01", "S03", "S11", "S12", "S20", "S22", "S33",
-                                             "S34", "S92")}, origin
+                                             "S34", "S92", "S93")}, origin
         assert set(returned) <= registered, origin
         shown = [hit.text for hit in service.search_messages(conn, "in use", run_id=1).hits]
         assert shown == ["keys in use: ***, *** and ***"], origin

@@ -22,7 +22,8 @@ which keeps each value the run's own text proves secret:
   Environment Variable  DB_PASSWORD``), and the values a loop assigns to a secret-named loop
   variable;
 * of an Authorization header's value (``Bearer x``), the credential alone (``x``), which
-  runs also show without the scheme.
+  runs also show without the scheme;
+* a suite's or test's metadata under a secret's name (``--metadata api_token:x``).
 
 * what a library keyword's signature says is secret (``secret_names.SIGNATURE_SECRETS``): a
   positional password (``SSHLibrary.Login  user  x``), the value after a secret's name among
@@ -146,6 +147,15 @@ class SecretRegistry:
                     if value and not _REFERENCE().search(value):
                         self.add(value)
                 return
+
+    def metadata(self, metadata: dict[str, Any]) -> None:
+        """A suite's or test's metadata: the values of the names that name a secret
+        (``Metadata  Deploy Token  x``, ``--metadata api_token:x``), as a secret-named
+        variable's. The read side masks them in place by the same names (``assign``)."""
+        for name, value in metadata.items():
+            if isinstance(value, str) and self.names_secret(str(name)) \
+                    and not _REFERENCE().search(value):
+                self.add(value)
 
     def take(self) -> list[str]:
         taken, self.pending = self.pending, []

@@ -228,6 +228,8 @@ class RunWriter:
         frame = _Frame(node, self._next_pre, parent, self._next_msg)
         self._next_pre += 1
         stack.append(frame)
+        if "metadata" in node.fields:  # live: known at the start (an import knows it at the end)
+            self.secrets.metadata(node.fields["metadata"])
 
     def close_node(self, node: Node) -> None:
         frame = self._stack.pop()
@@ -261,6 +263,8 @@ class RunWriter:
             self._root = (node, frame)
         if ntype in _STEPS:
             self.secrets.step(node, frame.opening, frame.assigned)
+        elif "metadata" in node.fields:  # an output file writes it after the suite's tests
+            self.secrets.metadata(node.fields["metadata"])
         self._node_rows.append(self._row(frame, status))
         if len(self._node_rows) + len(self._message_rows) >= self.batch_rows:
             self._flush_with_open()

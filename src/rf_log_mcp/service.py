@@ -166,6 +166,9 @@ def list_runs(conn: sqlite3.Connection, status: str | None = None, limit: int = 
     shaper = Shaper()
     mask_runs(conn, shaper, [rid for item in items[:limit] for rid in item.get("run_ids", [])]
               + [item["run_id"] for item in items[:limit]])
+    for item in items[:limit]:
+        if "metadata" in item:  # by name, as tree shows it (Deploy Token: ***)
+            item["metadata"] = shaper.counted(shaper.redactor.assign(item["metadata"]))
     data: dict[str, Any] = {}
     kept = shaper.fit(data, items[:limit], "runs")
     more = kept < min(len(items), limit) or len(items) > limit

@@ -1,6 +1,6 @@
 *** Settings ***
-Documentation     Secrets handled the ordinary way, each a value of its own (S01 ... S92), and
-...               values that only look like secrets (L01 ... L39), which must stay readable.
+Documentation     Secrets handled the ordinary way, each a value of its own (S01 ... S93), and
+...               values that only look like secrets (L01 ... L40), which must stay readable.
 Library           Vault.py
 Library           SSHLibrary.py
 Library           Browser.py
@@ -9,6 +9,8 @@ Library           Process
 Library           Collections
 Library           DatabaseLibrary.py
 Metadata          Contact    ops team
+Metadata          Deploy Token    S93-metadata-Tk
+Metadata          Token Count    L40-meta-count
 
 *** Variables ***
 ${PASSWORD}            S01-Hunter2-pass
@@ -210,6 +212,7 @@ Shapes Next To Their Name
     Log    S87-db-column-Tk and S88-db-column-Tk are L37-user-alice's and bob's
     Log    GET https://L38-reports.s3.amazonaws.com/q.csv?X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Expires=900&X-Amz-Signature=S89presignedSig0a1b
     Log Many    ${SMTP_PASSWORD}    L39-log-many-item
+    Log    deploying, ${SUITE METADATA}[Token Count]
 
 Returned By Keywords Named Like Secrets
     ${session} =    Get Auth Token For User    alice
