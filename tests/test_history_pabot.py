@@ -20,7 +20,8 @@ SUITES = Path(__file__).parent / "data" / "history" / "pabot"
 def pabot(db: Path, out: Path, night: int) -> None:
     result = subprocess.run(
         [sys.executable, "-m", "pabot.pabot", "--processes", "2", "--listener",
-         f"rf_log_listener:db={db}", "--variable", f"NIGHT:{night}", "--outputdir", str(out),
+         f"rf_log_listener:db={db}", "--variable", f"NIGHT:{night}", "--metadata",
+         f"Night:{night}", "--outputdir", str(out),
          "--log", "NONE", "--report", "NONE", str(SUITES)],
         capture_output=True, text=True, timeout=300, check=False, cwd=out.parent)
     assert result.returncode == 1, result.stdout + result.stderr  # one failure each night
@@ -71,8 +72,8 @@ def test_a_group_is_summarized_as_one_run(store) -> None:
     view = service.get_view(store, "summary", run_id=4, selector="run_group")
     assert view.ok, view.error
     data = view["summary"]
-    assert (data["runs"], data["run_group"], data["totals"]) == (
-        [3, 4], "g3", {"total": 4, "passed": 3, "failed": 1, "skipped": 0})
+    assert (data["runs"], data["run_group"], data["totals"], data["metadata"]) == (
+        [3, 4], "g3", {"total": 4, "passed": 3, "failed": 1, "skipped": 0}, {"Night": "2"})
     [failed] = data["failed_tests"]
     assert (failed["name"], failed["message"]) == ("Order Total Adds Up", "total off on night 2: 2 != 1")
     assert failed["run_id"] in (3, 4) and failed["node_id"] == "s1-s1-t2"

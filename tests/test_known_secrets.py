@@ -296,13 +296,20 @@ def test_known_values_are_deleted_with_their_run(stores: dict[str, Path]) -> Non
 
 def test_metadata_named_like_a_secret_is_masked_by_its_name(stores: dict[str, Path]) -> None:
     """A run stored before its metadata's values were registered (or pushed by an older
-    listener) still lists ``Deploy Token: ***``: masked by the name, as tree masks it."""
+    listener) still lists ``Deploy Token: ***``: masked by the name, as tree masks it; the
+    summary's first page shows the root suite's metadata so too."""
     copy = stores["xml"].with_name("unregistered.sqlite3")
     with sqlite3.connect(stores["xml"]) as source, sqlite3.connect(copy) as target:
         source.backup(target)
         target.execute("DELETE FROM secrets")
-    listed = service.list_runs(open_store(copy))["runs"][0]["metadata"]
-    assert listed == {"Contact": "ops team", "Deploy Token": "***", "Token Count": "L40-meta-count"}
+    conn = open_store(copy)
+    shown = {"Contact": "ops team", "Deploy Token": "***", "Token Count": "L40-meta-count"}
+    assert service.list_runs(conn)["runs"][0]["metadata"] == shown
+    assert service.get_view(conn, "summary", run_id=1)["summary"]["metadata"] == shown
+    page = service.get_view(conn, "summary", run_id=1, selector="failed")["summary"]
+    assert "metadata" not in page  # the first page only
+    printed = cli("summary", "1", db=copy).stdout.splitlines()
+    assert "  metadata: Contact=ops team, Deploy Token=***, Token Count=L40-meta-count" in printed
 
 
 def test_what_keywords_named_like_secrets_return_is_known_at_info(tmp_path: Path) -> None:

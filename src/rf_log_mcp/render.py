@@ -60,6 +60,9 @@ def summary(response: Answer, style: Style) -> None:
     if data.elapsed is not None:
         started = f"started {data.start_time}, " if data.start_time else ""  # rebot --merge: none
         print(f"  {started}took {data.elapsed:.2f} s")
+    if data.metadata:  # each value's first line: the whole is in --json and tree's root suite
+        print("  metadata: " + ", ".join(f"{name}={(str(value).splitlines() or [''])[0]}"
+                                         for name, value in data.metadata.items()))
     if data.unfinished:
         chain = " > ".join(f"{n.name or n.type}" for n in data.unfinished)
         print(f"  {'running now' if data.status == 'running' else 'stopped in'}: {chain}")

@@ -57,9 +57,9 @@ log = logging.getLogger("rf_log_mcp")
 ViewName = Literal["summary", "failure_path", "step_window", "tree", "tree_snapshot", "message"]
 
 INSTRUCTIONS = """\
-Robot Framework results, small and exact. Typical flow:
+Robot Framework results. Typical flow:
 1. parse_result(path) imports an output.xml/output.json (or finds it): run_id. list_runs
-   shows the store's runs, live ones too.
+   shows the stored runs, live ones too.
 2. get_view(run_id, view="summary"): status, totals, failed tests grouped by failure
    signature (each: how often seen before), run errors, skip reasons.
 3. get_view(view="failure_path", selector=<test id>): a test's failing branch down to its
@@ -75,7 +75,7 @@ Across runs: compare_runs(head) says what changed since the previous run of the 
 Secrets come back as ***.
 Responses carry ok, estimated_tokens, masked_values, truncated (message_truncated,
 budget_truncated or page_truncated); next_cursor continues. Errors: ok=false, error.code,
-.message, .hint. Every field is explained in the resource rf://docs/fields.
+.message, .hint. Every field is explained in resource rf://docs/fields.
 """
 
 

@@ -47,6 +47,7 @@ from .views.common import (
     known_values,
     mask_runs,
     node_by_id,
+    run_metadata,
     shown_attachments,
 )
 
@@ -167,8 +168,8 @@ def list_runs(conn: sqlite3.Connection, status: str | None = None, limit: int = 
     mask_runs(conn, shaper, [rid for item in items[:limit] for rid in item.get("run_ids", [])]
               + [item["run_id"] for item in items[:limit]])
     for item in items[:limit]:
-        if "metadata" in item:  # by name, as tree shows it (Deploy Token: ***)
-            item["metadata"] = shaper.counted(shaper.redactor.assign(item["metadata"]))
+        if metadata := run_metadata(conn, item["run_id"], shaper):
+            item["metadata"] = metadata
     data: dict[str, Any] = {}
     kept = shaper.fit(data, items[:limit], "runs")
     more = kept < min(len(items), limit) or len(items) > limit
@@ -210,11 +211,6 @@ def _run_items(conn: sqlite3.Connection, where: str, params: list[Any],
                         start_time=members["start_time"], source_path=None)
         ci = json.loads(item.pop("ci") or "{}")
         item.update({key: ci[key] for key in ("branch", "commit", "build") if key in ci})
-        root = conn.execute("SELECT fields FROM nodes WHERE key = ?",
-                            (run_base(item["run_id"]),)).fetchone()
-        metadata = json.loads(root[0]).get("metadata") if root and root[0] else None
-        if metadata:
-            item["metadata"] = metadata
         yield item
 
 

@@ -93,6 +93,9 @@ class SummaryView(BaseModel):
     rpa: bool | None = Field(None, description="True: robot --rpa (tasks).")
     ci: dict[str, str] | None = Field(None, description="The CI build: provider, commit, branch, "
                                                         "build, build_url, job.")
+    metadata: dict[str, Any] | None = Field(
+        None, description="First page only: the root suite's metadata (--metadata, the "
+                          "Metadata setting: build, environment), masked by name.")
     run_group: str | None = Field(None, description="The pabot execution this process belongs "
                                                     "to (selector run_group summarizes it).")
     runs: list[int] | None = Field(None, description="selector run_group: the group's runs.")

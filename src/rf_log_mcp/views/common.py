@@ -87,6 +87,14 @@ def mask_runs(conn: sqlite3.Connection, shaper: Shaper, run_ids: list[int]) -> N
     shaper.redactor = shaper.redactor.for_run(known_values(conn, run_ids))
 
 
+def run_metadata(conn: sqlite3.Connection, run_id: int, shaper: Shaper) -> dict[str, Any] | None:
+    """The root suite's metadata (what ``--metadata`` and the Metadata setting give: the
+    build, the environment), masked by name as tree shows it (``Deploy Token: ***``)."""
+    root = conn.execute("SELECT fields FROM nodes WHERE key = ?", (run_base(run_id),)).fetchone()
+    metadata = json.loads(root[0]).get("metadata") if root and root[0] else None
+    return shaper.counted(shaper.redactor.assign(metadata)) if metadata else None
+
+
 def node_by_id(conn: sqlite3.Connection, run_id: int, node_id: str) -> NodeRow:
     """A node by its id; a selector that is no id may name a test (``test_named``)."""
     row = conn.execute(

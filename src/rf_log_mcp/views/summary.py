@@ -13,7 +13,14 @@ from rf_log_listener.store import FAILED_STARTS, RUN_SHIFT, run_base
 from ..shaping import Shaper
 from ..sources import Locator
 from .across import group_start, group_totals, run_signatures, seen_before_many, signature_texts
-from .common import NODE_NOT_FOUND, mask_runs, nodes_by_keys, run_errors, run_row
+from .common import (
+    NODE_NOT_FOUND,
+    mask_runs,
+    nodes_by_keys,
+    run_errors,
+    run_metadata,
+    run_row,
+)
 from .failing import shown_cause
 
 TYPE_CHECKING = False  # typing's own constant: loading typing is 4-5 ms (issue #19)
@@ -58,6 +65,8 @@ def summary(conn: sqlite3.Connection, run_id: int, shaper: Shaper,
         "error_count": run["error_count"] or 0, **_context(run, start),
     }
     if after_key is None and selector is None:  # the first page only
+        if metadata := run_metadata(conn, run_id, shaper):
+            view["metadata"] = metadata
         view["errors"], view["error_kinds"] = run_errors(conn, run_id, shaper, ERRORS_SHOWN)
         _add_groups(conn, view, wanted, shaper)
         if run["skipped"]:
@@ -94,6 +103,8 @@ def _group_summary(conn: sqlite3.Connection, run: dict[str, Any], shaper: Shaper
                             **members, **_context(run, runs[0])}
     wanted = _wanted_tests(conn, runs, None, False, runs[0])
     if position is None:
+        if metadata := run_metadata(conn, runs[0], shaper):  # pabot gives each process the same
+            view["metadata"] = metadata
         _add_groups(conn, view, wanted, shaper)
         if members["totals"]["skipped"]:
             view["skip_reasons"] = _skip_reasons(conn, runs, shaper)
