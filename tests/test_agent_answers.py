@@ -88,7 +88,14 @@ def test_an_option_value_holding_another_option_is_warned_about(tmp_path: Path) 
     assert (tmp_path / "store.sqlite3;label=ci").exists()  # robot's split, as the warning says
     clean = robot("--output", "NONE", "--listener", f"rf_log_listener:db={db}:label=ci",
                   "one.robot", cwd=tmp_path)
-    assert "holds another option" not in clean.stderr
+    assert "holds another option" not in clean.stderr and "unknown" not in clean.stderr
+    # a misspelt option's name, a writer that does not exist: said, the run still captured
+    typo = robot("--output", "NONE", "--listener", f"rf_log_listener:db={db}:lable=x:writer=fast",
+                 "one.robot", cwd=tmp_path)
+    assert typo.returncode == 0, typo.stderr
+    assert "ignoring unknown listener options ['lable', 'writer=fast']" in typo.stderr
+    runs = open_store(db).execute("SELECT label, status FROM runs ORDER BY run_id").fetchall()
+    assert runs == [("ci", "complete"), (None, "complete")]
 
 
 def test_status_messages_are_searchable_as_hits_of_their_own_kind(tmp_path: Path) -> None:

@@ -116,6 +116,7 @@ def _guarded(method: Callable[..., None]) -> Callable[..., None]:
     return wrapper
 
 
+_OPTIONS = ("db", "label", "writer")
 _ANOTHER_OPTION = re.compile(r"[;:,](db|label|writer)=")
 # The listener capturing this robot's run into each store (a file's real path, a URL): one
 # run per store even when the listener is named twice; a later robot.run() in the same
@@ -159,6 +160,10 @@ class rf_log_listener(Flushing):
         # writer=process starts the writer process at once (a fork of robot's process where
         # that is safe), writer=spawn starts it at once as a fresh interpreter.
         writer = settings.get("writer")
+        misnamed = [name for name in settings if name not in _OPTIONS]  # label is the user's
+        if writer not in (None, "", "auto", "inline", "process", "spawn"):
+            misnamed.append(f"writer={shown(writer)}")
+            writer = None
         if writer in (None, "", "auto"):
             writer = _default_writer()
         self.inline, self.spawn = writer in ("inline", "auto"), writer == "spawn"
@@ -204,9 +209,9 @@ class rf_log_listener(Flushing):
             from .writer_link import start
 
             self._link = start(self.spawn, warn)  # it starts while robot parses the suite
-        if unknown:
-            warn(f"ignoring unknown listener options {unknown}; use db=PATH, label=TEXT,"
-                  " writer=inline|process|spawn")
+        if unknown or misnamed:  # a name only: a value may hold a password (a URL's)
+            warn(f"ignoring unknown listener options {unknown + misnamed}; use db=PATH,"
+                  " label=TEXT, writer=auto|inline|process|spawn")
         for name, value in settings.items():
             if _ANOTHER_OPTION.search(value):
                 warn(f"the value of option {name}, {shown(value)!r}, looks like it holds another option:"
