@@ -235,7 +235,7 @@ from robot.api import logger
 def log_controls():
     logger.info("osc\\x1b]0;pwned title\\x07 clear\\x1b[2J cr\\roverwritten nul\\x00 "
                 "c1\\x9b31m \\x1b[31mred\\x1b[0m tab\\tend\\r\\nnext line")
-    raise AssertionError("failed \\x1b]52;c;Y2xpcGJvYXJk\\x07 here")
+    raise AssertionError("failed \\x1b]52;c;Y2xpcGJvYXJk\\x07 here \\x1b[33mleft yellow")
 '''
 
 
@@ -243,8 +243,9 @@ def test_the_command_line_shows_control_characters_escaped(tmp_path: Path) -> No
     """A program's output logged as it is (a subprocess's, a serial console's) holds control
     characters. The store keeps them (output.json does); the command line's text answers
     show them escaped, so a logged escape sequence cannot retitle the terminal, write its
-    clipboard (OSC 52), clear it or overwrite a line; colours and CR LF pass. --json keeps
-    the exact text (JSON escapes it)."""
+    clipboard (OSC 52), clear it or overwrite a line; colours and CR LF pass, and a colour
+    a text leaves on (a long coloured line cut before its reset) stops where the text ends.
+    --json keeps the exact text (JSON escapes it)."""
     import json
     import subprocess
     import sys
@@ -276,3 +277,5 @@ def test_the_command_line_shows_control_characters_escaped(tmp_path: Path) -> No
         " \x1b[31mred\x1b[0m tab\tend\nnext line")
     assert "failed \\x1b]52;c;Y2xpcGJvYXJk\\x07 here" in shown["failures"]
     assert "failed \\x1b]52;c;Y2xpcGJvYXJk\\x07 here" in shown["summary"]
+    for command in ("failures", "summary"):  # the next line is not yellow
+        assert "here \x1b[33mleft yellow\x1b[0m\n" in shown[command], shown[command]

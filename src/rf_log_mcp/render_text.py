@@ -38,7 +38,8 @@ class Style:
 # controls (a bell, a carriage return that overwrites the line, ESC starting a sequence that
 # moves the cursor, clears the screen, sets the title or writes the clipboard: OSC 52).
 # Colours (SGR, ``ESC [ ... m``: a program's coloured output, and ours) and CR LF line ends
-# pass; every other control is shown escaped, as ``\x1b``.
+# pass, a colour left on reset where its text ends; every other control is shown escaped,
+# as ``\x1b``.
 _CONTROLS = r"\r\n|\x1b\[[0-9;]*m|[\x00-\x08\x0b-\x1f\x7f-\x9f]"  # compiled by TerminalText
 _ESCAPES = {"\r\n": "\n", "\r": "\\r", "\x0b": "\\v", "\x0c": "\\f"}
 
@@ -61,7 +62,11 @@ class TerminalText:
         self.controls = re.compile(_CONTROLS)  # here: a --json command never compiles it
 
     def write(self, text: str) -> int:
-        return self.stream.write(self.controls.sub(_escaped, text))
+        shown = self.controls.sub(_escaped, text)
+        last = shown.rfind("\x1b[")  # every ESC left is a colour's (SGR): the rest are escaped
+        if last >= 0 and not shown.startswith(("\x1b[0m", "\x1b[m"), last):
+            shown += "\x1b[0m"  # a colour the text leaves on (its reset cut off) stops here
+        return self.stream.write(shown)
 
     def control(self, sequence: str) -> None:
         """Our own terminal control (``watch`` rewriting its status line), as it is."""
