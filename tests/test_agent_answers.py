@@ -98,6 +98,27 @@ def test_an_option_value_holding_another_option_is_warned_about(tmp_path: Path) 
     assert runs == [("ci", "complete"), (None, "complete")]
 
 
+def test_the_summary_shows_the_run_s_metadata_shortened(tmp_path: Path) -> None:
+    """The first page of a summary carries the root suite's metadata, a value over 300
+    characters shortened as a long message is (whole while the budget has room for it; a
+    release note pasted into one stays whole in tree's root suite)."""
+    (tmp_path / "one.robot").write_text("*** Test Cases ***\nOne\n    Log    one\n")
+    notes = "release notes: " + "x" * 5000 + " end"
+    done = robot("--output", "NONE", "--listener", f"rf_log_listener:db={tmp_path / 'store.sqlite3'}",
+                 "--metadata", "Build:1234", "--metadata", f"Notes:{notes}", "one.robot",
+                 cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    conn = open_store(tmp_path / "store.sqlite3")
+    assert service.get_view(conn, "summary", run_id=1)["summary"]["metadata"]["Notes"] == notes
+    answer = service.get_view(conn, "summary", run_id=1, budget=1000)
+    shown = answer["summary"]["metadata"]
+    assert shown["Build"] == "1234" and answer["message_truncated"]
+    assert shown["Notes"].startswith("release notes: xx") and shown["Notes"].endswith("xx end")
+    assert "characters cut" in shown["Notes"] and len(shown["Notes"]) < 400
+    whole = service.get_view(conn, "tree", run_id=1, selector="s1", budget=50_000)
+    assert whole["tree"]["node"]["metadata"]["Notes"] == notes
+
+
 def test_status_messages_are_searchable_as_hits_of_their_own_kind(tmp_path: Path) -> None:
     """A WHILE loop's limit, a test's combined message and a fatal stop are status messages,
     not logged ones: search finds them, each once (where it is said first: not on the

@@ -82,6 +82,9 @@ def _visible_run(conn: sqlite3.Connection, run_id: int) -> dict[str, Any]:
     return dict(zip([d[0] for d in cur.description], row, strict=True))
 
 
+METADATA_CHARS = 300
+
+
 def mask_runs(conn: sqlite3.Connection, shaper: Shaper, run_ids: list[int]) -> None:
     """Mask in the answer the values these runs proved secret."""
     shaper.redactor = shaper.redactor.for_run(known_values(conn, run_ids))
@@ -89,10 +92,14 @@ def mask_runs(conn: sqlite3.Connection, shaper: Shaper, run_ids: list[int]) -> N
 
 def run_metadata(conn: sqlite3.Connection, run_id: int, shaper: Shaper) -> dict[str, Any] | None:
     """The root suite's metadata (what ``--metadata`` and the Metadata setting give: the
-    build, the environment), masked by name as tree shows it (``Deploy Token: ***``)."""
+    build, the environment), masked by name as tree shows it (``Deploy Token: ***``), each
+    value within METADATA_CHARS (a release note pasted into one stays in tree)."""
     root = conn.execute("SELECT fields FROM nodes WHERE key = ?", (run_base(run_id),)).fetchone()
     metadata = json.loads(root[0]).get("metadata") if root and root[0] else None
-    return shaper.counted(shaper.redactor.assign(metadata)) if metadata else None
+    if not metadata:
+        return None
+    return {name: shaper.cut(value, METADATA_CHARS) if isinstance(value, str) else value
+            for name, value in shaper.counted(shaper.redactor.assign(metadata)).items()}
 
 
 def node_by_id(conn: sqlite3.Connection, run_id: int, node_id: str) -> NodeRow:
