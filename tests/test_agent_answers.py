@@ -110,6 +110,8 @@ def test_the_summary_shows_the_run_s_metadata_shortened(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     conn = open_store(tmp_path / "store.sqlite3")
     assert service.get_view(conn, "summary", run_id=1)["summary"]["metadata"]["Notes"] == notes
+    listed = service.list_runs(conn)
+    assert listed["runs"][0]["metadata"]["Notes"] == notes and not listed["truncated"]
     answer = service.get_view(conn, "summary", run_id=1, budget=1000)
     shown = answer["summary"]["metadata"]
     assert shown["Build"] == "1234" and answer["message_truncated"]

@@ -176,6 +176,7 @@ def list_runs(conn: sqlite3.Connection, status: str | None = None, limit: int = 
     after = items[kept - 1]["newest"] if more else None
     for item in items:
         del item["newest"]  # the cursor's, not the answer's
+    shaper.grow(data)  # a long metadata value whole while the budget has room
     return _finish(data, shaper, binding, after)
 
 
