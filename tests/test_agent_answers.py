@@ -359,12 +359,14 @@ def test_a_running_test_that_failed_steps_already_says_so_before_it_ends(tmp_pat
     """A long test that goes on after a failure (continue-on-failure, a retry) fails when it
     ends; until then its run said "0 failed" and "No failed tests.". The summary's open chain
     counts what failed below each node so far; the command line names the test and how to
-    read its failures."""
+    read its failures. The run's metadata shows before its suite ends, its secret's value
+    registered already (a run killed now keeps both)."""
     (tmp_path / "long.robot").write_text(
         "*** Test Cases ***\nLong Journey\n    Run Keyword And Continue On Failure    Fail"
         "    first check failed\n    Log    started\n    Sleep    60s\n")
     db = tmp_path / "s.db"
-    running = robot("--listener", f"rf_log_listener:db={db}", "--output", "NONE",
+    running = robot("--listener", f"rf_log_listener:db={db}", "--output", "NONE", "--metadata",
+                    "Environment:staging", "--metadata", "Deploy Token:tok-running-4455",
                     str(tmp_path / "long.robot"), cwd=tmp_path, wait=False)
     try:
         deadline, open_test = time.monotonic() + 60, None
@@ -378,6 +380,8 @@ def test_a_running_test_that_failed_steps_already_says_so_before_it_ends(tmp_pat
         assert open_test is not None, "the running test's failed steps never showed"
         assert (open_test.node_id, open_test.failed_descendant_count) == ("s1-t1", 2)
         assert view.status == "running" and view.totals.failed == 0
+        assert view.metadata == {"Deploy Token": "***", "Environment": "staging"}
+        assert open_store(db).execute("SELECT value FROM secrets").fetchall() == [("tok-running-4455",)]
         hint = "failing so far: TEST s1-t1 Long Journey: 2 failed steps (rf-log-mcp failures 1 s1-t1)"
         assert hint in cli("summary", db=db).stdout
         assert hint in cli("failures", db=db).stdout

@@ -41,6 +41,7 @@ from .result_events import (
     message_event,
     open_event,
     rf_version,
+    suite_texts,
 )
 from .rows import StoreRowSink
 from .run_context import ci_context, pabot_group
@@ -232,8 +233,11 @@ class rf_log_listener(Flushing):
             return
         if not first and self._follows:
             self._nodes.follow(ended=True)  # the parent suite's setup, done
+        fields = robot_scope.suite_fields(data)
+        if result.doc or result.metadata:
+            fields = {**(fields or {}), **suite_texts(result)}
         self._nodes.open_root(result, ev.SUITE, (
-            OPEN, ev.SUITE, "suite", result.name, None, None, None, robot_scope.suite_fields(data)))
+            OPEN, ev.SUITE, "suite", result.name, None, None, None, fields))
         self._scope_secrets()
         self._secret_parameters(self._parameters.in_namespace(data.resource))
         if first:  # readers see the run's root suite at once, not at the first periodic flush

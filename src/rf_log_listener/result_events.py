@@ -62,6 +62,18 @@ def open_event(item: Any) -> tuple[str, tuple[Any, ...]]:
     return ntype, (OPEN, ntype, ntype, name or "", None, None, None, None)
 
 
+def suite_texts(suite: Any) -> dict[str, Any]:
+    """A suite's documentation and metadata: sent when it starts (a running run's summary
+    shows them, a run killed mid-suite keeps them) and again when it ends, final (``Set
+    Suite Metadata`` and ``Set Suite Documentation`` change them while it runs)."""
+    fields: dict[str, Any] = {}
+    if suite.doc:
+        fields["doc"] = suite.doc
+    if suite.metadata:
+        fields["metadata"] = dict(suite.metadata)
+    return fields
+
+
 def _texts(args: Any) -> tuple[str, ...]:
     """Arguments as RF writes them to its output files: each one's ``str()``. Library code
     calling ``BuiltIn().run_keyword("Log", b"...")`` passes bytes, dates, numbers, objects."""
@@ -86,11 +98,7 @@ def close_event(item: Any, ntype: str, parent_type: str | None) -> tuple[Any, ..
         if getattr(item, "metadata", None):  # RF 7.5+
             fields["metadata"] = dict(item.metadata)
     elif ntype == ev.SUITE:
-        fields = {}
-        if item.doc:
-            fields["doc"] = item.doc
-        if item.metadata:
-            fields["metadata"] = dict(item.metadata)
+        fields = suite_texts(item)
     else:
         fields = {}
         if ntype == ev.FOR:
