@@ -118,7 +118,8 @@ def _guarded(method: Callable[..., None]) -> Callable[..., None]:
 
 
 _OPTIONS = ("db", "label", "writer")
-_ANOTHER_OPTION = re.compile(r"[;:,](db|label|writer)=")
+_WRITERS = ("auto", "inline", "process", "spawn")
+_ANOTHER_OPTION = re.compile(rf"[;:,]({'|'.join(_OPTIONS)})=")
 # The listener capturing this robot's run into each store (a file's real path, a URL): one
 # run per store even when the listener is named twice; a later robot.run() in the same
 # process takes over once the run before it ended.
@@ -162,7 +163,7 @@ class rf_log_listener(Flushing):
         # that is safe), writer=spawn starts it at once as a fresh interpreter.
         writer = settings.get("writer")
         misnamed = [name for name in settings if name not in _OPTIONS]  # label is the user's
-        if writer not in (None, "", "auto", "inline", "process", "spawn"):
+        if writer not in (None, "", *_WRITERS):
             misnamed.append(f"writer={shown(writer)}")
             writer = None
         if writer in (None, "", "auto"):
@@ -212,7 +213,7 @@ class rf_log_listener(Flushing):
             self._link = start(self.spawn, warn)  # it starts while robot parses the suite
         if unknown or misnamed:  # a name only: a value may hold a password (a URL's)
             warn(f"ignoring unknown listener options {unknown + misnamed}; use db=PATH,"
-                  " label=TEXT, writer=auto|inline|process|spawn")
+                  f" label=TEXT, writer={'|'.join(_WRITERS)}")
         for name, value in settings.items():
             if _ANOTHER_OPTION.search(value):
                 warn(f"the value of option {name}, {shown(value)!r}, looks like it holds another option:"
