@@ -359,10 +359,13 @@ def test_a_running_test_that_failed_steps_already_says_so_before_it_ends(tmp_pat
     """A long test that goes on after a failure (continue-on-failure, a retry) fails when it
     ends; until then its run said "0 failed" and "No failed tests.". The summary's open chain
     counts what failed below each node so far; the command line names the test and how to
-    read its failures. The run's metadata shows before its suite ends, its secret's value
-    registered already (a run killed now keeps both)."""
+    read its failures. The run's metadata, and the running test's tags, documentation and
+    timeout, show before they end, the metadata's secret registered already (a run killed now
+    keeps them)."""
     (tmp_path / "long.robot").write_text(
-        "*** Test Cases ***\nLong Journey\n    Run Keyword And Continue On Failure    Fail"
+        "*** Test Cases ***\nLong Journey\n    [Documentation]    Books the long journey\n"
+        "    [Tags]    smoke    JIRA-42\n    [Timeout]    5 minutes\n"
+        "    Run Keyword And Continue On Failure    Fail"
         "    first check failed\n    Log    started\n    Sleep    60s\n")
     db = tmp_path / "s.db"
     running = robot("--listener", f"rf_log_listener:db={db}", "--output", "NONE", "--metadata",
@@ -379,6 +382,9 @@ def test_a_running_test_that_failed_steps_already_says_so_before_it_ends(tmp_pat
                                   if n.type == "TEST" and n.failed_descendant_count), None)
         assert open_test is not None, "the running test's failed steps never showed"
         assert (open_test.node_id, open_test.failed_descendant_count) == ("s1-t1", 2)
+        node = service.get_view(open_store(db), "tree", run_id=1, selector="s1-t1")["tree"]["node"]
+        assert (node["status"], node["tags"], node["doc"], node["timeout"]) == (
+            "RUNNING", ["JIRA-42", "smoke"], "Books the long journey", "5 minutes")
         assert view.status == "running" and view.totals.failed == 0
         assert view.metadata == {"Deploy Token": "***", "Environment": "staging"}
         assert open_store(db).execute("SELECT value FROM secrets").fetchall() == [("tok-running-4455",)]

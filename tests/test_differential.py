@@ -203,3 +203,46 @@ def test_a_value_whose_str_fails_is_kept_as_robot_framework_tells_it(tmp_path: P
         "<Unrepresentable object Unprintable. Error: ValueError: no text for this one>",
         "b'by'", "3"]
     assert conn.execute("SELECT text FROM messages WHERE text = 'still captured'").fetchall()
+
+
+TEXTS_CHANGED = """*** Settings ***
+Documentation     emptied by its test
+Metadata          Build    1234
+
+*** Test Cases ***
+Emptied
+    [Documentation]    emptied while it runs
+    [Tags]    first    second
+    [Timeout]    1 minute
+    Remove Tags    first    second
+    Set Test Documentation    ${EMPTY}
+    Set Suite Documentation    ${EMPTY}
+
+Added
+    Set Tags    added
+    Set Test Documentation    added while it runs
+    Set Suite Metadata    Added    late
+"""
+
+
+@pytest.mark.parametrize("writer", ["inline", "process"])
+def test_texts_a_suite_or_test_lost_while_it_ran_are_gone_from_the_store_too(
+        tmp_path: Path, writer: str) -> None:
+    """A suite's and a test's documentation, tags and metadata are sent when they start (a
+    running run shows them, a killed one keeps them) and again when they end: what a keyword
+    emptied meanwhile (``Remove Tags``, ``Set Test Documentation    ${EMPTY}``) is emptied in
+    the store too, as the run's output.json has it."""
+    (tmp_path / "texts.robot").write_text(TEXTS_CHANGED)
+    db = tmp_path / "live.sqlite3"
+    done = robot("--output", "output.json", "--listener", f"rf_log_listener;db={db};writer={writer}",
+                 "texts.robot", cwd=tmp_path)
+    assert done.returncode == 0 and "rf_log_listener" not in done.stderr, done.stdout + done.stderr
+    conn = open_store(tmp_path / "import.sqlite3")
+    run_id = import_result(conn, tmp_path / "output.json", stable_window=0).run_id
+    live = dump_store(open_store(db), 1)
+    assert live == dump_store(conn, run_id)
+    texts = {n["id"]: {k: n[k] for k in ("doc", "tags", "metadata", "timeout") if k in n}
+             for n in live["nodes"] if n["type"] in ("SUITE", "TEST")}
+    assert texts == {"s1": {"metadata": {"Build": "1234", "Added": "late"}},
+                     "s1-t1": {"timeout": "1 minute"},
+                     "s1-t2": {"doc": "added while it runs", "tags": ["added"]}}

@@ -15,13 +15,14 @@ import marshal
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from .events import Node, RunEnd
+from .events import SUITE, TEST, Node, RunEnd
 from .writer import RunWriter
 
 if TYPE_CHECKING:  # annotations only: the listener in robot loads it when it hands over
     from .row_pipe import FramedPipe
 
 OPEN, CLOSE, MESSAGE, RUN_ERROR, IDENTITY, SECRET, DEFINITION, PARAMETERS = 0, 1, 2, 3, 4, 5, 6, 7
+_TEXTS_OWNERS = (SUITE, TEST)  # sent with their texts at OPEN and again at CLOSE
 
 
 class EventBatcher:
@@ -207,6 +208,8 @@ def apply_batch(writer: RunWriter, stack: list[Node], events: list[Any],
                 node.assign = assign
             if fields:
                 node.fields.update(fields)
+                if node.type in _TEXTS_OWNERS:  # what a keyword emptied while it ran: None
+                    node.fields = {k: v for k, v in node.fields.items() if v is not None}
             writer.close_node(node)
             at += 7
         elif kind == RUN_ERROR:

@@ -42,6 +42,7 @@ from .result_events import (
     open_event,
     rf_version,
     suite_texts,
+    test_texts,
 )
 from .rows import StoreRowSink
 from .run_context import ci_context, pabot_group
@@ -323,9 +324,11 @@ class rf_log_listener(Flushing):
             return
         if self._follows:
             self._nodes.follow(ended=True)  # the suite's setup, done
+        fields = test_texts(result)
+        if data.lineno:
+            fields["lineno"] = data.lineno
         self._nodes.open_root(result, ev.TEST, (
-            OPEN, ev.TEST, "test", result.name, None, None, None,
-            {"lineno": data.lineno} if data.lineno else None))
+            OPEN, ev.TEST, "test", result.name, None, None, None, fields or None))
         self._scope_secrets()
         self._maybe_flush()
 

@@ -74,6 +74,21 @@ def suite_texts(suite: Any) -> dict[str, Any]:
     return fields
 
 
+def test_texts(test: Any) -> dict[str, Any]:
+    """A test's documentation, tags, timeout and (RF 7.5+) metadata: sent when it starts and
+    again when it ends, as a suite's are (``Set Tags``, ``Remove Tags``, ``Set Test
+    Documentation`` change them while it runs)."""
+    fields = _doc_tags_timeout(test)
+    if getattr(test, "metadata", None):  # RF 7.5+
+        fields["metadata"] = dict(test.metadata)
+    return fields
+
+
+# A suite's or test's texts sent at its start that a keyword emptied while it ran: the CLOSE
+# event names them with None, and the store drops them (event_pipe.apply_batch).
+_EMPTIED = {"doc": None, "tags": None, "metadata": None}
+
+
 def _texts(args: Any) -> tuple[str, ...]:
     """Arguments as RF writes them to its output files: each one's ``str()``. Library code
     calling ``BuiltIn().run_keyword("Log", b"...")`` passes bytes, dates, numbers, objects."""
@@ -94,11 +109,9 @@ def close_event(item: Any, ntype: str, parent_type: str | None) -> tuple[Any, ..
         if item.source_name:
             fields["source_name"] = item.source_name
     elif ntype == ev.TEST:
-        fields = _doc_tags_timeout(item)
-        if getattr(item, "metadata", None):  # RF 7.5+
-            fields["metadata"] = dict(item.metadata)
+        fields = {**_EMPTIED, **test_texts(item)}
     elif ntype == ev.SUITE:
-        fields = suite_texts(item)
+        fields = {**_EMPTIED, **suite_texts(item)}
     else:
         fields = {}
         if ntype == ev.FOR:
