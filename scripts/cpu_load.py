@@ -22,6 +22,7 @@ import argparse
 import contextlib
 import multiprocessing
 import os
+import signal
 import subprocess
 import sys
 import tempfile
@@ -35,11 +36,25 @@ def _spin() -> None:
         sum(range(10_000))
 
 
+def _with_parent(parent: int, target: Callable[..., None], *args: Any) -> None:
+    """``target`` in a process that dies with its parent: a cpu_load killed outright (SIGKILL,
+    a CI job's timeout) must not leave processes spinning or writing (Linux; elsewhere the
+    parent's exit handlers stop them)."""
+    if sys.platform == "linux":
+        import ctypes
+
+        ctypes.CDLL(None).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    if os.getppid() != parent:  # the parent died before the line above
+        return
+    target(*args)
+
+
 @contextlib.contextmanager
 def _running(target: Callable[..., None], arguments: list[tuple[Any, ...]]) -> Iterator[None]:
     """One process per item of ``arguments`` running ``target`` for the duration of the block."""
     context = multiprocessing.get_context("spawn")
-    processes = [context.Process(target=target, args=args, daemon=True) for args in arguments]
+    processes = [context.Process(target=_with_parent, args=(os.getpid(), target, *args), daemon=True)
+                 for args in arguments]
     for process in processes:
         process.start()
     try:
@@ -90,8 +105,15 @@ def main() -> int:
     if not command:
         parser.error("give the command after --")
     started = time.monotonic()
-    with cpu_hogs(args.hogs), disk_writers(args.disk_writers):
-        code = subprocess.call(command)
+    # SIGTERM (kill, a CI job cancelled) unwinds as an exception does: the command and the
+    # busy processes are stopped and the scratch files removed
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(128 + signal.SIGTERM))
+    with cpu_hogs(args.hogs), disk_writers(args.disk_writers), subprocess.Popen(command) as running:
+        try:
+            code = running.wait()
+        finally:
+            if running.poll() is None:
+                running.terminate()
     print(f"cpu_load: {' '.join(command)} exited {code} after {time.monotonic() - started:.0f} s"
           f" beside {args.hogs} busy processes and {args.disk_writers} disk writers", file=sys.stderr)
     return code
