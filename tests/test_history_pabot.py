@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from rf_log_listener.importers import import_result
 from rf_log_listener.store import open_store
 from rf_log_mcp import service
 
@@ -198,3 +199,21 @@ def _pabot(db: Path, suites: Path, out: Path) -> int:
         capture_output=True, text=True, timeout=300, check=False, cwd=out.parent)
     assert "rf_log_listener" not in done.stderr, done.stderr
     return done.returncode
+
+
+def test_pabots_merged_output_beside_its_processes_is_a_copy(store, tmp_path: Path) -> None:
+    """pabot's output.xml merges its processes' outputs (rebot): imported into the store that
+    captured the processes live, it is a copy of their group, left out across runs."""
+    conn = open_store(tmp_path / "copy.sqlite3")  # the other tests keep their four runs
+    store.backup(conn)
+    process = Path(store.execute("SELECT output_dir FROM runs WHERE run_id = 3").fetchone()[0])
+    merged = import_result(conn, process.parents[1] / "output.xml", stable_window=0).run_id
+    assert merged == 5  # night2/pabot_results/1 → night2/output.xml
+    assert conn.execute("SELECT generator, copy_of FROM runs WHERE run_id = ?",
+                        (merged,)).fetchone()[1] == 3
+    history = service.test_history(conn, "Pabot.Orders.Order Total Adds Up")
+    held = [run_id for run_id, in conn.execute(  # the process of each night that ran it
+        "SELECT run_id FROM run_tests JOIN test_names USING (name_id) WHERE longname = ?"
+        " AND run_id < 5 ORDER BY run_id DESC", ("Pabot.Orders.Order Total Adds Up",))]
+    assert [r["run_id"] for r in history["runs"]] == held and len(held) == 2
+    assert service.compare_runs(conn, "g3")["base"]["run"] == "g1"

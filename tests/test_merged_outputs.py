@@ -124,17 +124,23 @@ def test_a_merged_run_shows_its_messages_as_text(merged: dict[str, Any]) -> None
 
 def test_a_merged_failure_signs_as_the_runs_before_it(merged: dict[str, Any]) -> None:
     conn = merged["conn"]
-    broken = ok(service.test_history(conn, test="Shop.Broken"))
-    signatures = {run["run_id"]: run["signature"] for run in broken["runs"]}
-    assert signatures[3] == signatures[2] == signatures[1] == \
-        "Connection refused: <ip> after <duration> [in BuiltIn.Fail]"
-    quota = ok(service.test_history(conn, test="Shop.Skips On Rerun"))
-    assert [(r["run_id"], r["status"], r.get("signature")) for r in quota["runs"]] == [
-        (3, "FAIL", "Quota exceeded for order <n> [in BuiltIn.Fail]"), (2, "SKIP", None),
-        (1, "FAIL", "Quota exceeded for order <n> [in BuiltIn.Fail]")]
-    html = ok(service.test_history(conn, test="Shop.Html Message"))
-    assert {r["signature"] for r in html["runs"]} == {
+
+    def signed(test: str) -> dict[int, str | None]:
+        return dict(conn.execute(
+            "SELECT r.run_id, s.text FROM run_tests r JOIN test_names t USING (name_id) LEFT JOIN"
+            " signatures s USING (signature_id) WHERE t.longname = ?", (test,)).fetchall())
+
+    assert signed("Shop.Broken") == dict.fromkeys(
+        (1, 2, 3), "Connection refused: <ip> after <duration> [in BuiltIn.Fail]")
+    assert signed("Shop.Skips On Rerun") == {
+        3: "Quota exceeded for order <n> [in BuiltIn.Fail]", 2: None,
+        1: "Quota exceeded for order <n> [in BuiltIn.Fail]"}
+    assert set(signed("Shop.Html Message").values()) == {
         "Checkout failed: total < <n> in order [in BuiltIn.Fail]"}
+    # the merged run repeats the two runs' tests: a copy (copies.py), their history is theirs
+    assert conn.execute("SELECT copy_of FROM runs WHERE run_id = 3").fetchone() == (1,)
+    quota = ok(service.test_history(conn, test="Shop.Skips On Rerun"))
+    assert [(r["run_id"], r["status"]) for r in quota["runs"]] == [(2, "SKIP"), (1, "FAIL")]
 
     changes = ok(service.compare_runs(conn, head=3, base=1))
     kinds = {c["test"]: c["change"] for c in changes["changes"]}

@@ -188,6 +188,7 @@ def test_a_postgresql_store_of_an_older_schema_is_migrated_on_open(pg_url: str) 
     conn.execute("DROP TABLE usage_imports")
     conn.execute("ALTER TABLE runs DROP COLUMN content_hash")  # its index goes with it
     conn.execute("ALTER TABLE runs DROP COLUMN dry_run")  # (until schema 12)
+    conn.execute("ALTER TABLE runs DROP COLUMN copy_of")  # (until schema 13)
     # and (until schema 11) a full-text index of each message's whole text
     conn.execute("DROP VIEW messages_fts")
     conn.execute("DROP INDEX messages_trgm")
@@ -200,7 +201,7 @@ def test_a_postgresql_store_of_an_older_schema_is_migrated_on_open(pg_url: str) 
         str(SCHEMA_VERSION),)
     assert conn.execute("SELECT count(*) FROM usage_calls").fetchone() == (0,)
     assert conn.execute("SELECT count(*) FROM runs WHERE content_hash IS NULL"
-                        " AND dry_run IS NULL").fetchone() == (3,)
+                        " AND dry_run IS NULL AND copy_of IS NULL").fetchone() == (3,)
     assert conn.execute("SELECT to_regclass('runs_by_content') IS NOT NULL").fetchone() == (True,)
     (index,) = conn.execute("SELECT indexdef FROM pg_indexes WHERE indexname = 'messages_trgm'").fetchone()
     assert "rf_indexed_text(text, html)" in index

@@ -921,6 +921,7 @@ def test_a_store_that_indexed_payloads_is_migrated_to_index_around_them(
                  " rf_indexed_text(text) FROM messages WHERE html = 1")
     conn.execute("INSERT INTO messages_fts (rowid, text) SELECT key, text FROM messages WHERE html = 1")
     conn.execute("ALTER TABLE runs DROP COLUMN dry_run")  # schema 12's
+    conn.execute("ALTER TABLE runs DROP COLUMN copy_of")  # schema 13's
     conn.execute("UPDATE meta SET value = '10' WHERE key = 'schema_version'")
     def indexed_payload() -> int:  # the trigram index answers LIKE: what it indexed
         return conn.execute("SELECT count(*) FROM messages_fts WHERE text LIKE ?",

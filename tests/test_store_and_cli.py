@@ -214,7 +214,7 @@ def test_store_of_schema_1_is_migrated_on_open(db_path: Path) -> None:
     conn.execute("DROP INDEX runs_by_name")
     conn.execute("DROP INDEX runs_by_group")
     conn.execute("DROP INDEX runs_by_content")
-    for column in ("ci", "run_group", "tests_indexed", "content_hash", "dry_run"):
+    for column in ("ci", "run_group", "tests_indexed", "content_hash", "dry_run", "copy_of"):
         conn.execute(f"ALTER TABLE runs DROP COLUMN {column}")
     for table in ("run_tests", "test_names", "signatures", "usage_calls", "usage_imports"):
         conn.execute(f"DROP TABLE {table}")
@@ -229,7 +229,7 @@ def test_store_of_schema_1_is_migrated_on_open(db_path: Path) -> None:
                   "runs_by_group", "usage_calls", "usage_imports", "usage_calls_by_time",
                   "runs_by_content"):
         assert conn.execute("SELECT 1 FROM sqlite_master WHERE name = ?", (index,)).fetchone(), index
-    assert {"output_dir", "ci", "run_group", "tests_indexed", "content_hash", "dry_run"} <= {
+    assert {"output_dir", "ci", "run_group", "tests_indexed", "content_hash", "dry_run", "copy_of"} <= {
         row[1] for row in conn.execute("PRAGMA table_info(runs)")}
 
 

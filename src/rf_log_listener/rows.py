@@ -230,7 +230,8 @@ class StoreRowSink:
         """Wait for the index, then write the run's tests by name (history.py) and publish
         the run in one transaction: a reader never sees the run complete without its tests'
         index, and the run's end costs one commit."""
-        from .history import index_run  # here, not at import: robot's process rarely needs it
+        from .copies import mark_copies  # here, not at import: robot's process rarely needs them
+        from .history import index_run
 
         def publish() -> None:
             if self.once_by is not None and fields["status"] == "complete":
@@ -250,6 +251,7 @@ class StoreRowSink:
                 " finished_at = ? WHERE run_id = ?",
                 (*(fields[name] for name in FINISH_FIELDS), now, now, self.run_id),
             )
+            mark_copies(self.conn, self.run_id or 0)
 
         self.sync()
         self.close()

@@ -35,7 +35,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable
     from typing import Any
 
-SCHEMA_VERSION = 12
+SCHEMA_VERSION = 13
 
 # What the full-text index holds of a message: its text without the payloads of base64 data
 # URIs in HTML messages. Libraries embed screenshots that way (``<img src="data:image/png;
@@ -230,6 +230,7 @@ CREATE TABLE IF NOT EXISTS runs (
     generated       TEXT,
     rpa             INTEGER,
     dry_run         INTEGER,                  -- 1: robot --dryrun (keywords checked, not run)
+    copy_of         INTEGER,                  -- a rebot output of runs of the store (copies.py)
     label           TEXT,
     output_dir      TEXT,                     -- folder of the run's outputs: attachments' base
     name            TEXT,                     -- root suite name
@@ -366,6 +367,7 @@ _MIGRATIONS: dict[int, str] = {
         f"INSERT INTO messages_fts (rowid, text) SELECT key, {INDEXED_TEXT}"
         f" FROM ({_INDEXED_PAYLOADS});",
     11: "ALTER TABLE runs ADD COLUMN dry_run INTEGER;",
+    12: "ALTER TABLE runs ADD COLUMN copy_of INTEGER;",
 }
 
 

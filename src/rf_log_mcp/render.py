@@ -36,6 +36,8 @@ def runs(response: Answer, style: Style) -> None:
         ref = run.run_group or str(run.run_id)
         extra = context_text(run.label, run.branch)
         extra = f"{style('dry run', 'dim')} {extra}".strip() if run.dry_run else extra
+        if run.copy_of is not None:
+            extra = f"{style(f'copy of run {run.copy_of}', 'dim')} {extra}".strip()
         print(f"{ref:>5}  {status} {result} {run.passed or 0:>5} passed"
               f" {run.failed or 0:>5} failed  {run.name}  {where}{' ' + extra if extra else ''}")
     if not response.runs:
@@ -57,6 +59,9 @@ def summary(response: Answer, style: Style) -> None:
           f" {totals.skipped} skipped")
     if data.dry_run:
         print("  a dry run (robot --dryrun): keywords were checked, not run")
+    if data.copy_of is not None:
+        print(f"  a rebot output of runs of this store from run {data.copy_of} on: left out"
+              " across runs (history, flaky, diff's base)")
     if data.elapsed is not None:
         started = f"started {data.start_time}, " if data.start_time else ""  # rebot --merge: none
         print(f"  {started}took {data.elapsed:.2f} s")

@@ -57,9 +57,9 @@ log = logging.getLogger("rf_log_mcp")
 ViewName = Literal["summary", "failure_path", "step_window", "tree", "tree_snapshot", "message"]
 
 INSTRUCTIONS = """\
-Robot Framework results. Typical flow:
+Robot Framework results. Flow:
 1. parse_result(path) imports an output.xml/output.json (or finds it): run_id. list_runs
-   shows the stored runs, live ones too.
+   lists stored runs, live ones too.
 2. get_view(run_id, view="summary"): status, totals, failed tests grouped by failure
    signature (each: how often seen before), run errors, skip reasons.
 3. get_view(view="failure_path", selector=<test id>): a test's failing branch down to its
@@ -68,8 +68,8 @@ Robot Framework results. Typical flow:
    passing iterations come folded (expand_selector opens them). view="tree_snapshot": a
    small subtree at once (max_depth). view="message": a long message whole, in parts.
 search_messages(run_id, query?, selector?, scope?, level?/min_level?, group_by?) finds
-   messages by text and/or severity, run-wide or in one test/keyword/iteration; repeats fold.
-get_attachment(run_id, message_id, index) opens a screenshot or file listed in attachments.
+   messages by text and/or severity, run-wide or under one node; repeats fold.
+get_attachment(run_id, message_id, index) opens a screenshot or file of attachments.
 Across runs: compare_runs(head) says what changed since the previous run of the suite;
    test_history(test) one test run by run (streak, flip rate); flaky_tests ranks flaky tests.
 Secrets come back as ***.

@@ -181,7 +181,8 @@ def list_runs(conn: sqlite3.Connection, status: str | None = None, limit: int = 
 
 
 _RUN_KEYS = ("run_id", "status", "origin", "label", "name", "result_status", "total", "passed",
-             "failed", "skipped", "source_path", "start_time", "ci", "run_group", "dry_run")
+             "failed", "skipped", "source_path", "start_time", "ci", "run_group", "dry_run",
+             "copy_of")
 
 
 def _run_items(conn: sqlite3.Connection, where: str, params: list[Any],
@@ -195,6 +196,8 @@ def _run_items(conn: sqlite3.Connection, where: str, params: list[Any],
         item["newest"] = item["run_id"]
         if item.pop("dry_run"):
             item["dry_run"] = True
+        if item["copy_of"] is None:
+            del item["copy_of"]
         group = item.pop("run_group")
         if group is not None:
             if group in listed:

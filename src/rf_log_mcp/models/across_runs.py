@@ -8,7 +8,7 @@ from typing import Literal
 from pydantic import Field
 
 from .base import BaseModel, Envelope
-from .single_run import DRY_RUN, SignatureSeen
+from .single_run import COPY_OF, DRY_RUN, SignatureSeen
 
 
 class RunItem(BaseModel):
@@ -17,6 +17,7 @@ class RunItem(BaseModel):
     origin: str
     label: str | None = Field(None, description="The listener's or import's label.")
     dry_run: bool | None = Field(None, description=DRY_RUN)
+    copy_of: int | None = Field(None, description=COPY_OF)
     run_group: str | None = Field(None, description="A pabot execution listed as one run "
                                                     "(g<first run id>); its runs: run_ids.")
     run_ids: list[int] | None = Field(None, description="A pabot group's runs (processes).")

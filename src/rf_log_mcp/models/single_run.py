@@ -12,6 +12,8 @@ from .base import BaseModel, Envelope
 DRY_RUN = ("True: robot --dryrun. Keywords were checked, not run: a test's PASS says its "
            "data is valid, FAIL names what is not (a missing keyword, wrong arguments). "
            "Left out of history, flaky tests, compare_runs' base and signature counts.")
+COPY_OF = ("A rebot output of runs of the store (rebot --merge of a run and its re-run, "
+           "pabot's merged output): the first of them. Left out across runs, as a dry run.")
 
 
 class Totals(BaseModel):
@@ -90,6 +92,7 @@ class SummaryView(BaseModel):
     totals: Totals
     label: str | None = Field(None, description="The listener's or import's label.")
     dry_run: bool | None = Field(None, description=DRY_RUN)
+    copy_of: int | None = Field(None, description=COPY_OF)
     rpa: bool | None = Field(None, description="True: robot --rpa (tasks).")
     ci: dict[str, str] | None = Field(None, description="The CI build: provider, commit, branch, "
                                                         "build, build_url, job.")

@@ -27,10 +27,12 @@ if TYPE_CHECKING:
 TEST_NOT_FOUND = "TEST_NOT_FOUND"
 FINISHED = ("complete", "interrupted")
 FINISHED_RUNS = "status IN ('complete', 'interrupted')"  # FINISHED, in SQL
-# robot --dryrun checks keywords without running them: its tests' statuses are no outcomes,
-# so its runs are left out of every answer across runs (their own summaries show them).
-RAN = "coalesce(dry_run, 0) = 0"
-DRY_RUN_IDS = "SELECT run_id FROM runs WHERE dry_run = 1"
+# robot --dryrun checks keywords without running them: its tests' statuses are no outcomes;
+# a rebot output of runs of the store (rebot --merge of a run and its re-run, pabot's combined
+# output: rf_log_listener/copies.py) repeats theirs. Both are left out of every answer across
+# runs (their own summaries show them).
+COUNTED = "coalesce(dry_run, 0) = 0 AND copy_of IS NULL"
+UNCOUNTED_IDS = "SELECT run_id FROM runs WHERE dry_run = 1 OR copy_of IS NOT NULL"
 
 _RUN_COLUMNS = "run_id, status, name, label, start_time, ci, run_group, tests_indexed"
 
@@ -138,7 +140,7 @@ def suite_units(conn: sqlite3.Connection, suite: str | None, limit: int,
     """Up to ``limit`` finished units of a suite (before run ``before_run``), newest first."""
     rows = conn.execute(
         f"SELECT {_RUN_COLUMNS} FROM runs WHERE name IS ? AND run_id < ? AND {VISIBLE_RUNS}"
-        f" AND {FINISHED_RUNS} AND {RAN} {where} ORDER BY run_id DESC LIMIT ?",
+        f" AND {FINISHED_RUNS} AND {COUNTED} {where} ORDER BY run_id DESC LIMIT ?",
         (suite, before_run if before_run is not None else 1 << 62, *params,
          limit * _ROWS_PER_UNIT)).fetchall()
     return group_rows(rows)[:limit]
@@ -180,8 +182,12 @@ def previous_unit(conn: sqlite3.Connection, head: Unit) -> tuple[Unit | None, st
     if head.label is not None:
         tries.append(("same suite and label", "AND label = ?", [head.label]))
     tries.append(("same suite", "", []))
+    before = head.first
+    copied = conn.execute("SELECT copy_of FROM runs WHERE run_id = ?", (before,)).fetchone()
+    if copied is not None and copied[0] is not None:  # a rebot output: before the runs it copies
+        before = copied[0]
     for reason, where, params in tries:
-        found = [u for u in suite_units(conn, head.name, 20, head.first, where, params)
+        found = [u for u in suite_units(conn, head.name, 20, before, where, params)
                  if u.status == "complete"]
         if found:
             return found[0], f"the newest complete run before it with the {reason}"
@@ -284,7 +290,7 @@ def seen_before_many(conn: sqlite3.Connection, signature_ids: Iterable[int],
     rows = conn.execute(
         "SELECT signature_id, count(DISTINCT run_id), min(run_id) FROM run_tests"
         f" WHERE signature_id IN ({', '.join('?' * len(ids))}) AND run_id < ?"
-        f" AND run_id NOT IN ({DRY_RUN_IDS}) GROUP BY signature_id", (*ids, before_run)).fetchall()
+        f" AND run_id NOT IN ({UNCOUNTED_IDS}) GROUP BY signature_id", (*ids, before_run)).fetchall()
     starts = _by_id(conn, "runs", "run_id", "start_time", (first for _, _, first in rows))
     for sig, count, first in rows:
         seen[sig] = {"earlier_runs": count, "first_run_id": first, "first_seen": starts.get(first)}

@@ -9,7 +9,7 @@ from rf_log_listener.errors import ResultError
 from rf_log_listener.store import VISIBLE_RUNS
 
 from ..shaping import Shaper
-from .across import FINISHED_RUNS, RAN, index_all, longnames, suite_units
+from .across import COUNTED, FINISHED_RUNS, index_all, longnames, suite_units
 from .common import RUN_NOT_FOUND, mask_runs
 from .history import FLIP_RATE, flips
 
@@ -23,7 +23,7 @@ def flaky_tests(conn: sqlite3.Connection, suite: str | None, window: int, shaper
     index_all(conn)
     if suite is None:
         row = conn.execute(f"SELECT name FROM runs WHERE {VISIBLE_RUNS} AND {FINISHED_RUNS}"
-                           f" AND {RAN}"
+                           f" AND {COUNTED}"
                            " ORDER BY run_id DESC LIMIT 1").fetchone()
         if row is None:
             raise ResultError(RUN_NOT_FOUND, "The store has no finished run.",

@@ -18,8 +18,8 @@ from rf_log_listener.store import VISIBLE_RUNS
 
 from ..shaping import Shaper
 from .across import (
-    DRY_RUN_IDS,
     FINISHED,
+    UNCOUNTED_IDS,
     Outcome,
     index_all,
     node_ids,
@@ -57,7 +57,7 @@ def history_of(conn: sqlite3.Connection, test: str, shaper: Shaper, position: in
         f"SELECT t.run_id, t.pre, t.status, t.elapsed, t.signature_id, r.start_time, r.label,"
         f" r.ci, (SELECT min(g.run_id) FROM runs g WHERE g.run_group = r.run_group), r.status"
         f" FROM run_tests t JOIN runs r USING (run_id)"
-        f" WHERE t.name_id = ? AND r.{VISIBLE_RUNS} AND t.run_id NOT IN ({DRY_RUN_IDS})"
+        f" WHERE t.name_id = ? AND r.{VISIBLE_RUNS} AND t.run_id NOT IN ({UNCOUNTED_IDS})"
         f" ORDER BY t.run_id DESC", (nid,)).fetchall()
     rows = [row for row in rows if row[9] in FINISHED]
     mask_runs(conn, shaper, [row[0] for row in rows])

@@ -119,6 +119,8 @@ def _context(run: dict[str, Any], first_run: int) -> dict[str, Any]:
         found["label"] = run["label"]
     if run.get("dry_run"):
         found["dry_run"] = True
+    if run.get("copy_of") is not None:
+        found["copy_of"] = run["copy_of"]
     if run.get("rpa"):
         found["rpa"] = True
     if run["ci"]:
