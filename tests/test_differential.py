@@ -210,6 +210,11 @@ Documentation     emptied by its test
 Metadata          Build    1234
 
 *** Test Cases ***
+Documented At Its End
+    [Tags]    kept
+    [Timeout]    2 minutes
+    Set Test Documentation    written while it runs
+
 Emptied
     [Documentation]    emptied while it runs
     [Tags]    first    second
@@ -231,18 +236,23 @@ def test_texts_a_suite_or_test_lost_while_it_ran_are_gone_from_the_store_too(
     """A suite's and a test's documentation, tags and metadata are sent when they start (a
     running run shows them, a killed one keeps them) and again when they end: what a keyword
     emptied meanwhile (``Remove Tags``, ``Set Test Documentation    ${EMPTY}``) is emptied in
-    the store too, as the run's output.json has it."""
+    the store too, as the run's output file has it, and a test's fields are stored in the
+    order output.xml gives them (answers print them in stored order)."""
     (tmp_path / "texts.robot").write_text(TEXTS_CHANGED)
     db = tmp_path / "live.sqlite3"
-    done = robot("--output", "output.json", "--listener", f"rf_log_listener;db={db};writer={writer}",
+    done = robot("--output", "output.xml", "--listener", f"rf_log_listener;db={db};writer={writer}",
                  "texts.robot", cwd=tmp_path)
     assert done.returncode == 0 and "rf_log_listener" not in done.stderr, done.stdout + done.stderr
     conn = open_store(tmp_path / "import.sqlite3")
-    run_id = import_result(conn, tmp_path / "output.json", stable_window=0).run_id
+    run_id = import_result(conn, tmp_path / "output.xml", stable_window=0).run_id
     live = dump_store(open_store(db), 1)
     assert live == dump_store(conn, run_id)
+    tests = "SELECT fields FROM nodes WHERE type = 'TEST' ORDER BY key"
+    assert open_store(db).execute(tests).fetchall() == conn.execute(tests).fetchall()  # in order
     texts = {n["id"]: {k: n[k] for k in ("doc", "tags", "metadata", "timeout") if k in n}
              for n in live["nodes"] if n["type"] in ("SUITE", "TEST")}
     assert texts == {"s1": {"metadata": {"Build": "1234", "Added": "late"}},
-                     "s1-t1": {"timeout": "1 minute"},
-                     "s1-t2": {"doc": "added while it runs", "tags": ["added"]}}
+                     "s1-t1": {"doc": "written while it runs", "tags": ["kept"],
+                               "timeout": "2 minutes"},
+                     "s1-t2": {"timeout": "1 minute"},
+                     "s1-t3": {"doc": "added while it runs", "tags": ["added"]}}

@@ -86,7 +86,7 @@ def test_texts(test: Any) -> dict[str, Any]:
 
 # A suite's or test's texts sent at its start that a keyword emptied while it ran: the CLOSE
 # event names them with None, and the store drops them (event_pipe.apply_batch).
-_EMPTIED = {"doc": None, "tags": None, "metadata": None}
+_EMPTIED = {"doc": None, "tags": None, "timeout": None, "metadata": None}
 
 
 def _texts(args: Any) -> tuple[str, ...]:
