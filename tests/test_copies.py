@@ -15,7 +15,7 @@ from conftest import cli
 from test_listener import robot
 
 from rf_log_listener.importers import import_result
-from rf_log_listener.store import open_store
+from rf_log_listener.store import delete_run, open_store, prune_run
 from rf_log_mcp import service
 
 SUITE = """*** Test Cases ***
@@ -113,3 +113,18 @@ def test_a_copy_is_marked_in_whichever_order_the_runs_come(outputs: dict[str, An
         "a.json": ids["a.xml"]}
     history = _ok(service.test_history(any_store, "S.Flaky"))
     assert [r["run_id"] for r in history["runs"]] == [ids["b.xml"], ids["a.xml"]]
+
+
+def test_a_copy_whose_runs_are_pruned_is_counted_again(outputs: dict[str, Any], tmp_path: Path) -> None:
+    """Pruning the runs a copy repeats would take their tests out of every answer across
+    runs, the copy's too: the copy is decided again when a run leaves the store."""
+    conn = open_store(tmp_path / "pruned.sqlite3")
+    for name in ("a.xml", "b.xml", "merged.xml"):
+        import_result(conn, outputs["work"] / name, stable_window=0)
+    assert conn.execute("SELECT copy_of FROM runs WHERE run_id = 3").fetchone() == (1,)
+    assert prune_run(conn, 2)  # the re-run: Flaky's PASS is only in the merged run now
+    assert conn.execute("SELECT copy_of FROM runs WHERE run_id = 3").fetchone() == (None,)
+    history = _ok(service.test_history(conn, "S.Flaky"))
+    assert [(r["run_id"], r["status"]) for r in history["runs"]] == [(3, "PASS"), (1, "FAIL")]
+    delete_run(conn, 3)  # deleting the copy itself changes nothing for the others
+    assert conn.execute("SELECT run_id, copy_of FROM runs").fetchall() == [(1, None)]

@@ -9,7 +9,8 @@ is published (``rows.StoreRowSink.finish_run``, in the publishing transaction), 
 tests' index (``history.py``): a test's twin is a test with the same full name, start time
 and status in a finished run robot wrote (not rebot, not itself a copy). Whichever comes
 last is decided then: a rebot output published after its runs is marked at once; one
-published before them, when the run that gives its last test a twin is published.
+published before them, when the run that gives its last test a twin is published; a copy
+whose runs leave the store (``store.prune_run``, ``store.delete_run``) is decided again.
 """
 
 from __future__ import annotations
@@ -48,6 +49,15 @@ def mark_copies(conn: sqlite3.Connection, run_id: int) -> None:
                                      f" {_FINISHED} AND run_id <> ?", (name, run_id)).fetchall():
         if conn.execute(_ANY_TWIN, (rebot_run, run_id)).fetchone() is not None:
             _mark_if_copy(conn, rebot_run)
+
+
+def release_copies(conn: sqlite3.Connection, run_id: int) -> None:
+    """The run leaves the store (deleted, pruned): the copies that may hold its tests (those
+    whose first run is not after it) are decided again, so a copy of pruned runs comes back
+    into the answers across runs instead of leaving its tests out of them."""
+    for (copy,) in conn.execute("SELECT run_id FROM runs WHERE copy_of <= ?", (run_id,)).fetchall():
+        conn.execute("UPDATE runs SET copy_of = NULL WHERE run_id = ?", (copy,))
+        _mark_if_copy(conn, copy)
 
 
 def _mark_if_copy(conn: sqlite3.Connection, run_id: int) -> None:

@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
 from . import store_kind
+from .copies import release_copies
 from .errors import STORE_CORRUPT, STORE_NOT_FOUND, STORE_UNAVAILABLE, ResultError
 from .schema import FAILED_STARTS as FAILED_STARTS  # re-exported: where readers look
 from .schema import INDEXED_TEXT, SCHEMA_VERSION, migrate, register_functions, schema_version
@@ -303,6 +304,7 @@ def _delete_run_row(conn: sqlite3.Connection, run_id: int) -> None:
     conn.execute("DELETE FROM definitions WHERE run_id = ?", (run_id,))
     conn.execute("DELETE FROM run_tests WHERE run_id = ?", (run_id,))
     conn.execute("DELETE FROM runs WHERE run_id = ?", (run_id,))
+    release_copies(conn, run_id)
 
 
 # Rows deleted per transaction: a live writer waits for one chunk at most. Full-text entries
@@ -321,6 +323,8 @@ def prune_run(conn: sqlite3.Connection, run_id: int, chunk: int = PRUNE_CHUNK) -
         marked = conn.execute(
             "UPDATE runs SET status = 'deleting' WHERE run_id = ? AND status IN"
             " ('complete', 'interrupted', 'failed', 'deleting')", (run_id,)).rowcount
+        if marked:  # readers stop counting its tests now: a copy of it counts them instead
+            release_copies(conn, run_id)
     if not marked:
         return False
     lo, hi = run_base(run_id), run_base(run_id + 1)
