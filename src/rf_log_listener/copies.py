@@ -20,7 +20,7 @@ from datetime import datetime, timedelta
 
 _KEY = "{0}.run_id * 4294967296 + {0}.pre"  # a test's node: run_base(run_id) + pre
 _REBOT = "coalesce(generator, '') LIKE 'Rebot %'"
-_FINISHED = "status IN ('complete', 'interrupted') AND copy_of IS NULL"
+_FINISHED_UNMARKED = "status IN ('complete', 'interrupted') AND copy_of IS NULL"
 # A test's twins are looked for in the runs robot wrote that started within this many days
 # before the first test of the rebot output.
 _RUN_DAYS = 7
@@ -38,15 +38,15 @@ _ANY_TWIN = (
 def mark_copies(conn: sqlite3.Connection, run_id: int) -> None:
     """Mark the run a copy when it is one; a run robot wrote, the rebot outputs it completes
     (those of its suite not marked yet in which one of its tests has a twin)."""
-    row = conn.execute("SELECT generator, name FROM runs WHERE run_id = ?", (run_id,)).fetchone()
+    row = conn.execute(f"SELECT {_REBOT}, name FROM runs WHERE run_id = ?", (run_id,)).fetchone()
     if row is None:
         return
-    generator, name = row
-    if (generator or "").startswith("Rebot "):
+    rebot, name = row
+    if rebot:
         _mark_if_copy(conn, run_id)
         return
     for (rebot_run,) in conn.execute(f"SELECT run_id FROM runs WHERE name = ? AND {_REBOT} AND"
-                                     f" {_FINISHED} AND run_id <> ?", (name, run_id)).fetchall():
+                                     f" {_FINISHED_UNMARKED} AND run_id <> ?", (name, run_id)).fetchall():
         if conn.execute(_ANY_TWIN, (rebot_run, run_id)).fetchone() is not None:
             _mark_if_copy(conn, rebot_run)
 
@@ -75,7 +75,7 @@ def _mark_if_copy(conn: sqlite3.Connection, run_id: int) -> None:
     # the suite's), started before the last test
     runs = [r for (r,) in conn.execute(
         f"SELECT run_id FROM runs WHERE name = (SELECT name FROM runs WHERE run_id = ?)"
-        f" AND run_id <> ? AND {_FINISHED} AND NOT {_REBOT} AND start_time >= ?"
+        f" AND run_id <> ? AND {_FINISHED_UNMARKED} AND NOT {_REBOT} AND start_time >= ?"
         " AND start_time <= ? ORDER BY run_id", (run_id, run_id, since, max(starts)))]
     missing = {(name_id, status, start) for name_id, status, start in tests}
     first = None
@@ -83,7 +83,8 @@ def _mark_if_copy(conn: sqlite3.Connection, run_id: int) -> None:
         found = missing.intersection(conn.execute(_TESTS, (other,)).fetchall())
         if found:
             missing -= found
-            first = other if first is None else first
+            if first is None:
+                first = other
             if not missing:
                 conn.execute("UPDATE runs SET copy_of = ? WHERE run_id = ?", (first, run_id))
                 return

@@ -206,14 +206,15 @@ def apply_batch(writer: RunWriter, stack: list[Node], events: list[Any],
             node.start_time = _iso(start)
             if assign is not None:
                 node.assign = assign
-            if fields and node.type in _TEXTS_OWNERS:  # texts as they end, in their order at the end,
-                # after what only the start said (lineno, source), as an output file has them
-                # (answers print fields in stored order); None: a text emptied while it ran
-                kept = {k: v for k, v in node.fields.items() if k not in fields}
-                kept.update((k, v) for k, v in fields.items() if v is not None)
-                node.fields = kept
-            elif fields:
-                node.fields.update(fields)
+            if fields:
+                if node.type in _TEXTS_OWNERS:  # texts as they end, in their order at the end,
+                    # after what only the start said (lineno, source), as an output file has
+                    # them (answers print fields in stored order); None: emptied while it ran
+                    kept = {k: v for k, v in node.fields.items() if k not in fields}
+                    kept.update((k, v) for k, v in fields.items() if v is not None)
+                    node.fields = kept
+                else:
+                    node.fields.update(fields)
             writer.close_node(node)
             at += 7
         elif kind == RUN_ERROR:

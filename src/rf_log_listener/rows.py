@@ -18,6 +18,7 @@ from collections.abc import Callable
 from typing import Any, Protocol, TypeVar
 
 from . import store_kind
+from .copies import mark_copies
 from .events import RunInfo, rf_version, suite_status
 from .schema import INDEXED_TEXT, register_functions, with_stored_text
 from .store import BUSY_TIMEOUT_MS, mark_not_finished, run_base, store_file, this_host, transaction
@@ -230,8 +231,7 @@ class StoreRowSink:
         """Wait for the index, then write the run's tests by name (history.py) and publish
         the run in one transaction: a reader never sees the run complete without its tests'
         index, and the run's end costs one commit."""
-        from .copies import mark_copies  # here, not at import: robot's process rarely needs them
-        from .history import index_run
+        from .history import index_run  # here, not at import: robot's process rarely needs it
 
         def publish() -> None:
             if self.once_by is not None and fields["status"] == "complete":

@@ -280,6 +280,7 @@ def _delete_run(conn: sqlite3.Connection, run_id: int) -> None:
     _delete_keys(conn, "messages", lo, hi, indexed_upto)
     _delete_keys(conn, "nodes", lo, hi, indexed_upto)
     _delete_run_row(conn, run_id)
+    release_copies(conn, run_id)  # (prune_run releases them when it marks the run)
 
 
 def _indexed_upto(conn: sqlite3.Connection, run_id: int) -> int:
@@ -304,7 +305,6 @@ def _delete_run_row(conn: sqlite3.Connection, run_id: int) -> None:
     conn.execute("DELETE FROM definitions WHERE run_id = ?", (run_id,))
     conn.execute("DELETE FROM run_tests WHERE run_id = ?", (run_id,))
     conn.execute("DELETE FROM runs WHERE run_id = ?", (run_id,))
-    release_copies(conn, run_id)
 
 
 # Rows deleted per transaction: a live writer waits for one chunk at most. Full-text entries
