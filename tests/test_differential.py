@@ -5,7 +5,8 @@ strings, control characters), keyword setups in rebot's key order, another liste
 suites and tests, changing statuses and editing messages.
 
 The documented differences (README, "Live capture") are asserted as such, each on its own:
-output.xml cannot hold some text the run had (:func:`as_output_xml_has_it`), and names
+output.xml cannot hold some text the run had (:func:`as_output_xml_has_it`), RF 6's format
+(``--legacyoutput``) has no message on a failed step, and names
 another listener changes after a start are in output.xml as they were at the start.
 """
 
@@ -256,3 +257,50 @@ def test_texts_a_suite_or_test_lost_while_it_ran_are_gone_from_the_store_too(
                                "timeout": "2 minutes"},
                      "s1-t2": {"timeout": "1 minute"},
                      "s1-t3": {"doc": "added while it runs", "tags": ["added"]}}
+
+
+FAILING_STEPS = """*** Test Cases ***
+Failing Keyword In A User Keyword
+    Fails Inside
+
+Expected Error
+    Run Keyword And Expect Error    inner*    Fail    inner failure
+    FOR    ${i}    IN RANGE    2
+        Run Keyword And Ignore Error    Fail    ignored ${i}
+    END
+
+Failing Teardown
+    No Operation
+    [Teardown]    Fail    teardown failed
+
+*** Keywords ***
+Fails Inside
+    Log    before
+    Fail    deep failure
+"""
+
+
+def test_live_capture_equals_legacy_output_xml_but_for_the_steps_messages(tmp_path: Path) -> None:
+    """RF 7's ``--legacyoutput`` writes RF 6's format, which has a message only on suites,
+    tests and teardowns: a failed step's message is in the store (as RF's model has it)
+    and not in that file, nor in RF's model read back from it."""
+    (tmp_path / "steps.robot").write_text(FAILING_STEPS)
+    db = tmp_path / "live.sqlite3"
+    done = robot("--legacyoutput", "--output", "legacy.xml", "--listener", f"rf_log_listener;db={db}",
+                 "steps.robot", cwd=tmp_path)
+    assert done.returncode == 2 and "rf_log_listener" not in done.stderr, done.stdout + done.stderr
+    conn = open_store(tmp_path / "import.sqlite3")
+    run_id = import_result(conn, tmp_path / "legacy.xml", stable_window=0).run_id
+    from_xml = dump_store(conn, run_id)
+    assert from_xml == dump_execution_result(str(tmp_path / "legacy.xml"))
+    live = dump_store(open_store(db), 1)
+    steps_messages = {n["id"]: n["message"] for n in live["nodes"]
+                      if "message" in n and n["type"] not in ("SUITE", "TEST", "TEARDOWN")}
+    assert steps_messages == {"s1-t1-k1": "deep failure", "s1-t1-k1-k2": "deep failure",
+                              "s1-t2-k1-k1": "inner failure", "s1-t2-k2-k1-k1-k1": "ignored 0",
+                              "s1-t2-k2-k2-k1-k1": "ignored 1"}
+    assert [n.get("message") for n in from_xml["nodes"] if n["type"] == "TEARDOWN"] == ["teardown failed"]
+    legacy = {**live, "nodes": [
+        {k: v for k, v in n.items() if k != "message" or n["id"] not in steps_messages}
+        for n in live["nodes"]]}
+    assert legacy == from_xml
