@@ -304,3 +304,66 @@ def test_live_capture_equals_legacy_output_xml_but_for_the_steps_messages(tmp_pa
         {k: v for k, v in n.items() if k != "message" or n["id"] not in steps_messages}
         for n in live["nodes"]]}
     assert legacy == from_xml
+
+
+CLOSING_LIBRARY = '''
+class ClosingLibrary:
+    """A library listener whose close fails as the root suite ends (robot's output file has
+    that error; the run is published by then)."""
+    ROBOT_LIBRARY_SCOPE = "GLOBAL"
+    ROBOT_LISTENER_API_VERSION = 3
+
+    def __init__(self):
+        self.ROBOT_LIBRARY_LISTENER = self
+
+    def close(self):
+        raise RuntimeError("closing failed, api_token=Zq8vLateSecret")
+
+    def noop(self):
+        pass
+'''
+
+UPLOADER = '''
+from pathlib import Path
+
+
+def output_file(path):
+    Path("uploaded").write_text(str(path))
+    raise RuntimeError("upload failed")  # after robot wrote its output file: not in it
+'''
+
+
+@pytest.mark.parametrize("writer, output, kind", [
+    ("inline", "output.xml", "sqlite"), ("process", "output.json", "sqlite"),
+    ("inline", "NONE", "sqlite"), ("process", "output.xml", "postgresql")])
+def test_errors_robot_reports_after_the_run_ended_are_stored_as_its_output_file_has_them(
+        request: pytest.FixtureRequest, tmp_path: Path, writer: str, output: str, kind: str) -> None:
+    """An error robot reports after the root suite ended (a library listener's ``close``)
+    is in the output file's errors: the live store has it too, with the secret it names,
+    numbered after the others. One reported after robot wrote the file (another listener's
+    ``output_file`` failing) is in neither; without an output file (``--output NONE``) the
+    store keeps every error robot reports. Before, both were lost."""
+    (tmp_path / "ClosingLibrary.py").write_text(CLOSING_LIBRARY)
+    (tmp_path / "Uploader.py").write_text(UPLOADER)
+    (tmp_path / "s.robot").write_text("*** Settings ***\nLibrary    ClosingLibrary.py\n\n"
+                                      "*** Test Cases ***\nT\n    Noop\n    Log    early    WARN\n")
+    db = tmp_path / "live.sqlite3" if kind == "sqlite" else request.getfixturevalue(
+        "pg_server").new_database()
+    done = robot("--output", output, "--listener", "Uploader.py",
+                 "--listener", f"rf_log_listener;db={db};writer={writer}", "s.robot", cwd=tmp_path)
+    assert done.returncode == 0 and "rf_log_listener" not in done.stderr, done.stdout + done.stderr
+    assert (tmp_path / "uploaded").is_file()  # the uploader failed
+    live = open_store(db)
+    errors = live.execute("SELECT seq, level, text FROM errors ORDER BY seq").fetchall()
+    expected = [(1, "WARN", "early"), (2, "ERROR", "Calling method 'close' of listener"
+                " 'ClosingLibrary' failed: closing failed, api_token=Zq8vLateSecret")]
+    if output == "NONE":
+        expected.append((3, "ERROR", f"Calling method 'output_file' of listener"
+                         f" '{tmp_path / 'Uploader.py'}' failed: upload failed"))
+    assert errors == expected
+    assert live.execute("SELECT error_count FROM runs").fetchall() == [(len(expected),)]
+    assert ("Zq8vLateSecret",) in live.execute("SELECT value FROM secrets").fetchall()
+    if output != "NONE":
+        conn = open_store(tmp_path / "import.sqlite3")
+        run_id = import_result(conn, tmp_path / output, stable_window=0).run_id
+        assert run_id == 1 and dump_store(live, 1) == dump_store(conn, run_id)

@@ -40,3 +40,28 @@ def file_digest(source: str | os.PathLike[str], tests_of: str | None = None) -> 
                 tests += sum(1 for found in mark.finditer(window) if found.end() > len(tail))
                 tail = window[-_LONGEST_MARK:]
     return digest.hexdigest(), tests if mark is not None else None
+
+
+# Where a result file's run errors begin (they come last: output.xml's <errors>, output.json's
+# "errors" key; in either, the same bytes inside a text are escaped) and what marks each one.
+_ERRORS_START = {"xml": re.compile(rb"<errors>"), "json": re.compile(rb'"errors"[ \t\r\n]*:')}
+_ERROR_MARK = {"xml": re.compile(rb"<msg "), "json": re.compile(rb'"level"[ \t\r\n]*:')}
+
+
+def error_count(source: str | os.PathLike[str], file_format: str) -> int | None:
+    """How many run errors a result file holds, read from its end back to where they begin
+    (a few hundred bytes for most files); None when the file has no errors section."""
+    start, mark = _ERRORS_START[file_format], _ERROR_MARK[file_format]
+    with open(source, "rb") as fh:
+        size = fh.seek(0, os.SEEK_END)
+        window = 1 << 16
+        while True:
+            at = max(0, size - window)
+            fh.seek(at)
+            tail = fh.read()
+            begins = [found.end() for found in start.finditer(tail)]
+            if begins:
+                return sum(1 for _ in mark.finditer(tail, begins[-1]))
+            if at == 0:
+                return None
+            window *= 8

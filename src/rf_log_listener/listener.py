@@ -44,7 +44,7 @@ from .result_events import (
     suite_texts,
     test_texts,
 )
-from .rows import StoreRowSink
+from .rows import RunError, StoreRowSink, add_late_errors
 from .run_context import ci_context, pabot_group
 from .store import open_store, shown, store_file, store_setting, stored_text, wal_frames
 from .writer import RunWriter
@@ -187,7 +187,11 @@ class rf_log_listener(Flushing):
         self._finisher: threading.Thread | None = None  # robot's end, done while robot writes files
         self._stop = threading.Event()
         self._ended = False
-        self._early_errors: list[tuple[str, str, bool, str | None]] = []  # before the run starts
+        self._early_errors: list[RunError] = []  # before the run starts
+        # after the run is published and before robot has written its output file (a library
+        # listener's close failing): its output file has them, so the store adds them
+        self._late_errors: list[RunError] = []
+        self._output_written = False
         # the registry's name rule, cached per name
         registry = SecretRegistry(registering_redactor())
         self._scope = robot_scope.ScopeSecrets(registry.names_secret, registry.redactor.names_secrets)
@@ -377,8 +381,10 @@ class rf_log_listener(Flushing):
         error = (message.level, message.message, bool(message.html), _iso(message.timestamp))
         if self._events_out is None:
             self._early_errors.append(error)
-        else:
+        elif not self._ended:
             self._events_out.run_error(*error)
+        elif not self._output_written:  # not in the output file once robot has written it
+            self._late_errors.append(error)
 
     @_guarded
     def output_file(self, path: Any, _: None = None) -> None:
@@ -387,6 +393,7 @@ class rf_log_listener(Flushing):
         source = Path(str(path))
         if not source.is_file():
             return
+        self._output_written = True
         if self._rf6:
             from .importers import import_result
 
@@ -409,6 +416,8 @@ class rf_log_listener(Flushing):
                     self._events_out.end_run(RunEnd(complete=False))
                 except Exception as exc:
                     warn(f"could not close the run: {exc}")
+            if self._late_errors:  # no output file to tell which ones it has: all of them
+                self._add_late_errors(len(self._late_errors))
             if self._sink is not None:
                 self._sink.close()
             if self._conn is not None:
@@ -457,6 +466,16 @@ class rf_log_listener(Flushing):
                                           daemon=True)
         self._finisher.start()
 
+    def _add_late_errors(self, how_many: int) -> None:
+        """Store the first ``how_many`` errors robot reported after the run was published;
+        the rest are dropped (robot reported them after writing its output file)."""
+        late, self._late_errors = self._late_errors[:max(how_many, 0)], []
+        if late and self._conn is not None and not self._disabled and self._events_out is not None:
+            try:
+                add_late_errors(self._conn, self._events_out.run_id, late)
+            except Exception as exc:  # a store that cannot be written: one warning
+                self._disable_for(exc)
+
     def _checkpoints(self) -> bool:
         """Whether robot's connection checkpoints the store: SQLite, the run written in robot's
         process (a writer process that has the run closes the store last)."""
@@ -475,7 +494,8 @@ class rf_log_listener(Flushing):
         """The output file's identity, so importing it later finds this run: unless the file
         holds other tests than the run (another listener rewrote it after robot wrote it,
         as RetryFailed keeps a retried test's last attempt only), then it is a run of its own."""
-        from .file_identity import file_digest  # loaded on the thread, while robot writes the log
+        # loaded on the thread, while robot writes the log
+        from .file_identity import error_count, file_digest
 
         try:
             file_format = "json" if source.suffix.lower() == ".json" else "xml"
@@ -494,6 +514,10 @@ class rf_log_listener(Flushing):
                 " source_size = ?, source_mtime_ns = ? WHERE run_id = ?",
                 (stored_text(str(source.resolve())), file_format, digest, stat.st_size,
                  stat.st_mtime_ns, run_id))
+            if self._late_errors:  # the ones robot wrote before it closed the file
+                (stored,) = self._conn.execute("SELECT error_count FROM runs WHERE run_id = ?",
+                                               (run_id,)).fetchone()
+                self._add_late_errors((error_count(source, file_format) or 0) - (stored or 0))
         except Exception as exc:  # a file gone, a store that cannot be written: one warning
             self._disable_for(exc)
             return

@@ -285,6 +285,35 @@ class StoreRowSink:
             self._indexer = None
 
 
+RunError = tuple[str, str, bool, "str | None"]  # level, text, html, time
+
+
+def add_late_errors(conn: Any, run_id: int, errors: list[RunError]) -> None:
+    """Run errors robot reports after the run is published (a library listener's ``close``
+    failing as the root suite ends, before robot closes its output file): appended to the
+    run's errors, numbered on from its last, with the secret values they name, in one
+    transaction."""
+    from .masking import registering_redactor  # here: an import's row process never needs it
+    from .registry import SecretRegistry
+
+    registry = SecretRegistry(registering_redactor())
+    for _, text, html, _ in errors:
+        registry.message(text, html)
+
+    def write(errors: list[RunError], secrets: list[str]) -> None:
+        with transaction(conn):
+            (last,) = conn.execute("SELECT coalesce(max(seq), 0) FROM errors WHERE run_id = ?",
+                                   (run_id,)).fetchone()
+            conn.executemany(_INSERT_ERROR, [(run_id, last + number, level, time, int(html), text)
+                                             for number, (level, text, html, time)
+                                             in enumerate(errors, 1)])
+            conn.executemany(_INSERT_SECRET, [(run_id, value) for value in secrets])
+            conn.execute("UPDATE runs SET error_count = ? WHERE run_id = ?",
+                         (last + len(errors), run_id))
+
+    with_stored_text(write, errors, registry.take())
+
+
 # Steps with no steps below them: library keywords, and keywords that failed before their
 # body ran.
 _LEAF_STEPS = "type IN ('KEYWORD', 'SETUP', 'TEARDOWN') AND child_count = 0"
