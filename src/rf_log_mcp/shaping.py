@@ -1,9 +1,12 @@
 """The one place that shapes responses: token estimates, budgets, truncation flags, cursors,
 secret masking.
 
-Every view returns plain data and lets this module decide what fits. A response is never
-over its budget: long texts are shortened first (``message_truncated``), then trailing items
-are dropped (``budget_truncated``) and the page ends there with a cursor to continue. A
+Every view returns plain data and lets this module decide what fits. A response stays within
+its budget: long texts are shortened first (``message_truncated``), then trailing items
+are dropped (``budget_truncated``) and the page ends there with a cursor to continue; but a
+page holds its first item (and a tree page its node) even when that alone is over a small
+budget (a deep recursion's ids are hundreds of characters each), so a page always moves
+forward and ``estimated_tokens`` says what it costs. A
 text shortened to its view's usual length is given back whole when the page leaves room in
 the budget (``Shaper.grow``): the budget, not a fixed length, decides what is cut. Every
 text is masked (``redaction``) before it is shortened, and the count goes in the response.
