@@ -88,10 +88,16 @@ def _alarm_maskers() -> tuple[Callable[[], bool], Callable[[], None]]:
 
 
 _hold_alarm, _release_alarm = _alarm_maskers()
+_this_thread = threading.get_ident
 
 
 def _guarded(method: Callable[..., None]) -> Callable[..., None]:
     """Run a listener method under the lock, with SIGALRM held, never raising into robot.
+
+    Robot may call the listener back from inside one of its methods: a library the
+    listener reads (a dynamic library's ``get_keyword_source``) logs a warning, and RF
+    calls ``message``. That call waits for nothing (the lock is this thread's: robot would
+    hang for good) and runs once the method it came from is done, under the same hold.
 
     On RF 7.0/7.1 this runs for every step and message (hundreds of thousands in a big
     run), so it is written for speed: a fixed signature (every method takes one or two
@@ -100,14 +106,24 @@ def _guarded(method: Callable[..., None]) -> Callable[..., None]:
     def wrapper(self: rf_log_listener, first: Any, second: Any = None) -> None:
         if self._disabled:
             return
+        me = _this_thread()
+        if self._holder == me:
+            self._callbacks.append((method, first, second))
+            return
         held = _hold_alarm()
         lock = self._lock
         lock.acquire()
+        self._holder = me
         try:
             method(self, first, second)
+            while self._callbacks:
+                callback, *arguments = self._callbacks.pop(0)
+                callback(self, *arguments)
         except Exception as exc:  # never fail a test because of the capture
             self._disable_for(exc)
         finally:
+            self._callbacks.clear()
+            self._holder = None
             lock.release()
             if held:
                 _release_alarm()
@@ -174,6 +190,8 @@ class rf_log_listener(Flushing):
         self._inline_seconds = 0.0  # how long writing in robot's process has taken so far
         self._hand_over_after = hand_over_after()
         self._lock = threading.Lock()
+        self._holder: int | None = None  # the thread in a guarded method (see _guarded)
+        self._callbacks: list[tuple[Callable[..., None], Any, Any]] = []
         self._disabled = False
         self._events_out: EventBatcher | None = None
         self._nodes = OpenNodes(list().extend)  # _events_out's extend, once the run starts
@@ -411,6 +429,7 @@ class rf_log_listener(Flushing):
         if self._finisher is not None:
             self._finisher.join()
         with self._lock:
+            self._holder = _this_thread()  # what robot reports from now on waits for nothing
             if self._events_out is not None and not self._ended and not self._disabled:
                 try:  # robot stopped before the root suite ended
                     self._events_out.end_run(RunEnd(complete=False))

@@ -232,12 +232,39 @@ class Definitions:
                 names = wanted.get(library.name)
                 if not names or INSTALLED.search(str(getattr(library, "source", "") or "")):
                     continue
-                found += [(library.name, key, str(keyword.source) if keyword.source else None,
-                           keyword.lineno) for keyword in getattr(library, "keywords", ())
+                found += [(library.name, key, *_defined_at(library, keyword))
+                          for keyword in getattr(library, "keywords", ())
                           if (key := keyword_key(keyword.name)) in names]
         except Exception:  # a library RF itself cannot describe: the run matters more
             return []
         return found
+
+
+def _defined_at(library: Any, keyword: Any) -> tuple[str | None, int | None]:
+    """A library keyword's file and line, as RF gives them, without making an instance of its
+    library: RF reads them from the keyword's method on the library's instance, and makes
+    one when the library's scope has dropped its own (a TEST or SUITE scoped class after its
+    test or suite), running the library's ``__init__`` once more than the run did (its side
+    effects; its logging, which calls this listener back). Such a keyword's method is read
+    from the class instead; a dynamic library's keywords, which only an instance can place,
+    are left without."""
+    import inspect  # loaded by RF's library code already
+
+    if getattr(library, "_instance", True) is not None or not inspect.isclass(library.code):
+        return str(keyword.source) if keyword.source else None, keyword.lineno
+    method = getattr(library.code, getattr(keyword, "method_name", None) or "", None)
+    if method is None:
+        return None, None
+    method, source, lineno = inspect.unwrap(method), None, None
+    with contextlib.suppress(TypeError):
+        source = inspect.getsourcefile(method)
+    with contextlib.suppress(TypeError, OSError):
+        lines, first = inspect.getsourcelines(method)
+        # RF's line: the ``def``'s, past the decorators above it
+        lineno = next((first + n for n, line in enumerate(lines) if line.strip().startswith("def ")),
+                      first)
+    owner_source = getattr(library, "source", None)  # RF's when the method's file is unknown
+    return os.path.normpath(source) if source else (str(owner_source) if owner_source else None), lineno
 
 
 # library or resource, keyword, positions; for embedded arguments (``User "${user}" logs in
