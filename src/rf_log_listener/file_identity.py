@@ -44,14 +44,15 @@ def file_digest(source: str | os.PathLike[str], tests_of: str | None = None) -> 
 
 # Where a result file's run errors begin (they come last: output.xml's <errors>, output.json's
 # "errors" key; in either, the same bytes inside a text are escaped) and what marks each one.
-_ERRORS_START = {"xml": re.compile(rb"<errors>"), "json": re.compile(rb'"errors"[ \t\r\n]*:')}
-_ERROR_MARK = {"xml": re.compile(rb"<msg "), "json": re.compile(rb'"level"[ \t\r\n]*:')}
+# Compiled when used (re caches them): the command line's parser loads this module.
+_ERRORS_START = {"xml": rb"<errors>", "json": rb'"errors"[ \t\r\n]*:'}
+_ERROR_MARK = {"xml": rb"<msg ", "json": rb'"level"[ \t\r\n]*:'}
 
 
 def error_count(source: str | os.PathLike[str], file_format: str) -> int | None:
     """How many run errors a result file holds, read from its end back to where they begin
     (a few hundred bytes for most files); None when the file has no errors section."""
-    start, mark = _ERRORS_START[file_format], _ERROR_MARK[file_format]
+    start, mark = re.compile(_ERRORS_START[file_format]), re.compile(_ERROR_MARK[file_format])
     with open(source, "rb") as fh:
         size = fh.seek(0, os.SEEK_END)
         window = 1 << 16
