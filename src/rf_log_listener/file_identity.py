@@ -51,7 +51,8 @@ _ERROR_MARK = {"xml": rb"<msg ", "json": rb'"level"[ \t\r\n]*:'}
 
 def error_count(source: str | os.PathLike[str], file_format: str) -> int | None:
     """How many run errors a result file holds, read from its end back to where they begin
-    (a few hundred bytes for most files); None when the file has no errors section."""
+    (its last 64 KiB, eight times more each time the errors begin further back); None when
+    the file has no errors section."""
     start, mark = re.compile(_ERRORS_START[file_format]), re.compile(_ERROR_MARK[file_format])
     with open(source, "rb") as fh:
         size = fh.seek(0, os.SEEK_END)
