@@ -273,6 +273,8 @@ class OpenNodes:
             elif not (ended or _has_step(body, frame[3], count)):
                 self._send_messages(frame, body, count)  # all the body holds, so far
                 return
+            elif ntype == ev.SUITE:
+                self._send_listener_steps(result, "_setup")
             frame[2] = stage = _BODY
         if stage == _BODY:
             sent = frame[3]
@@ -297,6 +299,8 @@ class OpenNodes:
                 return
             frame[3] = sent
             if not has_teardown:
+                if ended and ntype == ev.SUITE:
+                    self._send_listener_steps(result, "_teardown")
                 return
             frame[2] = stage = _TEARDOWN
         if stage == _TEARDOWN:
@@ -312,6 +316,18 @@ class OpenNodes:
                 return
             frame[2] = _AFTER
         self._send_messages(frame, body, count)  # logged after the teardown
+
+    def _send_listener_steps(self, suite: Any, fixture: str) -> None:
+        """Keywords a listener ran in ``start_suite`` or ``end_suite`` of a suite without a
+        setup or teardown: RF's model keeps them in a setup or teardown without a name
+        (``has_setup`` is false), robot writes them as keywords of the suite, and they are
+        sent so (the writer puts them where RF's reader of output.xml does). Read from the
+        model's own slot: ``suite.setup`` would make a setup where robot's thread may be
+        making one."""
+        made = getattr(suite, fixture, None)
+        if made is not None:
+            for item in _body_items(made):
+                self._send_whole(item, ev.SUITE)
 
     def _open_running(self, item: Any) -> None:
         """Open ``item``, the innermost frame's item still running, and follow it, once RF has

@@ -23,6 +23,8 @@ from .store import run_base
 BATCH_ROWS = 20_000
 _STEPS = frozenset({*ev.KEYWORD_TYPES, ev.ITERATION})  # what the secret registry looks at
 _ASSIGNMENT_LINE = ("${", "@{", "&{", "Return: ")  # RF's lines of a value assigned
+_FIXTURES = frozenset({ev.SETUP, ev.TEARDOWN})
+_KEYWORD, _SUITE = ev.KEYWORD, ev.SUITE  # globals: read for every node
 
 # A value JSON has no type for (an object another listener put in a result) is stored as its
 # str(), as RF writes it to output.xml, instead of failing the batch it came in.
@@ -165,6 +167,11 @@ class RunWriter:
         self._error_rows: list[tuple[Any, ...]] = []
         self._written_msg = 0  # messages below this seq were handed to the sink
         self._root: tuple[Node, _Frame] | None = None
+        # A suite's setup or teardown that suite-level keywords may still join (see
+        # _suite_level_keyword): innermost on the stack, ended or not, until the next item
+        # at the suite's level (or the suite's end) says whether one comes.
+        self._held: _Frame | None = None
+        self._finishing: _Frame | None = None  # the held one, closing for good
         self.secrets = SecretRegistry(registering_redactor())
         self._definitions: list[tuple[Any, ...]] = []
 
@@ -193,6 +200,9 @@ class RunWriter:
         if end.generator:
             self._set_generator(end.generator)
         while self._stack:
+            if self._stack[-1] is self._held:
+                self._finish_held()
+                continue
             node = self._stack[-1].node
             node.status = ev.NOT_FINISHED
             node.elapsed = None
@@ -217,14 +227,19 @@ class RunWriter:
     # -- events --------------------------------------------------------------------------
 
     def open_node(self, node: Node) -> None:
+        if self._held is not None and self._taken_over(node):
+            return
         stack = self._stack
         parent = stack[-1] if stack else None
-        if parent is None and (node.type != ev.SUITE or self._root is not None):
-            found = "a second root suite" if node.type == ev.SUITE else f"a {node.type}"
-            raise ResultError(UNSUPPORTED_FORMAT,
-                              f"Not a Robot Framework result: it holds {found} at the top, where"
-                              " a result has exactly one suite.",
-                              "Pass an output.xml or output.json written by robot or rebot.")
+        if parent is None:
+            if node.type != ev.SUITE or self._root is not None:
+                found = "a second root suite" if node.type == ev.SUITE else f"a {node.type}"
+                raise ResultError(UNSUPPORTED_FORMAT,
+                                  f"Not a Robot Framework result: it holds {found} at the top,"
+                                  " where a result has exactly one suite.",
+                                  "Pass an output.xml or output.json written by robot or rebot.")
+        elif node.type == _KEYWORD and parent.node.type == _SUITE:
+            parent = self._suite_level_keyword(parent)
         frame = _Frame(node, self._next_pre, parent, self._next_msg)
         self._next_pre += 1
         stack.append(frame)
@@ -232,11 +247,24 @@ class RunWriter:
             self.secrets.metadata(node.fields["metadata"])
 
     def close_node(self, node: Node) -> None:
-        frame = self._stack.pop()
+        stack = self._stack
+        frame = stack.pop()
         if frame.node is not node:
-            raise ValueError(f"close_node({node.type} {node.name!r}) does not match the open node")
+            if frame is not self._held:
+                raise ValueError(f"close_node({node.type} {node.name!r}) does not match the"
+                                 " open node")
+            stack.append(frame)  # the suite ends: its setup or teardown held open ends first
+            self._finish_held()
+            frame = stack.pop()
         ntype = node.type
-        parent = self._stack[-1] if self._stack else None
+        parent = stack[-1] if stack else None
+        if ntype in _FIXTURES and parent is not None and parent.node.type == _SUITE \
+                and frame is not self._finishing:
+            stack.append(frame)
+            self._held = frame  # a keyword robot writes after it in the suite joins it
+            return
+        if self._held is not None and parent is self._held and parent.node.raw_type in _MADE_HERE:
+            _widen(parent.node, node)
         if ntype == ev.SUITE:
             if frame.teardown is not None and self.generated_by_robot:
                 self._suite_teardown_rewrite(frame)
@@ -268,6 +296,53 @@ class RunWriter:
         self._node_rows.append(self._row(frame, status))
         if len(self._node_rows) + len(self._message_rows) >= self.batch_rows:
             self._flush_with_open()
+
+    # -- keywords on a suite's level ----------------------------------------------------
+
+    def _suite_level_keyword(self, suite: _Frame) -> _Frame:
+        """The frame a keyword opened directly in a suite goes into, as RF's own reader of
+        output.xml puts it (``xmlelementhandlers._get_body_for_suite_level_keyword``): the
+        suite's setup before its first test or child suite, its teardown after; an
+        "Implicit setup" or "Implicit teardown" (PASS) made for it where there is none.
+
+        Such keywords are a listener's (``BuiltIn().run_keyword`` in ``start_suite`` or
+        ``end_suite``). RF's model of the running suite has them in the same place (the
+        setup's body, a setup without a name where there is none), robot writes them as
+        keywords of the suite, before the setup and after the teardown: every source gives
+        them as keywords of the suite, and this makes them what RF's model of the run says."""
+        kind = ev.TEARDOWN if suite.suites or suite.tests else ev.SETUP
+        node = Node(kind, _IMPLICIT[kind], f"Implicit {kind.lower()}", status="PASS")
+        frame = _Frame(node, self._next_pre, suite, self._next_msg)
+        self._next_pre += 1
+        self._stack.append(frame)
+        self._held = frame
+        return frame
+
+    def _taken_over(self, node: Node) -> bool:
+        """Whether ``node``, opened while a suite's fixture is held, is taken in by it: a
+        keyword opens in it (False, as its child); a real setup or teardown after an implicit
+        one of its kind takes the implicit one over, keeping the keywords in it (True: RF's
+        reader configures the implicit one as the real one). Anything else ends the held one."""
+        held = self._held
+        assert held is not None
+        if node.type == ev.KEYWORD:
+            return False
+        if node.type == held.node.type and held.node.raw_type in _MADE_HERE:
+            held.node = node
+            self._held = None
+            return True
+        self._finish_held()
+        return False
+
+    def _finish_held(self) -> None:
+        """Close the held fixture, innermost on the stack, as its source closed it."""
+        frame = self._held
+        assert frame is not None and frame is self._stack[-1]
+        self._held, self._finishing = None, frame
+        try:
+            self.close_node(frame.node)
+        finally:
+            self._finishing = None
 
     def _row(self, frame: _Frame, status: str) -> tuple[Any, ...]:
         """The node's row as it stands: final at close, provisional while it is open."""
@@ -343,7 +418,10 @@ class RunWriter:
         summary's walk up from a test to its suites' fixtures found no suite there)."""
         if self.live:
             frames = self._stack if closing is None else [*self._stack, closing]
-            self._node_rows.extend(self._row(frame, ev.RUNNING) for frame in frames)
+            # a suite's fixture held open with nothing open in it has ended: as it ended
+            held = self._held if self._stack and self._stack[-1] is self._held else None
+            self._node_rows.extend(self._row(frame, frame.node.status if frame is held
+                                             else ev.RUNNING) for frame in frames)
         self._flush(totals)
 
     def _tests_so_far(self) -> tuple[int, int, int]:
@@ -381,6 +459,24 @@ class RunWriter:
         frame.skipped_tests = counts["SKIP"]
 
 
+
+
+_IMPLICIT = {ev.SETUP: "implicit setup", ev.TEARDOWN: "implicit teardown"}  # their raw_type
+_MADE_HERE = frozenset(_IMPLICIT.values())
+
+
+def _widen(fixture: Node, step: Node) -> None:
+    """An implicit setup or teardown spans its keywords (RF's reader gives it no times)."""
+    if step.start_time is None:
+        return
+    from datetime import datetime
+
+    start = datetime.fromisoformat(step.start_time)
+    end = start.timestamp() + (step.elapsed or 0.0)
+    if fixture.start_time is None:
+        fixture.start_time = step.start_time
+    first = datetime.fromisoformat(fixture.start_time).timestamp()
+    fixture.elapsed = round(max(end - first, fixture.elapsed or 0.0), 6)
 
 
 def _suite_status(frame: _Frame) -> str:

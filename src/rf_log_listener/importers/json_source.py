@@ -152,6 +152,12 @@ class _NodeMap:
         if key in ("body", "suites", "tests") and not is_map:
             self._open()
             source = self.source
+            if key == "body" and self.teardowns and self.kind == "suite":
+                # keywords a listener ran in end_suite, which robot writes after the suite's
+                # teardown: they join it (the writer), after its own steps
+                for buffer in self.teardowns:
+                    buffer.replay(source.sink)
+                self.teardowns.clear()
             if key == "body" and self.index in source.late_setups and self.held_body is None:
                 self.held_body = EventBuffer()  # its setup comes after it; RF numbers it first
                 restore, source.sink = source.sink, self.held_body
