@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 from conftest import LineReader, cli
-from test_listener import robot
+from robot_runs import robot
 
 from rf_log_listener.importers import import_result
 from rf_log_listener.store import open_store
@@ -656,7 +656,7 @@ def test_search_hits_are_compact_unless_asked_for_in_full(tmp_path: Path) -> Non
 
 def test_a_live_run_s_summary_answers_what_is_new_since_the_last_look(tmp_path: Path) -> None:
     """follow_cursor: the next look gives only the failed tests and run errors since."""
-    from test_listener import _wait_for_row
+    from robot_runs import wait_for_row
 
     gate = tmp_path / "go"
     (tmp_path / "live.robot").write_text(
@@ -667,7 +667,7 @@ def test_a_live_run_s_summary_answers_what_is_new_since_the_last_look(tmp_path: 
     process = robot("--output", "NONE", "--listener", f"rf_log_listener:db={db}", "live.robot",
                     cwd=tmp_path, wait=False)
     try:
-        _wait_for_row(db, "SELECT 1 FROM nodes WHERE name = 'Wait Until Created'")
+        wait_for_row(db, "SELECT 1 FROM nodes WHERE name = 'Wait Until Created'")
         conn = open_store(db)
         first = service.get_view(conn, "summary", run_id=1).summary
         assert first is not None and first.status == "running" and first.follow_cursor

@@ -26,7 +26,7 @@ import pytest
 from conftest import cli
 from mcp.types import ImageContent
 from PIL import Image
-from test_listener import robot
+from robot_runs import robot
 from test_mcp_server import call, server
 
 from rf_log_listener.importers import import_result

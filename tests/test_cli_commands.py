@@ -265,7 +265,7 @@ def test_control_structures_read_as_log_html_shows_them(tmp_path: Path) -> None:
     apart in log.html, on its line of tree, window and failures (the failure path showed
     "ITERATION ...-k4  [FAIL]" and "IF ...  [FAIL]" and nothing of which iteration or
     condition)."""
-    from test_listener import robot
+    from robot_runs import robot
 
     (tmp_path / "controls.robot").write_text(_CONTROLS)
     db = tmp_path / "store.sqlite3"
@@ -313,7 +313,7 @@ def _live_and_imported(tmp_path: Path, suite: str, exit_code: int,
                        *options: str) -> tuple[Path, list[sqlite3.Connection]]:
     """``suite`` run by robot with the listener (its store) and its output.xml imported: the
     store's path and both stores."""
-    from test_listener import robot
+    from robot_runs import robot
 
     from rf_log_listener.importers import import_result
     from rf_log_listener.store import open_store
@@ -371,7 +371,7 @@ Archive
 def test_an_rpa_run_says_tasks_and_one_is_not_plural(tmp_path: Path) -> None:
     """robot --rpa runs tasks (RF's console and log say "2 tasks"); the summary said "2
     tests: ..." and "1 tests" for one. The answer says ``rpa``, live and imported."""
-    from test_listener import robot
+    from robot_runs import robot
 
     from rf_log_listener.importers import import_result
     from rf_log_listener.store import open_store
@@ -467,7 +467,7 @@ def test_a_node_s_messages_the_tree_does_not_show_are_counted_with_their_command
     """``tree`` of a library keyword showed "0 children" and nothing of the request and
     response it logged (the tree sends INFO text to no one: search reads it): it says how
     many there are and the command that prints them, which does."""
-    from test_listener import robot
+    from robot_runs import robot
 
     (tmp_path / "logs.robot").write_text(
         "*** Test Cases ***\nLogs\n    Log Many    GET /orders/42    status=404\n"

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 from conftest import cli
-from test_listener import robot
+from robot_runs import robot
 
 from rf_log_listener.importers import import_result
 from rf_log_listener.store import delete_run, open_store, prune_run

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 from conftest import FIXTURE_RESULTS, cli
-from test_listener import robot
+from robot_runs import robot
 from test_mcp_server import call, server
 
 from rf_log_listener.importers import import_result

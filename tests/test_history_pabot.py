@@ -93,7 +93,7 @@ def test_a_robot_run_without_both_pabot_variables_is_in_no_group(tmp_path: Path)
     """The listener reads pabot's ${CALLER_ID} and ${PABOTQUEUEINDEX} (looked for in RF's
     scope first: RF's lookup of a variable that is not set ranks every name for a "did you
     mean"); only a process that has both is in a pabot group. And ${OUTPUT_DIR} is read."""
-    from test_listener import robot
+    from robot_runs import robot
 
     suite = tmp_path / "one.robot"
     suite.write_text("*** Test Cases ***\nOne\n    Log    hello\n")

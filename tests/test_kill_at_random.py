@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 from gen_output import generate
-from test_listener import robot
+from robot_runs import robot
 
 from rf_log_listener.importers import import_result
 from rf_log_listener.store import open_store

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from fixtures.generate import VERSIONS, _suite_dir
 from oracle import dump_store
-from test_listener import robot
+from robot_runs import robot
 
 from rf_log_listener.importers import import_result
 from rf_log_listener.store import open_store

@@ -667,7 +667,7 @@ def test_a_strict_typescript_client_accepts_results_and_errors(tmp_path: Path) -
     text = explained["messages"][0]["content"]["text"]
     assert "values differ: expected-value != actual-value" in text and "step_window" in text
     # an image result (content: the JSON text, then the image) and an error of get_attachment
-    from test_listener import robot
+    from robot_runs import robot
 
     suite = Path(__file__).parent / "data" / "attachments" / "browser_shapes.robot"
     assert robot("--outputdir", str(tmp_path / "out"), str(suite), cwd=tmp_path).returncode == 1
@@ -749,7 +749,7 @@ async def test_by_default_the_working_folder_and_known_run_folders(tmp_path: Pat
 
 @pytest.mark.anyio
 async def test_a_run_written_to_the_home_or_root_folder_opens_only_its_own_file(tmp_path: Path) -> None:
-    from test_listener import robot
+    from robot_runs import robot
 
     home, work = tmp_path / "home", tmp_path / "work"
     (home / "projects").mkdir(parents=True)

@@ -16,7 +16,7 @@ import pytest
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 from mcp.types import ResourceUpdatedNotification
-from test_listener import robot
+from robot_runs import robot
 
 SUITE = """\
 *** Settings ***

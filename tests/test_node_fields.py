@@ -115,7 +115,7 @@ def test_a_while_its_time_limit_stopped_says_so_in_a_legacy_file(tmp_path: Path)
     """``WHILE  True  limit=0.2s``: RF says "the limit of 200 milliseconds" (its own words for
     the limit), and an RF 6 style file (``--legacyoutput``) only on the test: the loop said
     nothing when its text was matched against the limit as written."""
-    from test_listener import robot
+    from robot_runs import robot
 
     from rf_log_mcp import service
 

@@ -23,7 +23,7 @@ from conftest import FIXTURE_RESULTS, pg_binaries
 from fixtures.generate import VERSIONS, _suite_dir
 from oracle import dump_store
 from pg_server import SUPERUSER_PASSWORD, PgServer
-from test_listener import _without_flattened
+from robot_runs import without_flattened
 
 from rf_log_listener.importers import import_result
 from rf_log_listener.store import open_store
@@ -152,6 +152,6 @@ async def test_robots_on_several_hosts_an_import_and_two_servers_share_one_store
         captured = dump_store(conn, live[f"ci-agent-{n}"])
         flattened = next(node["id"] for node in captured["nodes"] if node.get("name") == "Flattened")
         # robot:flatten, the documented difference: live keeps the keyword's children
-        assert _without_flattened(captured, flattened) == _without_flattened(
+        assert without_flattened(captured, flattened) == without_flattened(
             dump_store(reference, imported.run_id), flattened)
     conn.close()

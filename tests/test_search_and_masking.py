@@ -22,7 +22,7 @@ import pytest
 from conftest import cli
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from test_listener import robot
+from robot_runs import robot
 from test_mcp_server import call, server
 
 from rf_log_listener.importers import import_result

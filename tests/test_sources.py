@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from test_listener import robot
+from robot_runs import robot
 
 from rf_log_listener.importers import import_result
 from rf_log_listener.store import open_store

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 from oracle import dump_execution_result, dump_store
-from test_listener import robot
+from robot_runs import robot
 
 from rf_log_listener.importers import import_result
 from rf_log_listener.store import open_store

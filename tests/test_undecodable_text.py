@@ -21,7 +21,7 @@ import ijson
 import pytest
 from conftest import cli
 from oracle import dump_execution_result, dump_store
-from test_listener import robot
+from robot_runs import robot
 
 from rf_log_listener.importers import import_result
 from rf_log_listener.importers.json_source import _CountingReader

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 from conftest import cli, race_for_the_write_lock
-from test_listener import robot
+from robot_runs import robot
 from test_mcp_server import call, server
 
 from rf_log_listener.store import open_store
@@ -201,7 +201,7 @@ def test_a_killed_robots_run_found_by_two_readers_at_once_is_marked_and_recorded
     store's write lock: the first marks it interrupted, indexes its tests and records the
     recovery; the second finds it marked and does none of it (the usage report counted two
     recoveries, and the run's tests were indexed twice)."""
-    from test_listener import _wait_for_row
+    from robot_runs import wait_for_row
 
     from rf_log_listener.store import mark_dead_live_runs
 
@@ -209,7 +209,7 @@ def test_a_killed_robots_run_found_by_two_readers_at_once_is_marked_and_recorded
     suite.write_text("*** Test Cases ***\nFirst\n    Log    done\nSecond\n    Sleep    30s\n")
     db = tmp_path / "live.sqlite3"
     process = robot("--listener", f"rf_log_listener:db={db}", str(suite), cwd=tmp_path, wait=False)
-    _wait_for_row(db, "SELECT 1 FROM nodes WHERE name = 'Sleep'")
+    wait_for_row(db, "SELECT 1 FROM nodes WHERE name = 'Sleep'")
     process.kill()
     process.wait()
     marked = race_for_the_write_lock(db, lambda _: None, mark_dead_live_runs, mark_dead_live_runs)

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 from conftest import cli
-from test_listener import robot
+from robot_runs import robot
 from test_mcp_server import call, server
 
 from rf_log_listener.store import open_store, store_file
