@@ -120,9 +120,9 @@ def _guarded(method: Callable[..., None]) -> Callable[..., None]:
                 callback, *arguments = self._callbacks.pop(0)
                 callback(self, *arguments)
         except Exception as exc:  # never fail a test because of the capture
+            self._callbacks.clear()  # those still waiting (the loop above empties it)
             self._disable_for(exc)
         finally:
-            self._callbacks.clear()
             self._holder = None
             lock.release()
             if held:
