@@ -110,6 +110,15 @@ def test_robots_html_log_and_report_are_named_as_such(conn: sqlite3.Connection,
     (b'{"generator": "Robot 7.5", "suite": {"id": "s1", "name": "A" # "tests": []}}',
      "INVALID_JSON", "Invalid JSON"),
     (b"[1, 2, 3]", "UNSUPPORTED_FORMAT", "list"),
+    # robot wrote a test inside a keyword once a listener's keywords recursed past RF's limit
+    # (RF's reader: "Incompatible child element 'test' for 'kw'"); before: IMPORT_FAILED's
+    # AttributeError, "a bug in rf-log-mcp"
+    (b'<robot generator="Robot 7.5" schemaversion="5"><suite id="s1" name="A"><kw name="Log">'
+     b'<test id="s1-t1" name="T"><status status="PASS"/></test><status status="PASS"/></kw>'
+     b'<status status="PASS"/></suite></robot>', "UNSUPPORTED_FORMAT",
+     "holds a test inside a KEYWORD at depth 3"),
+    (b'{"generator": "Robot 7.5", "suite": {"id": "s1", "name": "A", "body": [{"name": "Log",'
+     b' "suites": [{"name": "B"}]}]}}', "UNSUPPORTED_FORMAT", "holds a suite inside a KEYWORD at depth 3"),
     # a run's errors without its suite (seen from a robot that could not import its
     # libraries): before, the store refused the errors' rows (STORE_UNAVAILABLE)
     (b'<robot generator="Robot 7.5" schemaversion="5"><errors><msg time="2026-12-02T20:54:52"'

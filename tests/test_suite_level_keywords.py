@@ -156,3 +156,47 @@ def test_the_order_the_listeners_are_named_in_does_not_matter(tmp_path: Path) ->
     live = dump_store(open_store(_capture(tmp_path, "output.xml", "", ours_first=True)), 1)
     assert live == dump_execution_result(str(tmp_path / "output.xml"))
     assert "Implicit teardown" in {n["name"] for n in live["nodes"]}
+
+
+NESTED = """<?xml version="1.0" encoding="UTF-8"?>
+<robot generator="Robot 7.5 (Python 3.11.7 on linux)" generated="2026-12-07T00:50:00.000000" rpa="false" schemaversion="5">
+<suite id="s1" name="Nested" source="/tmp/nested.robot">
+<kw name="With Setup">
+<kw name="Log" owner="BuiltIn" type="SETUP">
+<msg time="2026-12-07T00:50:00.100000" level="INFO">its own setup</msg>
+<arg>its own setup</arg>
+<status status="PASS" start="2026-12-07T00:50:00.100000" elapsed="0.001"/>
+</kw>
+<kw name="Log" owner="BuiltIn">
+<arg>body</arg>
+<status status="PASS" start="2026-12-07T00:50:00.200000" elapsed="0.001"/>
+</kw>
+<status status="PASS" start="2026-12-07T00:50:00.050000" elapsed="0.2"/>
+</kw>
+<test id="s1-t1" name="T" line="2">
+<kw name="No Operation" owner="BuiltIn">
+<status status="PASS" start="2026-12-07T00:50:01.000000" elapsed="0.001"/>
+</kw>
+<status status="PASS" start="2026-12-07T00:50:01.000000" elapsed="0.002"/>
+</test>
+<status status="PASS" start="2026-12-07T00:50:00.000000" elapsed="1.1"/>
+</suite>
+<statistics><total><stat pass="1" fail="0" skip="0">All Tests</stat></total><tag/><suite/></statistics>
+<errors/>
+</robot>
+"""
+
+
+def test_a_keyword_setup_inside_a_listeners_suite_keyword_stays_that_keywords(
+        tmp_path: Path) -> None:
+    """A setup deep in a suite's implicit setup is the setup of the keyword it is in (RF 7's
+    keyword setups), not a real suite setup taking the implicit one over: before, it was,
+    and the test after it was put inside a keyword."""
+    (tmp_path / "nested.xml").write_text(NESTED)
+    stored = _imported(tmp_path, "nested.xml")
+    assert stored == dump_execution_result(str(tmp_path / "nested.xml"))
+    assert [(n["id"], n["type"], n["name"]) for n in stored["nodes"]] == [
+        ("s1", "SUITE", "Nested"), ("s1-k1", "SETUP", "Implicit setup"),
+        ("s1-k1-k1", "KEYWORD", "With Setup"), ("s1-k1-k1-k1", "SETUP", "Log"),
+        ("s1-k1-k1-k2", "KEYWORD", "Log"), ("s1-t1", "TEST", "T"),
+        ("s1-t1-k1", "KEYWORD", "No Operation")]

@@ -117,12 +117,15 @@ class _Frame:
         parent.children += 1
         self.depth = parent.depth + 1
         self.owner_test = pre if ntype == ev.TEST else parent.owner_test
-        if ntype == ev.SUITE:
-            parent.suites += 1
-            self.node_id = f"{parent.node_id}-s{parent.suites}"
-        elif ntype == ev.TEST:
-            parent.tests += 1
-            self.node_id = f"{parent.node_id}-t{parent.tests}"
+        if ntype == ev.SUITE or ntype == ev.TEST:
+            if parent.node.type != ev.SUITE:
+                _refuse_outside_a_suite(ntype, parent)
+            if ntype == ev.SUITE:
+                parent.suites += 1
+                self.node_id = f"{parent.node_id}-s{parent.suites}"
+            else:
+                parent.tests += 1
+                self.node_id = f"{parent.node_id}-t{parent.tests}"
         elif ntype in ev.ROOT_TYPES:
             # No RF id: the branches are numbered in the parent's counter, so the root shares
             # it. Synthetic id: parent base + "-r" + the number its first branch will get.
@@ -146,6 +149,19 @@ class _Frame:
             owner.kcount += 1
             self.node_id = f"{parent.id_base}-k{owner.kcount}"
         self.id_base = self.node_id
+
+
+def _refuse_outside_a_suite(ntype: str, parent: _Frame) -> None:
+    """A suite or test only ever is in a suite: RF's own reader refuses such a file too
+    ("Incompatible child element"). Robot wrote one with a test inside a keyword after a
+    listener's keywords recursed past RF's limit."""
+    raise ResultError(
+        UNSUPPORTED_FORMAT,
+        f"Not a Robot Framework result: it holds a {ntype.lower()} inside a {parent.node.type}"
+        f" at depth {parent.depth + 1}, where suites and tests are in suites only.",
+        "Robot Framework's own reader refuses this file too; re-run the tests to write it"
+        " again (a run captured live is in the store whole).",
+    )
 
 
 class RunWriter:
@@ -227,7 +243,8 @@ class RunWriter:
     # -- events --------------------------------------------------------------------------
 
     def open_node(self, node: Node) -> None:
-        if self._held is not None and self._taken_over(node):
+        held = self._held
+        if held is not None and self._stack[-1] is held and self._taken_over(node):
             return
         stack = self._stack
         parent = stack[-1] if stack else None
