@@ -159,7 +159,8 @@ def test_the_order_the_listeners_are_named_in_does_not_matter(tmp_path: Path) ->
 
 
 NESTED = """<?xml version="1.0" encoding="UTF-8"?>
-<robot generator="Robot 7.5 (Python 3.11.7 on linux)" generated="2026-12-07T00:50:00.000000" rpa="false" schemaversion="5">
+<robot generator="Robot 7.5 (Python 3.11.7 on linux)" generated="2026-12-07T00:50:00.000000"
+ rpa="false" schemaversion="5">
 <suite id="s1" name="Nested" source="/tmp/nested.robot">
 <kw name="With Setup">
 <kw name="Log" owner="BuiltIn" type="SETUP">

@@ -2,7 +2,9 @@
 
 Everything structural is computed here, once, for every source: RF's node ids, pre-order
 positions and subtree bounds, depth, the owning test, the per-node aggregates, message
-numbers, the suite-teardown status rewrite RF's own model applies, and the run totals.
+numbers, the suite-teardown status rewrite RF's own model applies, the run totals, and
+where a keyword a listener ran on a suite's level goes (its setup or teardown, as RF's
+reader of output.xml puts it).
 Memory is O(depth of the tree): a node's row is written when it closes, from its frame.
 """
 
