@@ -330,11 +330,8 @@ class RunWriter:
         keywords of the suite, before the setup and after the teardown: every source gives
         them as keywords of the suite, and this makes them what RF's model of the run says."""
         kind = ev.TEARDOWN if suite.suites or suite.tests else ev.SETUP
-        node = Node(kind, _IMPLICIT[kind], f"Implicit {kind.lower()}", status="PASS")
-        frame = _Frame(node, self._next_pre, suite, self._next_msg)
-        self._next_pre += 1
-        self._stack.append(frame)
-        self._held = frame
+        self.open_node(Node(kind, _IMPLICIT[kind], f"Implicit {kind.lower()}", status="PASS"))
+        self._held = frame = self._stack[-1]
         return frame
 
     def _taken_over(self, node: Node) -> bool:

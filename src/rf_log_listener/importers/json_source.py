@@ -155,9 +155,7 @@ class _NodeMap:
             if key == "body" and self.teardowns and self.kind == "suite":
                 # keywords a listener ran in end_suite, which robot writes after the suite's
                 # teardown: they join it (the writer), after its own steps
-                for buffer in self.teardowns:
-                    buffer.replay(source.sink)
-                self.teardowns.clear()
+                self._send_teardowns()
             if key == "body" and self.index in source.late_setups and self.held_body is None:
                 self.held_body = EventBuffer()  # its setup comes after it; RF numbers it first
                 restore, source.sink = source.sink, self.held_body
@@ -194,6 +192,12 @@ class _NodeMap:
         self.node = Node(ntype, raw)
         self.source.open(self.node)
 
+    def _send_teardowns(self) -> None:
+        """The teardowns held back (RF numbers a node's teardown last), now sent."""
+        for buffer in self.teardowns:
+            buffer.replay(self.source.sink)
+        self.teardowns.clear()
+
     def finish(self) -> None:
         data = self.data
         source = self.source
@@ -206,8 +210,8 @@ class _NodeMap:
         self._open()
         node = self.node
         assert node is not None
-        for buffer in self.teardowns:
-            buffer.replay(source.sink)
+        if self.teardowns:
+            self._send_teardowns()
         if self.held_body is not None:  # no setup came after all
             self.held_body.replay(source.sink)
         _apply(node, data)
