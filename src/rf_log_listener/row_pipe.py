@@ -15,6 +15,7 @@ from typing import Any, BinaryIO
 
 from .errors import IMPORT_FAILED, ResultError
 from .events import RunInfo
+from .rotation import Rotation
 from .rows import LiveTotals, StoreRowSink
 
 
@@ -75,6 +76,9 @@ class PipeRowSink:
         newly_failed, counts = self._call("rewrite", lo, hi, teardown_status, teardown_message)
         return newly_failed, counts
 
+    def rotate(self, rotation: Rotation, msg_from: int) -> None:
+        self.pipe.send_bytes(marshal.dumps(("rotate", rotation, msg_from)))  # ordered as writes
+
     def finish_run(self, fields: dict[str, Any]) -> None:
         self._call("finish", fields)
 
@@ -99,6 +103,8 @@ def serve(pipe: FramedPipe, sink: StoreRowSink, progress: Callable[[int], None] 
             reply(marshal.dumps(sink.begin_run(RunInfo(**message[1]))))
         elif kind == "rewrite":
             reply(marshal.dumps(sink.rewrite_suite_tests(*message[1:])))
+        elif kind == "rotate":
+            sink.rotate(*message[1:])
         elif kind == "finish":
             sink.finish_run(message[1])
             reply(marshal.dumps(None))

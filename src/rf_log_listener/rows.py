@@ -20,6 +20,7 @@ from typing import Any, Protocol, TypeVar
 from . import store_kind
 from .copies import mark_copies
 from .events import RunInfo, rf_version, suite_status
+from .rotation import Rotation, rotate_stored
 from .schema import INDEXED_TEXT, register_functions, with_stored_text
 from .store import BUSY_TIMEOUT_MS, mark_not_finished, run_base, store_file, this_host, transaction
 
@@ -61,6 +62,7 @@ class RowSink(Protocol):
               totals: LiveTotals | None = None) -> None: ...
     def rewrite_suite_tests(self, lo: int, hi: int, teardown_status: str,
                             teardown_message: str) -> tuple[int, dict[str, int]]: ...
+    def rotate(self, rotation: Rotation, msg_from: int) -> None: ...
     def finish_run(self, fields: dict[str, Any]) -> None: ...
 
 
@@ -215,6 +217,13 @@ class StoreRowSink:
                     (status, gained, key),
                 )
         return len(newly_failed), counts
+
+    @_as_stored_text
+    def rotate(self, rotation: Rotation, msg_from: int) -> None:
+        """A test's or keyword's setup put first, or its teardown last, in written rows."""
+        with transaction(self.conn, immediate=True):  # it reads, then writes: no deadlock
+            rotate_stored(self.conn, run_base(self.run_id or 0), rotation, msg_from,
+                          NODE_COLUMNS, self._insert_node)
 
     def _live_totals(self, totals: LiveTotals) -> int:
         """The heartbeat with a running run's root suite name and the tests ended so far

@@ -4,7 +4,8 @@ Everything structural is computed here, once, for every source: RF's node ids, p
 positions and subtree bounds, depth, the owning test, the per-node aggregates, message
 numbers, the suite-teardown status rewrite RF's own model applies, the run totals, and
 where a keyword a listener ran on a suite's level goes (its setup or teardown, as RF's
-reader of output.xml puts it).
+reader of output.xml puts it), and a test's or keyword's setup first and teardown last where
+a listener ran keywords before or after them (``rotation.py``).
 Memory is O(depth of the tree): a node's row is written when it closes, from its frame.
 """
 
@@ -18,6 +19,7 @@ from .errors import UNSUPPORTED_FORMAT, ResultError
 from .events import Node, RunEnd, RunInfo
 from .masking import registering_redactor
 from .registry import SecretRegistry
+from .rotation import Rotation, rotated_message, rotated_node
 from .rows import LiveTotals, RowSink
 from .schema import indexed_text
 from .store import run_base
@@ -190,6 +192,10 @@ class RunWriter:
         # at the suite's level (or the suite's end) says whether one comes.
         self._held: _Frame | None = None
         self._finishing: _Frame | None = None  # the held one, closing for good
+        # A test's or keyword's ended teardown, with the position the next node opens at:
+        # a keyword opened after it goes before it (see rotation.py). (parent, teardown, pre)
+        self._teardowns: list[tuple[_Frame, _Frame, int]] = []
+        self._flushed_pre = 0  # nodes opened before this may have rows in the store
         self.secrets = SecretRegistry(registering_redactor())
         self._definitions: list[tuple[Any, ...]] = []
 
@@ -277,11 +283,15 @@ class RunWriter:
             frame = stack.pop()
         ntype = node.type
         parent = stack[-1] if stack else None
-        if ntype in _FIXTURES and parent is not None and parent.node.type == _SUITE \
-                and frame is not self._finishing:
-            stack.append(frame)
-            self._held = frame  # a keyword robot writes after it in the suite joins it
-            return
+        fixture = ntype in _FIXTURES and parent is not None
+        if fixture and parent.node.type == _SUITE:  # type: ignore[union-attr]
+            if frame is not self._finishing:
+                stack.append(frame)
+                self._held = frame  # a keyword robot writes after it in the suite joins it
+                return
+            fixture = False
+        if self._teardowns and self._teardowns[-1][0] is frame:
+            self._teardown_last(frame)
         if self._held is not None and parent is self._held and parent.node.raw_type in _MADE_HERE:
             _widen(parent.node, node)
         if ntype == ev.SUITE:
@@ -313,6 +323,8 @@ class RunWriter:
         elif "metadata" in node.fields:  # an output file writes it after the suite's tests
             self.secrets.metadata(node.fields["metadata"])
         self._node_rows.append(self._row(frame, status))
+        if fixture:
+            self._fixture_closed(parent, frame)  # type: ignore[arg-type]
         if len(self._node_rows) + len(self._message_rows) >= self.batch_rows:
             self._flush_with_open()
 
@@ -359,6 +371,50 @@ class RunWriter:
             self.close_node(frame.node)
         finally:
             self._finishing = None
+
+    # -- a test's or keyword's setup first, its teardown last -----------------------------
+
+    def _fixture_closed(self, parent: _Frame, fixture: _Frame) -> None:
+        """A setup that ran after keywords (a listener's, run in ``start_test`` or
+        ``start_keyword``) goes before them; a teardown is remembered in case keywords
+        follow it (a listener's, in ``end_test`` or ``end_keyword``)."""
+        if fixture.node.type == ev.TEARDOWN:
+            teardowns = self._teardowns
+            if teardowns and teardowns[-1][0] is parent:
+                teardowns.pop()
+            teardowns.append((parent, fixture, self._next_pre))
+        elif fixture.seq:
+            self._rotate(parent, parent.pre + 1, fixture.pre, fixture.seq, 1,
+                         parent.kcount - 1, 1, parent.msg_lo)
+
+    def _teardown_last(self, parent: _Frame) -> None:
+        """``parent`` ends: what it ran after its teardown goes before the teardown."""
+        _, teardown, after = self._teardowns.pop()
+        later = parent.children - teardown.seq - 1
+        if later:
+            number = int(teardown.node_id[len(parent.id_base) + 2:])
+            self._rotate(parent, teardown.pre, after, 1, later, 1, parent.kcount - number,
+                         teardown.msg_lo)
+
+    def _rotate(self, parent: _Frame, a_pre: int, b_pre: int, a_children: int,
+                b_children: int, a_numbers: int, b_numbers: int, msg_from: int) -> None:
+        """Swap two runs of ``parent``'s children, all ended (see rotation.py): the rows
+        still pending here, and those a batch already wrote in the store."""
+        rotation: Rotation = (parent.pre, parent.id_base + "-", a_pre, b_pre,
+                              self._next_pre - 1, a_children, b_children, a_numbers, b_numbers)
+        base = self.base
+        if self._flushed_pre > a_pre:
+            self.sink.rotate(rotation, base + msg_from)
+        rows, first = self._node_rows, base + a_pre
+        at = len(rows)  # rows are pending in the order their nodes ended: the range is last
+        while at and rows[at - 1][0] >= first:
+            at -= 1
+        rows[at:] = [rotated_node(row, base, rotation) for row in rows[at:]]
+        messages, first = self._message_rows, base + msg_from
+        at = len(messages)
+        while at and messages[at - 1][0] >= first:
+            at -= 1
+        messages[at:] = [rotated_message(row, rotation) for row in messages[at:]]
 
     def _row(self, frame: _Frame, status: str) -> tuple[Any, ...]:
         """The node's row as it stands: final at close, provisional while it is open."""
@@ -453,6 +509,7 @@ class RunWriter:
                         self.base + self._written_msg, self.base + self._next_msg,
                         self.secrets.take(), self._definitions, totals)
         self._definitions = []
+        self._flushed_pre = self._next_pre
         self._written_msg = self._next_msg
         self._node_rows, self._message_rows, self._error_rows = [], [], []
 
