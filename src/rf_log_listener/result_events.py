@@ -158,7 +158,8 @@ def message_event(item: Any) -> tuple[Any, ...]:
 
 # Where a frame is in its result's items (setup, body, teardown). A child frame above a
 # frame is always the item of its stage: the setup, body item number ``sent``, the teardown.
-_SETUP, _BODY, _TEARDOWN, _AFTER = 0, 1, 2, 3
+# _EARLY: the body is followed, and a setup may still come (OpenNodes._send_keywords_before_setup)
+_SETUP, _BODY, _TEARDOWN, _AFTER, _EARLY = 0, 1, 2, 3, 4
 
 
 class OpenNodes:
@@ -166,7 +167,8 @@ class OpenNodes:
 
     Each frame is ``[result, type, stage, sent, running_open]``: ``stage`` is where the
     frame is in its result's items (``_SETUP``, ``_BODY``, ``_TEARDOWN``, ``_AFTER`` the
-    teardown), ``sent`` counts the body items (steps and messages) sent already.
+    teardown; ``_EARLY``: the body, while a setup may still come after a listener's
+    keywords), ``sent`` counts the body items (steps and messages) sent already.
     ``running_open`` is the OPEN event :meth:`follow` sent while the item ran: other
     listeners may still change its name or arguments (a listener masking secrets in
     end_keyword), and the output file has them as they stand at the end, so at its close they
@@ -227,7 +229,10 @@ class OpenNodes:
           and a teardown (``has_teardown``) after its last step ended; so ``has_teardown``
           is read before the body's length and ``has_setup`` after it: a teardown seen
           means every step is within that length and has ended, and a step within that
-          length means a setup, if there is one, is seen;
+          length means a setup, if there is one, is seen; but for the keywords a listener
+          runs before RF makes the setup (``start_test``/``start_keyword``) and after the
+          teardown (``end_test``/``end_keyword``), told apart by their start times
+          (:meth:`_send_keywords_before_setup`, :func:`_before_teardown`);
         * an item is final once a later one follows it (in the body, or the teardown after
           the body, or the body's first step after the setup) or its parent has ended; only
           then are its status, times and fields final, and it is sent whole;
@@ -254,10 +259,24 @@ class OpenNodes:
         fixtures = ntype in _WITH_FIXTURES
         has_teardown = fixtures and result.has_teardown
         body = _body_items(result) if ntype != ev.SUITE else ()
+        if ntype == ev.WHILE:
+            body = _while_in_file_order(body)
         count = len(body)  # what robot appends from here on waits for the next look
         child_open = level + 1 < len(self.frames)
+        if stage == _EARLY:
+            if result.has_setup:  # read after the body's length, as in the setup stage
+                if child_open:  # a listener's keyword: it ended before RF made the setup
+                    self._advance(level + 1, True)
+                    self.close()
+                    child_open = False
+                    frame[3] += 1
+                frame[2] = stage = _SETUP
+            else:
+                stage = _BODY
         if stage == _SETUP:
             if fixtures and result.has_setup:
+                if not child_open:
+                    self._send_keywords_before_setup(frame, body, count)
                 finished = ended or has_teardown or _has_step(body, frame[3], count)
                 if child_open:
                     self._advance(level + 1, finished)
@@ -275,12 +294,18 @@ class OpenNodes:
                 return
             elif ntype == ev.SUITE:
                 self._send_listener_steps(result, "_setup")
-            frame[2] = stage = _BODY
+            elif fixtures and not (ended or has_teardown):
+                frame[2] = stage = _EARLY  # a listener's keywords may come before a setup
+            if stage != _EARLY:
+                frame[2] = _BODY
+            stage = _BODY
         if stage == _BODY:
             sent = frame[3]
             last_final = ended or has_teardown
+            # what came after the teardown began waits for it to end
+            end = _before_teardown(body, sent, count, result.teardown) if has_teardown else count
             if child_open:  # body item number `sent` went out open
-                finished = last_final or count > sent + 1
+                finished = last_final or end > sent + 1
                 self._advance(level + 1, finished)
                 if not finished:
                     return
@@ -288,9 +313,9 @@ class OpenNodes:
                 child_open = False
                 sent += 1
             send_whole = self._send_whole
-            while sent < count:
+            while sent < end:
                 item = body[sent]
-                if sent + 1 < count or last_final or isinstance(item, _Message):
+                if sent + 1 < end or last_final or isinstance(item, _Message):
                     send_whole(item, ntype)
                     sent += 1
                     continue
@@ -316,6 +341,26 @@ class OpenNodes:
                 return
             frame[2] = _AFTER
         self._send_messages(frame, body, count)  # logged after the teardown
+
+    def _send_keywords_before_setup(self, frame: list[Any], body: Any, count: int) -> None:
+        """Send the body's items that ran before its setup began: keywords a listener ran in
+        ``start_test`` or ``start_keyword``, which robot runs before it makes the test's or
+        keyword's setup (its files have them before the setup; RF's model, and the writer,
+        put the setup first). They ended before the setup began, and a step after them tells
+        the setup stage the setup ended: the frame's position is left at the first item
+        that came after the setup began (a step robot appended once it had ended)."""
+        sent = frame[3]
+        if sent == count:
+            return
+        began = frame[0].setup.start_time  # None: not begun, so nothing came after it yet
+        while sent < count:
+            item = body[sent]
+            if began is not None and not isinstance(item, _Message) and (
+                    item.start_time is None or item.start_time >= began):
+                break
+            self._send_whole(item, frame[1])
+            sent += 1
+        frame[3] = sent
 
     def _send_listener_steps(self, suite: Any, fixture: str) -> None:
         """Keywords a listener ran in ``start_suite`` or ``end_suite`` of a suite without a
@@ -359,6 +404,23 @@ class OpenNodes:
         self.extend(close_event(item, ntype, parent_type))
 
 
+def _before_teardown(body: Any, start: int, count: int, teardown: Any) -> int:
+    """Where ``body[start:count]``'s items that came before ``teardown`` began end. After
+    it, robot appends the keywords a listener runs in ``end_test`` or ``end_keyword``, and
+    the line of a keyword's return value: one may still be running when the teardown is
+    seen, which is final only once the teardown has ended."""
+    began = teardown.start_time
+    if began is None:  # not begun: nothing came after it yet
+        return count
+    while count > start:
+        item = body[count - 1]
+        stamp = item.timestamp if isinstance(item, _Message) else item.start_time
+        if stamp is not None and stamp < began:
+            break
+        count -= 1
+    return count
+
+
 def _has_step(body: Any, start: int, count: int) -> bool:
     """Whether ``body[start:count]`` holds a step (anything but a message)."""
     return any(not isinstance(body[index], _Message) for index in range(start, count))
@@ -371,13 +433,35 @@ def _items(result: Any, ntype: str) -> Any:
     its setup, body and teardown change at different times (see ``OpenNodes.follow``).
     Without setup and teardown (most steps) this is the body's own list, not a copy."""
     if ntype not in _WITH_FIXTURES:
-        return _body_items(result)
+        return _body_items(result) if ntype != ev.WHILE else _while_in_file_order(_body_items(result))
     body = _body_items(result) if ntype != ev.SUITE else ()
     has_setup, has_teardown = result.has_setup, result.has_teardown  # `.setup` would create one
     if not (has_setup or has_teardown):
         return body
     return [*([result.setup] if has_setup else ()), *body,
             *([result.teardown] if has_teardown else ())]
+
+
+def _while_in_file_order(body: list[Any]) -> list[Any]:
+    """A WHILE's items in the order robot's files and log.html have them. RF makes a WHILE's
+    first iteration before it calls the listeners' start methods, so keywords a listener
+    runs there (``BuiltIn().run_keyword`` in ``start_keyword``/``start_while``) follow that
+    iteration in RF's model and precede it in the files. They are put first; until the
+    iteration has begun, it is left out: it follows them, and a keyword still running is
+    the last item, as the rest of :meth:`OpenNodes.follow` reads a body."""
+    if len(body) < 2 or getattr(body[0], "type", None) != ev.ITERATION:
+        return body
+    first = body[0]
+    ended = getattr(first, "_elapsed_time", None) is not None
+    began = ended or first.status in _STARTED
+    until = first.end_time if ended else None
+    moved = 1  # a keyword after the iteration ran before it: before it began, or ended
+    while moved < len(body) and getattr(body[moved], "type", None) in _KEYWORD_TYPES \
+            and (until is None or body[moved].start_time < until):
+        moved += 1
+    if moved == 1:
+        return body
+    return [*body[1:moved], *([first] if began else ()), *body[moved:]]
 
 
 def _body_items(result: Any) -> Any:

@@ -7,7 +7,8 @@
     python tests/stress/live_race.py --postgres            # every store a PostgreSQL database
 
 Each run executes ``race.robot`` at TRACE with :mod:`chaos` beside the live listener (the
-ticker looking at random points of robot's thread, see chaos.py), while the other runs and
+ticker looking at random points of robot's thread, see chaos.py) and :mod:`runs_keywords`
+(keywords robot writes out of RF's model's order), while the other runs and
 two CPU hogs keep both cores busy. Runs alternate output.xml and output.json (robot's own,
 streamed), and rebot writes the run's file in the other format; the live store of every run
 must equal the import of both files, node by node and message by message
@@ -69,7 +70,7 @@ def one_run(seed: int, workdir: Path, python: str = sys.executable,
     done = subprocess.run(
         [python, "-m", "robot", "--loglevel", "TRACE", "--log", "NONE", "--report", "NONE",
          "--console", "none", "--output", str(output), "--listener", "chaos",
-         "--listener", f"rf_log_listener;db={db}", str(SUITE)],
+         "--listener", "runs_keywords", "--listener", f"rf_log_listener;db={db}", str(SUITE)],
         cwd=folder, capture_output=True, text=True, env=env, timeout=600, check=False)
     if done.returncode != 4 or "rf_log_listener" in done.stderr:  # 4 tests fail on purpose
         return f"seed {seed}: robot exited {done.returncode}: {done.stderr[-2000:]}"

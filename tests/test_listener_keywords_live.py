@@ -1,0 +1,121 @@
+"""Live capture looking at RF's model where a listener's keywords make it differ from the files.
+
+A listener that runs keywords (``BuiltIn().run_keyword``) puts them where RF's model and
+robot's output files disagree with what live capture (RF 7.2+) assumed of the model:
+
+* in ``start_test``/``start_keyword``, before RF makes the test's or keyword's setup: a look
+  while the setup ran took it for ended (a step before it in the body), and a setup that had
+  not ended was left out of the store, with what it ran;
+* in ``end_test``/``end_keyword``, after the teardown: a look while such a keyword ran took
+  it for ended (a teardown seen), and it was left out;
+* in ``start_while``: RF makes the loop's first iteration before it calls listeners, so the
+  keyword follows the iteration in the model (the files have it before), and a look while it
+  ran took the iteration, not begun, for one a WHILE makes and never runs: it was left out.
+
+The listener here looks (what the capture's ticker does every half second) from robot's
+thread at exactly those moments; the live store must equal the output file and RF's model.
+``tests/stress/live_race.py`` runs such a listener beside the adversary at random moments.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from oracle import dump_execution_result, dump_store
+from robot_runs import robot
+
+from rf_log_listener.importers import import_result
+from rf_log_listener.store import open_store
+
+LOOKING = '''
+import gc
+
+from robot.libraries.BuiltIn import BuiltIn
+
+LOOK_WHILE = ("keyword setup", "test setup", "leaving", "ending", "loop starts")
+
+
+def run(text):
+    BuiltIn().run_keyword("Log", text)
+
+
+class looking:
+    ROBOT_LISTENER_API_VERSION = 3
+
+    def start_test(self, data, result):
+        run(f"starting {data.name}")
+
+    def end_test(self, data, result):
+        run(f"ending {data.name}")
+
+    def start_keyword(self, data, result):
+        if data.name == "With Fixtures":
+            run("entering")
+        if data.args and str(data.args[0]).startswith(LOOK_WHILE):
+            capture = [o for o in gc.get_objects() if type(o).__name__ == "rf_log_listener"]
+            capture[0].tick()  # the ticker's look, now: while this keyword runs
+
+    def end_keyword(self, data, result):
+        if data.name == "With Fixtures":
+            run("leaving")
+
+    def start_while(self, data, result):
+        run("loop starts")
+
+    def end_while(self, data, result):
+        run("loop ended")
+'''
+
+SUITE = """*** Test Cases ***
+Fixtures
+    [Setup]    Log    test setup
+    With Fixtures
+    [Teardown]    Log    test teardown
+
+Loops
+    ${n} =    Set Variable    ${0}
+    WHILE    $n < 2
+        ${n} =    Evaluate    $n + 1
+    END
+    WHILE    True    limit=1    on_limit=pass
+        Log    once
+    END
+
+*** Keywords ***
+With Fixtures
+    [Setup]    Log    keyword setup
+    Log    body
+    [Teardown]    Log    keyword teardown
+"""
+
+
+@pytest.mark.parametrize("version", ["", "7.2.2"])  # RF 7.2+: live capture reads RF's model
+def test_looks_where_a_listeners_keywords_ran_lose_nothing(tmp_path: Path, version: str) -> None:
+    (tmp_path / "looking.py").write_text(LOOKING)
+    (tmp_path / "order.robot").write_text(SUITE)
+    db = tmp_path / "live.sqlite3"
+    done = robot("--pythonpath", str(tmp_path), "--listener", "looking",
+                 "--listener", f"rf_log_listener;db={db}", "order.robot", cwd=tmp_path,
+                 version=version)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "rf_log_listener" not in done.stderr, done.stderr
+    expected = dump_execution_result(str(tmp_path / "output.xml"))
+    assert dump_store(open_store(db), 1) == expected
+    imported = open_store(tmp_path / "import.sqlite3")
+    assert dump_store(imported, import_result(imported, tmp_path / "output.xml",
+                                              stable_window=0).run_id) == expected
+    steps = {n["id"]: (n["type"], (n.get("args") or [""])[0]) for n in expected["nodes"]}
+    assert [steps[f"s1-t1-k{i}"] for i in range(1, 6)] == [
+        ("SETUP", "test setup"), ("KEYWORD", "starting Fixtures"), ("KEYWORD", ""),
+        ("KEYWORD", "ending Fixtures"), ("TEARDOWN", "test teardown")]
+    assert [steps[f"s1-t1-k3-k{i}"] for i in range(1, 6)] == [
+        ("SETUP", "keyword setup"), ("KEYWORD", "entering"), ("KEYWORD", "body"),
+        ("KEYWORD", "leaving"), ("TEARDOWN", "keyword teardown")]
+    assert [steps[f"s1-t2-k3-k{i}"] for i in (1, 2, 3, 4)] == [
+        ("KEYWORD", "loop starts"), ("ITERATION", ""), ("ITERATION", ""),
+        ("KEYWORD", "loop ended")]
+    # one iteration: the keyword of its start before it, of its end after it
+    assert [steps[f"s1-t2-k4-k{i}"] for i in (1, 2, 3)] == [
+        ("KEYWORD", "loop starts"), ("ITERATION", ""), ("KEYWORD", "loop ended")]
+    assert steps["s1-t2-k4-k2-k1"] == ("KEYWORD", "once")
