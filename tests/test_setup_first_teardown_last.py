@@ -203,3 +203,16 @@ def test_a_parser_process_moves_rows_in_either_store(tmp_path: Path, any_store: 
             and n["id"].count("-") == 2][:5] == [("s1-t1-k1", "SETUP"), ("s1-t1-k2", "KEYWORD"),
                                                ("s1-t1-k3", "KEYWORD"), ("s1-t1-k4", "KEYWORD"),
                                                ("s1-t1-k5", "TEARDOWN")]
+
+
+def test_an_rf_6_output_xml_is_imported_as_rfs_model_has_it(tmp_path: Path) -> None:
+    """RF 6.1's output.xml (schema 4; no keyword setups), written with the same listener."""
+    (tmp_path / "running.py").write_text(RUNNING)
+    (tmp_path / "order.robot").write_text(SUITE.replace("    [Setup]    Log    keyword setup\n", ""))
+    done = robot("--pythonpath", str(tmp_path), "--listener", "running", "order.robot",
+                 cwd=tmp_path, version="6.1.1")
+    assert done.returncode == 1, done.stdout + done.stderr
+    expected = dump_execution_result(str(tmp_path / "output.xml"))
+    assert _imported(tmp_path, "output.xml") == expected
+    assert _shape(expected)[1:3] == [("s1-t1-k1", "SETUP", "Log", ["test setup"]),
+                                     ("s1-t1-k2", "KEYWORD", "Log", ["starting Both Fixtures"])]
