@@ -13,7 +13,7 @@ import json
 import sqlite3
 from typing import Any
 
-from rf_log_listener.store import run_base
+from rf_log_listener.store import open_store, run_base
 
 # ExecutionResult attribute -> canonical key, per normalized type.
 _KEYWORD = ("name", "owner", "source_name", "args", "assign", "doc", "tags", "timeout")
@@ -93,6 +93,18 @@ def dump_store(conn: sqlite3.Connection, run_id: int) -> dict[str, list[dict[str
         )
     ]
     return _canonical(nodes, messages, errors)
+
+
+def dump_import(store: Any, source: Any, **options: Any) -> dict[str, list[dict[str, Any]]]:
+    """``source`` imported into the store ``store`` names (a new one), as ``dump_store``
+    gives it; ``options``: ``import_result``'s."""
+    from rf_log_listener.importers import import_result
+
+    conn = open_store(store)
+    try:
+        return dump_store(conn, import_result(conn, source, stable_window=0, **options).run_id)
+    finally:
+        conn.close()
 
 
 def _canonical(nodes: list, messages: list, errors: list) -> dict[str, list[dict[str, Any]]]:

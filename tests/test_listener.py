@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 from fixtures.generate import VERSIONS, _suite_dir
-from oracle import dump_store
+from oracle import dump_import, dump_store
 from robot_runs import WAIT_FOR_GO, robot, wait_for_row, without_flattened
 
 from rf_log_listener.flushing import ENV_HAND_OVER
@@ -430,8 +430,7 @@ def test_test_timeouts_firing_during_capture_lose_nothing(tmp_path: Path) -> Non
     unfinished = conn.execute("SELECT count(*) FROM nodes WHERE status IN ('RUNNING', 'NOT FINISHED')")
     assert unfinished.fetchone()[0] == 0
     live = dump_store(conn, 1)
-    ref = open_store(tmp_path / "imported.sqlite3")
-    reference = dump_store(ref, import_result(ref, tmp_path / "out.xml", stable_window=0).run_id)
+    reference = dump_import(tmp_path / "imported.sqlite3", tmp_path / "out.xml")
     assert live["nodes"] == reference["nodes"]
     for message in live["messages"]:  # numbering per node is contiguous
         node, number = message["id"].rsplit("-m", 1)

@@ -22,10 +22,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from oracle import dump_execution_result, dump_store
+from oracle import dump_execution_result, dump_import, dump_store
 from robot_runs import robot
 
-from rf_log_listener.importers import import_result
 from rf_log_listener.store import open_store
 
 LOOKING = '''
@@ -102,9 +101,7 @@ def test_looks_where_a_listeners_keywords_ran_lose_nothing(tmp_path: Path, versi
     assert "rf_log_listener" not in done.stderr, done.stderr
     expected = dump_execution_result(str(tmp_path / "output.xml"))
     assert dump_store(open_store(db), 1) == expected
-    imported = open_store(tmp_path / "import.sqlite3")
-    assert dump_store(imported, import_result(imported, tmp_path / "output.xml",
-                                              stable_window=0).run_id) == expected
+    assert dump_import(tmp_path / "import.sqlite3", tmp_path / "output.xml") == expected
     steps = {n["id"]: (n["type"], (n.get("args") or [""])[0]) for n in expected["nodes"]}
     assert [steps[f"s1-t1-k{i}"] for i in range(1, 6)] == [
         ("SETUP", "test setup"), ("KEYWORD", "starting Fixtures"), ("KEYWORD", ""),

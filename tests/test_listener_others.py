@@ -5,10 +5,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from oracle import dump_store
+from oracle import dump_import, dump_store
 from robot_runs import WAIT_FOR_GO, robot, wait_for_row
 
-from rf_log_listener.importers import import_result
 from rf_log_listener.store import open_store
 
 CHATTY_LISTENER = """\
@@ -52,8 +51,7 @@ def test_other_listeners_messages_and_changes_are_captured_as_the_file_has_them(
                  cwd=tmp_path)
     assert done.returncode == 0 and "rf_log_listener" not in done.stderr, done.stderr[-2000:]
     live = dump_store(open_store(db), 1)
-    ref = open_store(tmp_path / "imported.sqlite3")
-    reference = dump_store(ref, import_result(ref, tmp_path / "out.xml", stable_window=0).run_id)
+    reference = dump_import(tmp_path / "imported.sqlite3", tmp_path / "out.xml")
     assert live == reference
     texts = [m["text"] for m in live["messages"]]
     assert "chatty ends With Teardown" in texts and "chatty ends test Talkative" in texts
@@ -89,8 +87,7 @@ def test_a_step_changed_by_another_listener_after_it_was_seen_running_is_stored_
     (tmp_path / "go").touch()
     assert process.wait(120) == 0, process.stderr.read()
     live = dump_store(open_store(db), 1)
-    ref = open_store(tmp_path / "imported.sqlite3")
-    assert live == dump_store(ref, import_result(ref, tmp_path / "out.xml", stable_window=0).run_id)
+    assert live == dump_import(tmp_path / "imported.sqlite3", tmp_path / "out.xml")
     assert [n["args"] for n in live["nodes"] if n["name"] == "Log In With"] == [["***"]]
 
 
@@ -120,8 +117,7 @@ def test_a_step_renamed_by_another_listener_has_its_final_name_as_in_output_json
                      cwd=tmp_path)
         assert done.returncode == 0, done.stderr
         live = dump_store(open_store(db), 1)
-        ref = open_store(tmp_path / f"imported-{output}.sqlite3")
-        reference = dump_store(ref, import_result(ref, tmp_path / output, stable_window=0).run_id)
+        reference = dump_import(tmp_path / f"imported-{output}.sqlite3", tmp_path / output)
         assert [n["name"] for n in live["nodes"]] == ["Renamed", "Logs In", "Renamed At End", "Log"]
         if output == "output.json":
             assert live == reference

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from oracle import dump_execution_result, dump_store
+from oracle import dump_execution_result, dump_import, dump_store
 from robot_runs import robot
 
 from rf_log_listener.events import RunInfo
@@ -95,9 +95,7 @@ def _run(tmp_path: Path, output: str, version: str = "") -> Path:
 
 
 def _imported(tmp_path: Path, name: str, **options: Any) -> dict[str, Any]:
-    conn = open_store(tmp_path / f"import-{name}.sqlite3")
-    return dump_store(conn, import_result(conn, tmp_path / name, stable_window=0,
-                                          **options).run_id)
+    return dump_import(tmp_path / f"import-{name}-{len(options)}.sqlite3", tmp_path / name, **options)
 
 
 def _shape(dump: dict[str, Any]) -> list[tuple[str, str, str, list[str] | None]]:

@@ -15,10 +15,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from oracle import dump_execution_result, dump_store
+from oracle import dump_execution_result, dump_import, dump_store
 from robot_runs import robot
 
-from rf_log_listener.importers import import_result
 from rf_log_listener.store import open_store
 
 RUNNING = '''
@@ -85,8 +84,7 @@ def _capture(tmp_path: Path, output: str, version: str, ours_first: bool = False
 
 
 def _imported(tmp_path: Path, name: str) -> dict[str, Any]:
-    conn = open_store(tmp_path / f"import-{name}.sqlite3")
-    return dump_store(conn, import_result(conn, tmp_path / name, stable_window=0).run_id)
+    return dump_import(tmp_path / f"import-{name}.sqlite3", tmp_path / name)
 
 
 @pytest.mark.parametrize("version", ["", "7.2.2", "7.0.1"])  # 7.2+ follow RF's model
