@@ -116,3 +116,44 @@ def test_looks_where_a_listeners_keywords_ran_lose_nothing(tmp_path: Path, versi
     assert [steps[f"s1-t2-k4-k{i}"] for i in (1, 2, 3)] == [
         ("KEYWORD", "loop starts"), ("ITERATION", ""), ("KEYWORD", "loop ended")]
     assert steps["s1-t2-k4-k2-k1"] == ("KEYWORD", "once")
+
+
+def test_a_keyword_begun_after_a_teardown_the_look_had_not_seen_ends_when_it_ends() -> None:
+    """A look reads whether a keyword has a teardown before it reads the body's length; with
+    a listener's ``end_keyword`` keyword, robot's thread can run the whole teardown and start
+    that keyword in between. The look then opens the keyword as a body item, and the next
+    look, which sees the teardown, must not take it for ended (it closed it as NOT SET: seen
+    once in 240 runs of the live race on RF 7.4.2). Real RF result objects, the look's two
+    reads' outcomes set up in turn."""
+    from datetime import datetime, timedelta
+
+    from robot.result import TestCase
+
+    from rf_log_listener.event_pipe import CLOSE, OPEN
+    from rf_log_listener.result_events import OpenNodes, follows_the_model
+
+    assert follows_the_model()
+    events: list[tuple] = []
+    nodes = OpenNodes(events.append)
+    at = datetime(2026, 12, 7, 5, 0)
+    test = TestCase(name="T", start_time=at)
+    user = test.body.create_keyword(name="With Teardown", status="NOT SET", start_time=at)
+    nodes.open_root(test, "TEST", (OPEN, "TEST", "test", "T", None, None, None, None))
+    user.body.create_keyword(name="Log", args=("body",), status="PASS", start_time=at,
+                             elapsed_time=timedelta(milliseconds=1))
+    leaving = user.body.create_keyword(name="Log", args=("leaving",), status="NOT SET",
+                                       start_time=at + timedelta(milliseconds=5))
+    nodes.follow(ended=False)  # the teardown not seen yet, the body read with `leaving` in it
+    user.teardown.config(name="Log", args=("teardown",), status="PASS",
+                         start_time=at + timedelta(milliseconds=2),
+                         elapsed_time=timedelta(milliseconds=1))
+    nodes.follow(ended=False)  # the teardown seen: `leaving` still runs
+    closes = [event for event in events if event[0] == CLOSE]
+    assert [event[1] for event in closes] == ["PASS"]  # the body's first Log only
+    leaving.status, leaving.elapsed_time = "PASS", timedelta(milliseconds=1)
+    user.status, user.elapsed_time = "PASS", timedelta(milliseconds=7)
+    nodes.follow(ended=True)
+    opened = [event[5] for event in events if event[0] == OPEN]
+    statuses = [event[1] for event in events if event[0] == CLOSE]
+    assert opened[-3:] == [("body",), ("leaving",), ("teardown",)]
+    assert statuses == ["PASS", "PASS", "PASS", "PASS"]  # body, leaving, teardown, the keyword

@@ -305,7 +305,10 @@ class OpenNodes:
             # what came after the teardown began waits for it to end
             end = _before_teardown(body, sent, count, result.teardown) if has_teardown else count
             if child_open:  # body item number `sent` went out open
-                finished = last_final or end > sent + 1
+                # ended if anything follows it, or if it began before a teardown seen now
+                # (one that began after it: a keyword a listener ran in end_test or
+                # end_keyword, opened when the teardown had not been seen yet)
+                finished = ended or count > sent + 1 or (has_teardown and end > sent)
                 self._advance(level + 1, finished)
                 if not finished:
                     return
