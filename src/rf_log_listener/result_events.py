@@ -295,8 +295,8 @@ class OpenNodes:
             elif ntype == ev.SUITE:
                 self._send_listener_steps(result, "_setup")
             elif fixtures and not (ended or has_teardown):
-                frame[2] = stage = _EARLY  # a listener's keywords may come before a setup
-            if stage != _EARLY:
+                frame[2] = _EARLY  # a listener's keywords may come before a setup
+            if frame[2] == _SETUP:
                 frame[2] = _BODY
             stage = _BODY
         if stage == _BODY:

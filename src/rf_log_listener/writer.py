@@ -192,9 +192,9 @@ class RunWriter:
         # at the suite's level (or the suite's end) says whether one comes.
         self._held: _Frame | None = None
         self._finishing: _Frame | None = None  # the held one, closing for good
-        # A test's or keyword's ended teardown, with the position the next node opens at:
-        # a keyword opened after it goes before it (see rotation.py). (parent, teardown, pre)
-        self._teardowns: list[tuple[_Frame, _Frame, int]] = []
+        # A test's or keyword's ended teardown, with the position the next node opens at and
+        # its -kN number: a keyword opened after it goes before it (see rotation.py).
+        self._teardowns: list[tuple[_Frame, _Frame, int, int]] = []
         self._flushed_pre = 0  # nodes opened before this may have rows in the store
         self.secrets = SecretRegistry(registering_redactor())
         self._definitions: list[tuple[Any, ...]] = []
@@ -382,17 +382,16 @@ class RunWriter:
             teardowns = self._teardowns
             if teardowns and teardowns[-1][0] is parent:
                 teardowns.pop()
-            teardowns.append((parent, fixture, self._next_pre))
+            teardowns.append((parent, fixture, self._next_pre, parent.kcount))
         elif fixture.seq:
             self._rotate(parent, parent.pre + 1, fixture.pre, fixture.seq, 1,
                          parent.kcount - 1, 1, parent.msg_lo)
 
     def _teardown_last(self, parent: _Frame) -> None:
         """``parent`` ends: what it ran after its teardown goes before the teardown."""
-        _, teardown, after = self._teardowns.pop()
+        _, teardown, after, number = self._teardowns.pop()
         later = parent.children - teardown.seq - 1
         if later:
-            number = int(teardown.node_id[len(parent.id_base) + 2:])
             self._rotate(parent, teardown.pre, after, 1, later, 1, parent.kcount - number,
                          teardown.msg_lo)
 
