@@ -382,7 +382,8 @@ def test_live_capture_also_knows_the_secret_variables_in_rfs_scopes(tmp_path: Pa
 def test_live_capture_knows_the_parameters_keywords_take_secrets_at(tmp_path: Path) -> None:
     """``Post Login    bob    hunter2`` of a library's ``post_login(user, password)``, a
     resource's ``Login As  [Arguments]  ${username}  ${password}``, a library imported while
-    the run goes on (``Import Library  Telnet``, then ``Login  admin  x``), an embedded
+    the run goes on (``Import Library  ${CURDIR}/Gate.py``, then ``Login  admin  x``; not
+    RF's Telnet, which Python 3.13 cannot import), an embedded
     argument (``Given user "dave" logs in with password "x"``): the value is
     secret by the parameter it is given to, which RF's keywords show to live capture and no
     output file shows. Live masks it wherever it occurs; an import of the run's file, its
@@ -390,6 +391,8 @@ def test_live_capture_knows_the_parameters_keywords_take_secrets_at(tmp_path: Pa
     (tmp_path / "Bank.py").write_text(
         "from robot.api import logger\n\n\ndef post_login(user, password):\n"
         "    logger.info(f'POST /login user={user}')\n    return 503\n")
+    (tmp_path / "Gate.py").write_text(
+        "def login(username, password, prompt='$'):\n    raise AssertionError('No connection')\n")
     (tmp_path / "keys.resource").write_text(
         "*** Keywords ***\nLogin As\n    [Arguments]    ${username}    ${password}\n"
         "    ${status} =    Post Login    ${username}    ${password}\n    RETURN    ${status}\n")
@@ -400,7 +403,7 @@ def test_live_capture_knows_the_parameters_keywords_take_secrets_at(tmp_path: Pa
         "User Keyword\n    ${s} =    Login As    carol    S94-param-3c4d\n"
         "    Log    carol's password was S94-param-3c4d\n"
         "    Should Be Equal As Integers    ${s}    200\n"
-        "Imported Later\n    Import Library    Telnet\n    Telnet.Login    admin    S95-param-5e6f\n"
+        "Imported Later\n    Import Library    ${CURDIR}/Gate.py\n    Gate.Login    admin    S95-param-5e6f\n"
         "Suite File's Own\n    Open Vault    S96-param-7g8h    trace\n"
         "Embedded\n    Given user \"dave\" logs in with password \"S97-param-9i0j\"\n\n"
         "*** Keywords ***\nOpen Vault\n    [Arguments]    ${vault_token}    ${mode}\n    Log    ${mode}\n"
@@ -497,6 +500,33 @@ def test_an_import_reads_which_parameters_take_secrets_from_the_run_s_files(
     assert store.execute("SELECT value FROM secrets").fetchall() == []
 
 
+def test_an_import_reads_the_imports_steps_make_while_the_run_goes_on(tmp_path: Path) -> None:
+    """``Import Library``, ``Import Resource`` and ``Import Variables`` in a test's or a
+    keyword's steps (as RF matches a keyword's name: any case, underscores, ``BuiltIn.``, a
+    ``...`` row; in a setup, on a test's name row, in the pipe format) are read as the
+    settings they make (``importers.suite_files``); other steps are not, nor an import that a
+    step runs through another keyword."""
+    from rf_log_listener.importers.suite_files import _read
+
+    suite = tmp_path / "suite.robot"
+    suite.write_text(
+        "*** Settings ***\nSuite Setup    Import Library    ${CURDIR}/Setup.py\n\n"
+        "*** Test Cases ***\nNamed Row    Import Library    ${CURDIR}/Gate.py    url    AS    G\n"
+        "    [Setup]    Import Resource    setup.resource\n    Log    import library    x.py\n"
+        "    BuiltIn.Import_Resource\n    ...    ${CURDIR}/keys.resource\n"
+        "    IMPORT VARIABLES    vars.py\n    Run Keyword    Import Library    Hidden.py\n"
+        "| Piped | Import Library | Piped.py |\n\n"
+        "*** Keywords ***\nSign In\n    [Arguments]    ${password}\n"
+        "    import library    ${CURDIR}/Vault.py    WITH NAME    V\n")
+    declared = _read(suite)
+    assert declared.keywords == [("Sign In", ["password"])]
+    assert declared.imports == [
+        ("LIBRARY", f"{tmp_path}/Setup.py", None), ("LIBRARY", f"{tmp_path}/Vault.py", "V"),
+        ("LIBRARY", f"{tmp_path}/Gate.py", "G"), ("RESOURCE", "setup.resource", None),
+        ("RESOURCE", f"{tmp_path}/keys.resource", None), ("VARIABLES", "vars.py", None),
+        ("LIBRARY", "Piped.py", None)]
+
+
 def test_an_import_reads_a_suite_file_s_declarations_only(tmp_path: Path) -> None:
     """What of a suite file an import reads (``importers.suite_files``): keywords' names and
     positional arguments as RF's lexer splits them (defaults, RF 7.3's types, a varargs
@@ -511,8 +541,8 @@ def test_an_import_reads_a_suite_file_s_declarations_only(tmp_path: Path) -> Non
         "*** Keywords ***\nLog In\n    [Documentation]    logs in\n    [Arguments]    ${user}\n"
         "    ...    ${pin: int}=0    @{rest}    ${after}\n    Log    ${user}\n"
         "Other\n    [Arguments]    @{}    ${named_only}\n    No Operation\n")
-    assert "Log    x" not in _declarations(suite.read_text())
-    assert "Log    ${user}" not in _declarations(suite.read_text())
+    assert "Log    x" not in _declarations(suite.read_text())[0]
+    assert "Log    ${user}" not in _declarations(suite.read_text())[0]
     declared = _read(suite)
     assert declared.keywords == [("Log In", ["user", "pin"]), ("Other", [])]
     assert declared.imports == [("LIBRARY", "libs/Bank.py", "B"),

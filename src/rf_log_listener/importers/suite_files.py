@@ -11,7 +11,9 @@ same run showed x. This reads them where the run's suites were: each suite file'
 keywords (their names and arguments, by RF's lexer on the file's declarations: ~0.4 ms a
 file, not its tests' rows or its keywords' steps), the resource files it imports (and
 theirs), and library files imported by path or found beside the suite or the output file,
-read as Python source (``ast``: no library code runs at import). Installed libraries are
+read as Python source (``ast``: no library code runs at import); an import made while the
+run goes on (``Import Library``, ``Import Resource``, ``Import Variables`` in a test's or
+keyword's steps, as live capture sees it in RF's namespace) is read as a setting's. Installed libraries are
 left to the signature table (``secret_names.SIGNATURE_SECRETS``). The Variables sections
 are read as live capture reads RF's scopes (``robot_scope.ScopeSecrets``), a value using a
 variable no section sets left out (``--variable`` and ``--variablefile`` are not in any file
@@ -44,6 +46,15 @@ _TEST_HEADER = re.compile(r"\s*(?:\|\s*)?\*+\s*(?:test\s*cases?|tasks?)\b", re.I
 _HEADER = re.compile(r"\s*(?:\|\s*)?\*")
 _KEYWORD_HEADER = re.compile(r"\*+\s*keywords?\b", re.IGNORECASE)
 _BLANK = (" ", "\t", "\n", "\r", "#", "")  # a row that is no keyword's name
+# A step that imports while the run goes on (BuiltIn's ``Import Library`` and its kin, spelt
+# as RF matches a keyword: any case, spaces and underscores; perhaps ``BuiltIn.``), on a
+# lower-cased row: the rows kept for RF's lexer to split.
+_IMPORT_CALL = re.compile(r"(?:^|[\s|])(?:builtin\.)?import[ _]?(?:library|resource|variables)"
+                          r"(?=\s\s|\t|\s*\||\s*$)")
+_NAME_CELL = re.compile(r"^\|[^|]*\||^[^\t]*?(?:  |\t)")  # a test's name before its first step
+_IMPORTS_KEYWORD = "Imports While The Run Goes On"  # the keyword their steps are lexed in
+_IMPORT_KEYWORDS = {"importlibrary": "LIBRARY", "importresource": "RESOURCE",
+                    "importvariables": "VARIABLES"}
 _A_PATH = re.compile(r"[/\\]|\.(?:py|robot|resource|txt|tsv|rst|md|json)$", re.IGNORECASE)
 _SOURCE_KEY = re.compile(rb'"source"\s*:\s*("(?:[^"\\]|\\.)*")')
 _LONGEST_PATH = 8192  # bytes kept between chunks: a key and its path cut by a chunk's end
@@ -302,7 +313,9 @@ def _read(path: Path) -> _Declared:
     lexer = get_resource_tokens if path.suffix.lower() == ".resource" else (
         get_init_tokens if path.stem == "__init__" else get_tokens)
     declared = _Declared(variables=ResourceFile().variables)
-    text = _declarations(path.read_text(encoding="utf-8-sig"))
+    text, import_calls = _declarations(path.read_text(encoding="utf-8-sig"))
+    if import_calls:  # steps, as a keyword's: every kind of file may have a Keywords section
+        text += f"\n*** Keywords ***\n{_IMPORTS_KEYWORD}\n{import_calls}"
     for statement in _statements(lexer(text, data_only=True)):
         kind, values = statement[0].type, [token.value.replace("${CURDIR}", str(path.parent))
                                            for token in statement[1:]]
@@ -316,7 +329,29 @@ def _read(path: Path) -> _Declared:
             declared.keywords.append((statement[0].value, []))
         elif kind == "ARGUMENTS" and declared.keywords:
             declared.keywords[-1][1].extend(_positional(values))
+        elif imported := _import_call(kind, statement[0].value, values):
+            declared.imports.append(imported)
+    if declared.keywords and declared.keywords[-1][0] == _IMPORTS_KEYWORD:
+        declared.keywords.pop()
     return declared
+
+
+def _import_call(kind: str, first: str, values: list[str]) -> tuple[str, str, str | None] | None:
+    """A step ``Import Library  ${CURDIR}/Gate.py  url  AS  G`` (or a setup or teardown
+    calling it: ``Suite Setup  Import Library  …``) as the Library setting it makes."""
+    if kind == "KEYWORD":
+        keyword, arguments = first, values
+    elif kind.endswith(("SETUP", "TEARDOWN")) and values:
+        keyword, *arguments = values
+    else:
+        return None
+    name = keyword.lower().replace(" ", "").replace("_", "").removeprefix("builtin.")
+    kind = _IMPORT_KEYWORDS.get(name)
+    if kind is None or not arguments:
+        return None
+    alias = arguments[-1] if kind == "LIBRARY" and len(arguments) > 2 and arguments[-2] in (
+        "AS", "WITH NAME") else None
+    return kind, arguments[0], alias
 
 
 def _statements(tokens: Iterable[Any]) -> Iterator[list[Any]]:
@@ -341,28 +376,35 @@ def _positional(arguments: list[str]) -> list[str]:
     return names
 
 
-def _declarations(text: str) -> str:
+def _declarations(text: str) -> tuple[str, str]:
     """What of a suite or resource file is read here: its settings (imports) and variables, and of its
     keywords their names and settings (``[Arguments]``, with its ``...`` rows); not its
-    tests' rows nor its keywords' steps, which are most of a file and of RF's work on it. A
-    file in the pipe-separated format, or whose headers are translated, keeps more."""
-    kept, section, setting = [], "", False
+    tests' rows nor its keywords' steps, which are most of a file and of RF's work on it,
+    but the steps among them that import (``_IMPORT_CALL``, with their ``...`` rows), apart.
+    A file in the pipe-separated format, or whose headers are translated, keeps more."""
+    kept, calls, section, setting, calling = [], [], "", False, False
     piped = text.startswith("|") or "\n|" in text
     for line in text.splitlines(keepends=True):
         if _HEADER.match(line):
             section = "tests" if _TEST_HEADER.match(line) else (
                 "keywords" if _KEYWORD_HEADER.match(line) and not piped else "")
             kept.append(line)
-        elif section == "":
+            continue
+        if section == "":
             kept.append(line)
-        elif section == "keywords":
-            cells = line.lstrip()
-            if line[:1] not in _BLANK or cells.startswith("[") or (setting and cells.startswith("...")):
-                kept.append(line)
-                setting = line[:1] in _BLANK
-            else:
-                setting = False
-    return "".join(kept)
+            continue
+        cells = line.lstrip()
+        if section == "keywords" and (line[:1] not in _BLANK or cells.startswith("[") or (
+                setting and cells.startswith("..."))):
+            kept.append(line)
+            setting = line[:1] in _BLANK
+            continue
+        setting = False
+        calling = (calling and cells.startswith("...")) or bool(_IMPORT_CALL.search(line.lower()))
+        if calling:
+            calls.append(line if line[:1] in _BLANK else _NAME_CELL.sub(
+                "| |" if line[:1] == "|" else "    ", line, 1))
+    return "".join(kept), "".join(calls)
 
 
 def read_library(path: Path, library: str, names_secret: Callable[[str], bool],
