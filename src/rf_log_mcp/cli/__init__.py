@@ -43,15 +43,19 @@ def entry() -> NoReturn:
     #19). The others (import, serve, demo, the store's upkeep) exit as usual: their child
     processes, temporary folders and threads are cleaned up by it."""
     code = main()
+    common = sys.modules.get(f"{__name__}.common")
+    opened = common.OPENED if common is not None else []
     if _QUICK_EXIT[0]:
         with contextlib.suppress(OSError):  # a reader gone (`| head`) has what it wanted
             sys.stdout.flush()
             sys.stderr.flush()
-        common = sys.modules.get(f"{__name__}.common")
-        for conn in common.OPENED if common is not None else ():
+        for conn in opened:
             with contextlib.suppress(Exception):
                 close_at_exit(conn)  # its usage record's frames may stay in the WAL
         os._exit(code)
+    for conn in opened:  # not left to the collector (Python 3.13 warns of each)
+        with contextlib.suppress(Exception):
+            conn.close()
     sys.exit(code)
 
 
