@@ -500,6 +500,38 @@ def test_an_import_reads_which_parameters_take_secrets_from_the_run_s_files(
     assert store.execute("SELECT value FROM secrets").fetchall() == []
 
 
+def test_an_import_follows_import_names_with_variables_as_robot_resolved_them(
+        tmp_path: Path) -> None:
+    """``Resource  ${RESOURCES}${/}keys.resource`` with ``${RESOURCES}`` from the Variables
+    section, ``Library  ${EXECDIR}/libs/Bank.py``, ``Library  ${VAULT}`` whose value uses
+    ``${EXECDIR}`` (robot's folder, which no output file records: the output file's parent
+    with ``-d results``): the import reads the files robot imported, so it registers what
+    live capture registers (it followed no name with a variable but ``${CURDIR}``)."""
+    project = tmp_path / "project"
+    for folder in ("resources", "libs", "tests"):
+        (project / folder).mkdir(parents=True)
+    (project / "resources" / "keys.resource").write_text(
+        "*** Keywords ***\nLogin As\n    [Arguments]    ${user}    ${password}\n    Log    ${user}\n")
+    (project / "libs" / "Bank.py").write_text("def post_login(user, password):\n    return 503\n")
+    (project / "libs" / "Vault.py").write_text("def unlock(vault_token):\n    pass\n")
+    (project / "tests" / "bank.robot").write_text(
+        "*** Settings ***\nResource    ${RESOURCES}${/}keys.resource\n"
+        "Library    ${EXECDIR}/libs/Bank.py\nLibrary    ${VAULT}\n\n"
+        "*** Variables ***\n${RESOURCES}    ${CURDIR}/../resources\n"
+        "${VAULT}    ${EXECDIR}${/}libs${/}Vault.py\n\n*** Test Cases ***\n"
+        "Everything\n    Login As    carol    V01-res-1a2b\n    Post Login    bob    V02-lib-3c4d\n"
+        "    Unlock    V03-var-5e6f\n")
+    done = robot("--listener", f"rf_log_listener:db={tmp_path / 'live.sqlite3'}", "-d", "results",
+                 "tests", cwd=project)
+    assert done.returncode == 0, done.stdout + done.stderr
+    expected = [("V01-res-1a2b",), ("V02-lib-3c4d",), ("V03-var-5e6f",)]
+    live = open_store(tmp_path / "live.sqlite3")
+    assert live.execute("SELECT value FROM secrets ORDER BY value").fetchall() == expected
+    imported = open_store(tmp_path / "imported.sqlite3")
+    import_result(imported, project / "results" / "output.xml", stable_window=0)
+    assert imported.execute("SELECT value FROM secrets ORDER BY value").fetchall() == expected
+
+
 def test_an_import_reads_the_imports_steps_make_while_the_run_goes_on(tmp_path: Path) -> None:
     """``Import Library``, ``Import Resource`` and ``Import Variables`` in a test's or a
     keyword's steps (as RF matches a keyword's name: any case, underscores, ``BuiltIn.``, a

@@ -30,6 +30,7 @@ import contextlib
 import functools
 import itertools
 import json
+import os
 import re
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
@@ -135,7 +136,8 @@ class SuiteFiles:
         for name, parameters in declared.keywords:
             reading.parameters += _secret_positions(owner, name, parameters, self.names_secret)
         for kind, name, alias in declared.imports:
-            found = self._find(name, path.parent)
+            name, found = next(((spelt, found) for spelt in self._spellings(name, reading)
+                                if (found := self._find(spelt, path.parent))), (name, None))
             if found is None or not self._first_time(found[0]):
                 continue
             imported, class_name = found
@@ -149,6 +151,22 @@ class SuiteFiles:
                     secret, defined = read_library(imported, library, self.names_secret, class_name)
                     reading.parameters += secret
                     reading.definitions += defined
+
+    def _spellings(self, name: str, reading: _Reading) -> list[str]:
+        """An import's name with its variables set as RF sets them there: ``${/}``, the
+        Variables sections and variable files read so far (``Resource  ${RESOURCES}/x.resource``),
+        and ``${EXECDIR}``, which no output file records: robot's folder is usually the output
+        file's (robot's default) or its parent's (``-d results``), so each is tried. A name
+        using a variable set elsewhere (``--variable``) has none."""
+        if "{" not in name:
+            return [name]
+        spellings: list[str] = []
+        for folder in [self.output_dir, self.output_dir.parent] if self.output_dir else [None]:
+            given = {"${/}": os.sep, **({"${EXECDIR}": str(folder)} if folder else {})}
+            with contextlib.suppress(Exception):  # a variable not set: RF's DataError
+                if (spelt := _variables(reading.sections, given).replace_string(name)) not in spellings:
+                    spellings.append(spelt)
+        return spellings
 
     def _find(self, name: str, directory: Path) -> tuple[Path, str | None] | None:
         """Where RF would find an import named ``name`` (no variables but ``${CURDIR}``, which
@@ -203,14 +221,16 @@ def _quiet_variable() -> type:
         "__slots__": (), "report_error": _ignored, "report_invalid_syntax": _ignored})  # RF 7, RF 6
 
 
-def _variables(sections: list[Any]) -> Any:
+def _variables(sections: list[Any], given: dict[str, str] | None = None) -> Any:
     """The Variables sections and variable files as RF sets them: the suite file's section
     first, then its resource and variable files' in their order (a name set earlier wins);
     a value is resolved when read, so one that uses a variable none of them sets
-    (``--variable``) is left out."""
+    (``--variable``) is left out. ``given``: RF's own (``${/}``), set first."""
     from robot.variables import Variables
 
     variables = Variables()
+    for name, value in (given or {}).items():
+        variables[name] = value
     for section in sections:
         if isinstance(section, dict):  # a variable file's
             for name, value in section.items():
