@@ -13,14 +13,15 @@ file, not its tests' rows or its keywords' steps), the resource files it imports
 theirs), and library files imported by path or found beside the suite or the output file,
 read as Python source (``ast``: no library code runs at import); an import made while the
 run goes on (``Import Library``, ``Import Resource``, ``Import Variables`` in a test's or
-keyword's steps, as live capture sees it in RF's namespace) is read as a setting's. Installed libraries are
-left to the signature table (``secret_names.SIGNATURE_SECRETS``). The Variables sections
-are read as live capture reads RF's scopes (``robot_scope.ScopeSecrets``), a value using a
-variable no section sets left out (``--variable`` and ``--variablefile`` are not in any file
-beside the output). Files changed since the run are read as they are now: a parameter
-named like a secret then or now is masked, the safe side. Every file is read once an
-import; what cannot be read is skipped; a suite in reStructuredText, Markdown or JSON is
-not read.
+keyword's steps, as live capture sees it in RF's namespace) is read as a setting's, and an
+import's name with variables as robot resolved it where the files tell (``_spellings``).
+Installed libraries are left to the signature table (``secret_names.SIGNATURE_SECRETS``).
+The Variables sections are read as live capture reads RF's scopes
+(``robot_scope.ScopeSecrets``), a value using a variable no section sets left out
+(``--variable`` and ``--variablefile`` are not in any file beside the output). Files
+changed since the run are read as they are now: a parameter named like a secret then or now
+is masked, the safe side. Every file is read once an import; what cannot be read is
+skipped; a suite in reStructuredText, Markdown or JSON is not read.
 """
 
 from __future__ import annotations
@@ -170,11 +171,11 @@ class SuiteFiles:
         return spellings
 
     def _find(self, name: str, directory: Path) -> tuple[Path, str | None] | None:
-        """Where RF would find an import named ``name`` (no variables but ``${CURDIR}``, which
-        ``_read`` resolved), and a class named in it (``Library  mymodule.MyClass``): a path,
-        or a module name as a file, beside the importing file, else in the output file's
-        folder, its parent, or a folder right under them (what ``--pythonpath`` names, which
-        no output file records, is usually one of them)."""
+        """Where RF would find an import named ``name`` (its variables set: ``_read`` set
+        ``${CURDIR}``, ``_spellings`` the others), and a class named in it (``Library
+        mymodule.MyClass``): a path, or a module name as a file, beside the importing file,
+        else in the output file's folder, its parent, or a folder right under them (what
+        ``--pythonpath`` names, which no output file records, is usually one of them)."""
         if not name or "{" in name:
             return None
         key = (name, directory)
