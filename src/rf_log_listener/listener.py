@@ -223,6 +223,8 @@ class rf_log_listener(Flushing):
             self.start_keyword = self.end_keyword = None  # type: ignore[assignment]
             self.start_body_item = self.end_body_item = None  # type: ignore[assignment]
             self.log_message = None  # type: ignore[assignment]
+        elif not self._rf6 and rf_version() < (7, 1):  # RF 7.0 calls no library_import
+            self.end_keyword = self._end_keyword_reading_imports  # type: ignore[method-assign]
         if unknown and store_kind.is_url(f"{self.db}:{unknown[0]}"):
             # robot split a PostgreSQL URL at its ':'s; its pieces (one holds the password)
             # are never echoed, and nothing is written to a file named "postgresql"
@@ -379,6 +381,19 @@ class rf_log_listener(Flushing):
                 self._maybe_flush()
 
     start_body_item, end_body_item = start_keyword, end_keyword
+
+    def _end_keyword_reading_imports(self, data: Any, result: Any) -> None:
+        """RF 7.0's end_keyword: that RF calls no ``library_import``, so what an ``Import
+        Library`` or ``Import Resource`` step brought in is read when the step ends, before
+        the next step's call (an import of the run's file reads those files too)."""
+        rf_log_listener.end_keyword(self, data, result)
+        if result.name in ("Import Library", "Import Resource") and getattr(result, "owner", "") == "BuiltIn":
+            self._read_namespace(data, result)
+
+    @_guarded
+    def _read_namespace(self, data: Any, result: Any) -> None:
+        if self._events_out is not None:
+            self._secret_parameters(self._parameters.in_namespace())
 
     @_guarded
     def log_message(self, message: Any, _: None = None) -> None:
