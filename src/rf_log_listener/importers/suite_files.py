@@ -154,21 +154,26 @@ class SuiteFiles:
                     reading.parameters += secret
                     reading.definitions += defined
 
-    def _spellings(self, name: str, reading: _Reading) -> list[str]:
+    def _spellings(self, name: str, reading: _Reading) -> Iterator[str]:
         """An import's name with its variables set as RF sets them there: ``${/}``, the
         Variables sections and variable files read so far (``Resource  ${RESOURCES}/x.resource``),
         and ``${EXECDIR}``, which no output file records: robot's folder is usually the output
-        file's (robot's default) or its parent's (``-d results``), so each is tried. A name
-        using a variable set elsewhere (``--variable``) has none."""
+        file's (robot's default) or its parent's (``-d results``), so each is tried, the
+        second only when the first spelling names no file."""
         if "{" not in name:
-            return [name]
+            yield name
+            return
         spellings: list[str] = []
         for folder in [self.output_dir, self.output_dir.parent] if self.output_dir else [None]:
-            given = {"${/}": os.sep, **({"${EXECDIR}": str(folder)} if folder else {})}
-            with contextlib.suppress(Exception):  # a variable not set: RF's DataError
-                if (spelt := _variables(reading.sections, given).replace_string(name)) not in spellings:
+            # a resource read since may set more (an empty section, most resources', sets none)
+            key = (folder, sum(1 for section in reading.sections if section))
+            if key not in reading.variables:  # once: RF's model of 300 variables is ~5 ms
+                given = {"${/}": os.sep, **({"${EXECDIR}": str(folder)} if folder else {})}
+                reading.variables[key] = _variables(reading.sections, given, resolve=False)
+            with contextlib.suppress(Exception):  # a variable not set (``--variable``): none
+                if (spelt := reading.variables[key].replace_string(name)) not in spellings:
                     spellings.append(spelt)
-        return spellings
+                    yield spelt
 
     def _find(self, name: str, directory: Path) -> tuple[Path, str | None] | None:
         """Where RF would find an import named ``name`` (its variables set: ``_read`` set
@@ -223,11 +228,12 @@ def _quiet_variable() -> type:
         "__slots__": (), "report_error": _ignored, "report_invalid_syntax": _ignored})  # RF 7, RF 6
 
 
-def _variables(sections: list[Any], given: dict[str, str] | None = None) -> Any:
+def _variables(sections: list[Any], given: dict[str, str] | None = None, resolve: bool = True) -> Any:
     """The Variables sections and variable files as RF sets them: the suite file's section
     first, then its resource and variable files' in their order (a name set earlier wins);
     a value is resolved when read, so one that uses a variable none of them sets
-    (``--variable``) is left out. ``given``: RF's own (``${/}``), set first."""
+    (``--variable``) is left out. ``given``: RF's own (``${/}``), set first. Not
+    ``resolve``: each value when it is first read (RF resolves a delayed one then)."""
     from robot.variables import Variables
 
     variables = Variables()
@@ -242,7 +248,8 @@ def _variables(sections: list[Any], given: dict[str, str] | None = None) -> Any:
         else:
             set_from = getattr(variables, "set_from_variable_section", None)  # RF 6: ..._table
             (set_from or variables.set_from_variable_table)(section)
-    variables.resolve_delayed()  # a dictionary is one only once resolved
+    if resolve:
+        variables.resolve_delayed()  # a dictionary is one only once resolved
     return variables
 
 
@@ -314,6 +321,7 @@ class _Reading:
     parameters: list[SecretParameter] = field(default_factory=list)
     definitions: list[Definition] = field(default_factory=list)
     sections: list[Any] = field(default_factory=list)  # Variables sections, variable files'
+    variables: dict[Any, Any] = field(default_factory=dict)  # ``_spellings``' RF models of them
 
 
 @dataclass
