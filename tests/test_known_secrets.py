@@ -537,10 +537,10 @@ def test_an_import_follows_import_names_with_variables_as_robot_resolved_them(
 
 def test_an_import_reads_the_imports_steps_make_while_the_run_goes_on(tmp_path: Path) -> None:
     """``Import Library``, ``Import Resource`` and ``Import Variables`` in a test's or a
-    keyword's steps (as RF matches a keyword's name: any case, underscores, ``BuiltIn.``, a
-    ``...`` row; in a setup, on a test's name row, in the pipe format) are read as the
-    settings they make (``importers.suite_files``); other steps are not, nor an import that a
-    step runs through another keyword."""
+    keyword's steps (as RF matches a keyword's name, in lower, title or upper case: spaces,
+    underscores, ``BuiltIn.``; a ``...`` row; in a setup, on a test's name row, in the pipe
+    format) are read as the settings they make (``importers.suite_files``); other steps are
+    not, nor an import that a step runs through another keyword."""
     from rf_log_listener.importers.suite_files import _read
 
     suite = tmp_path / "suite.robot"

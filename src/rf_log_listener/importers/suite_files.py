@@ -375,13 +375,12 @@ def _import_call(kind: str, first: str, values: list[str]) -> tuple[str, str, st
         keyword, *arguments = values
     else:
         return None
-    name = keyword.lower().replace(" ", "").replace("_", "").removeprefix("builtin.")
-    kind = _IMPORT_KEYWORDS.get(name)
-    if kind is None or not arguments:
+    setting = _IMPORT_KEYWORDS.get(keyword_key(keyword).removeprefix("builtin."))
+    if setting is None or not arguments:
         return None
-    alias = arguments[-1] if kind == "LIBRARY" and len(arguments) > 2 and arguments[-2] in (
+    alias = arguments[-1] if setting == "LIBRARY" and len(arguments) > 2 and arguments[-2] in (
         "AS", "WITH NAME") else None
-    return kind, arguments[0], alias
+    return setting, arguments[0], alias
 
 
 def _statements(tokens: Iterable[Any]) -> Iterator[list[Any]]:
