@@ -66,7 +66,11 @@ column's L37 stays), and again in ``${rows} = [(1, 'L37-user-alice', 'S87-...'),
 (89) an S3 presigned URL's ``X-Amz-Signature=x`` (by its shape; the bucket's name, L38,
 stays); (92) ``Log Many  ${SMTP_PASSWORD}  item``, which logs each argument as a message
 (the item, L39, stays); (93) a suite's metadata named like a secret (``Metadata Deploy Token
-x``, what ``--metadata`` sets; ``Token Count``'s L40 stays). Forty values only look like
+x``, what ``--metadata`` sets; ``Token Count``'s L40 stays); (94) Java's properties in XML
+(``<entry key="db.password">x</entry>``; ``db.user``'s L41 stays), (95) Hadoop's
+configuration (``<name>fs.s3a.secret.key</name><value>x</value>``; the endpoint's L42 stays)
+and (96) a compound name's words joined by dots (``stripe.api.key=x``; the database's URL,
+L43, stays), each again alone. Forty-three values only look like
 secrets (look-alike names, values too short or too common, a keyword's name holding a
 secret's, ``Open Sidebar``'s "sid", a word after "password" among another keyword's
 arguments, text filled into a user-name field, ``Count Tokenizer Rules``' return, a
@@ -76,7 +80,8 @@ shows everywhere, the value of a ``--sort-key`` option, the user name htpasswd i
 user name of a secret-named pair, a plural name's single value: ``${tokens}`` and
 ``tokens=x`` count, an Azure account's name, a ``function_key``, a certificate in base64,
 the region ``aws configure set`` is given, a Wi-Fi network's name, a user's name in a
-query's result) and must stay readable.
+query's result, the entries beside a secret's in XML, a database's URL) and must stay
+readable.
 
 Live capture and the imports of output.xml and output.json register the same values, and
 every tool, view, projection, resource and CLI command answers without any of them.
@@ -122,7 +127,8 @@ SECRETS = ("S01-Hunter2-pass", "S03-deep-Pw-9", "S05-set-var-Sec", "S07-var-pk-1
            "S73-apim-Key", "S74-func-Key", "S75-mfa-Code", "S76-returned-Tk", "S77-row-Pw",
            "S79-aws-Secret", "S80-appended-Sec", "S81-ci-env-Pw", "S84-k8s-env-Pw",
            "S85-ssm-Tk", "S86-wifi-Psk", "S87-db-column-Tk", "S88-db-column-Tk",
-           "S92-log-many-Pw", "S93-metadata-Tk")
+           "S92-log-many-Pw", "S93-metadata-Tk", "S94-props-xml-Pw", "S95-hadoop-Sk",
+           "S96-dotted-key-Kx")
 # Masked by its shape wherever it occurs, so never registered as a run's value.
 BY_SHAPE = ("S27webhooksecret99", "S69sasSignature%2B9", "S89presignedSig0a1b",
             # (82) HTTP Basic credentials out of a header, (83) an npm token
@@ -139,7 +145,8 @@ LOOKALIKES = ("L01-54321-count", "L02-all-tests-passed", "L03-bypass-enabled",
               "L25-work-dir", "L26-old-dir", "L27-sort-key", "L28-web-user",
               "L29-auth-user", "L30-plural-scalar", "L31-acct-name", "L32-fkey-f5",
               "L34-eu-region", "L35-debug-level", "L36-lab-wifi", "L37-user-alice",
-              "L38-reports", "L39-log-many-item", "L40-meta-count",
+              "L38-reports", "L39-log-many-item", "L40-meta-count", "L41-props-user",
+              "L42-s3-endpoint", "L43-h2-db",
               # kubeconfig's client-certificate-data: a certificate in base64, public
               "LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0tCk1JSUM1ekNDQWMrZ0F3SUJB")
 # What differs between the stores by nature: ids of the run, where it came from, times.

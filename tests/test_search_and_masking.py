@@ -339,6 +339,27 @@ def test_a_search_cannot_find_a_masked_value(store: sqlite3.Connection) -> None:
     ('<add key="ApiKey" value="Cfg-Key4" /><add key="Retries" value="3" />',
      '<add key="ApiKey" value="***" /><add key="Retries" value="3" />'),
     ("name=sessionid\nvalue=Sess-Id5\npath=/", "name=sessionid\nvalue=***\npath=/"),
+    # an XML element a secret's name names by its name or key attribute, or by the key or
+    # name element before it: Java's properties, Android's strings, .NET's settings, Apple's
+    # property lists, Hadoop's configuration; another name's element stays
+    ('<entry key="db.password">Jp-Pw1</entry><entry key="db.user">app</entry>',
+     '<entry key="db.password">***</entry><entry key="db.user">app</entry>'),
+    ('<string name="api_key" translatable="false">An-Key2</string>',
+     '<string name="api_key" translatable="false">***</string>'),
+    ('<setting name="ApiKey" serializeAs="String">\n  <value>Nt-Key3</value>\n</setting>',
+     '<setting name="ApiKey" serializeAs="String">\n  <value>***</value>\n</setting>'),
+    ("<key>Password</key>\n<string>Pl-Pw4</string>\n<key>User</key>\n<string>bob</string>",
+     "<key>Password</key>\n<string>***</string>\n<key>User</key>\n<string>bob</string>"),
+    ("<property><name>fs.s3a.secret.key</name><value>Hd-Sk5</value></property>",
+     "<property><name>fs.s3a.secret.key</name><value>***</value></property>"),
+    ('<field name="password">Fd-Pw6</field><field name="user">bob</field>',
+     '<field name="password">***</field><field name="user">bob</field>'),
+    *[(kept, kept) for kept in ['<entry key="PWD">/tmp/w</entry>', '<key>Password</key><true/>',
+                                '<input name="password">Forgot?</label>',
+                                '<a name="token"><b>x</b></a>', "<name>token_count</name><value>4</value>"]],
+    # a compound name's words joined by a dot (Java's and Spring's properties, Hadoop's keys)
+    ("fs.s3a.secret.key=Hd-Sk7 aws.secret.access.key: Aw-Sk8 stripe.api.key=Sp-Key9",
+     "fs.s3a.secret.key=*** aws.secret.access.key: *** stripe.api.key=***"),
     ("the name: PWD\n value: /tmp/w", "the name: PWD\n value: /tmp/w"),
     # PowerShell's plain password made a SecureString; a variable stays
     ("$c = New-Object PSCredential('bob', (ConvertTo-SecureString 'Ps-Pw1' -AsPlainText -Force))",
@@ -402,6 +423,10 @@ def test_a_table_column_named_like_a_secret_registers_its_values(table: str,
     ('ssid="HomeNet" psk="Wifi-Psk4"', ["Wifi-Psk4"]),  # registered, the network's name not
     ('{"name": "API_TOKEN", "value": "Nv-Tk-1"}, {"name": "REGION", "value": "eu-west-1"}',
      ["Nv-Tk-1"]),
+    ('<entry key="db.password">Xp-Pw-1</entry><entry key="db.user">Xp-User-1</entry>', ["Xp-Pw-1"]),
+    ("<key>API Token</key><string>Pl-Tk-2</string><key>Host</key><string>Pl-Host-2</string>",
+     ["Pl-Tk-2"]),
+    ('<entry key="OLDPWD">/tmp/x</entry>', []),
 ])
 def test_a_structured_secret_registers_its_strings(text: str, registered: list[str]) -> None:
     """A tuple, list or call after a secret's name: its strings are what a run registers, of
@@ -426,7 +451,9 @@ _SHAPES = ["ftp://user:pa55@host/f", "Bearer Zm9vYmFyYmF6cXV4", "eyJhbGciOi.eyJz
            "sqlcmd -P Sq-1", "keytool -storepass ks-1", "ssh-keygen -N pp-1", "7z a -p7-1",
            "echo pw | docker login --password-stdin", "--token tk-1", "-client-secret cs-1",
            "smbclient -U a%pw-1", "htpasswd -nb u pw-1", "rabbitmqctl add_user u pw-1",
-           "https://a.blob.core.windows.net/c?sv=1&sig=Ab%2B1", "AccountKey=Zm9v=="]
+           "https://a.blob.core.windows.net/c?sv=1&sig=Ab%2B1", "AccountKey=Zm9v==",
+           '<entry key="db.password">v-5</entry>', "<key>Token</key><string>v-6</string>",
+           "<name>x.secret.key</name><value>v-7</value>", "api.key=v-8"]
 _PIECES = [*_SHAPES, "password", "token", "auth", "cookie", "x-Session-Id", "=", ": ", '"', "'",
            "${", "}", " ", "\n", "Bearer ", "://", "@", "user:pa55", "eyJ", ".fghij", "ghp_",
            "\u0130", "\u0131", "plain words", "42", "inside", "Author", "sid", "\t", "\u00a0",
@@ -443,7 +470,8 @@ _PIECES = [*_SHAPES, "password", "token", "auth", "cookie", "x-Session-Id", "=",
            "vault login ", "sudo -S ", " <<< ", "<<<", "passwords", "api_keys", "s", "]", "(",
            ")", "[ a1b2 | c3d4 ]", "['x1y2z3']", "{ db=p4q5 }", "&sig=", "?sig=", "sig", "AccountKey",
            "&X-Amz-Signature=", '"name": ', '"value": ', "name: ", "\n  value: ", "ParameterValue=",
-           "ConvertTo-SecureString ", " -AsPlainText"]
+           "ConvertTo-SecureString ", " -AsPlainText", '<entry key="', '">', "<key>", "</key>",
+           "<name>", "</name>", "<value>", "</value>", ".key", "secret.", '<string name="']
 
 
 def _every_rule(words: tuple[str, ...]) -> Redactor:

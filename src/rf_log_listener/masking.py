@@ -63,6 +63,7 @@ from rf_log_listener.secret_names import (
     spellings,
     whole_line,
     xml_element,
+    xml_named_text,
 )
 from rf_log_listener.secret_shapes import (
     MASK,
@@ -153,7 +154,8 @@ class Redactor(StepMasking):
         ``Cookie:``; every name rule reads a value after one), a private key's armour
         (``PRIVATE KEY``), ``://`` (URL credentials, webhooks), ``bearer``, a JWT's ``eyJ``, a
         vendor token's prefix, ``curl``, SQL's ``IDENTIFIED BY`` (``shape_marks``), a
-        secret-named XML element (``password>``), a password in prose with a value that may
+        secret-named XML element (``password>``), an XML element a secret's name names
+        (``name="db.password">``, ``Password</key>``), a password in prose with a value that may
         be one (``PROSE_MARK``); a command's password option is looked for apart
         (``may_hold_password_option``). A text without any of these is left as it is by
         every one of those rules, so one scan replaces eleven (and their compilation). A name alone does not
@@ -178,10 +180,11 @@ class Redactor(StepMasking):
         # ``api_keys=[...]``; ``tokens=4`` triggers and no rule masks it); before the
         # separator an escaped quote (``\"token\":``) or RF's comparisons' ``(Password):``
         # and ``'password' does not match:`` (``compared_values``); or a name-value pair's
-        # value key after it (``"name": "API_TOKEN", "value":``, ``name_value_pair``)
+        # value key after it (``"name": "API_TOKEN", "value":``, ``name_value_pair``); or an
+        # attribute's quote and its tag's end, or a key or name element's (``xml_named_text``)
         return "|".join((*shape_marks(), PROSE_MARK,
                          rf"""(?:{self._names_tree})s?(?:(?:{NAME_CLOSE}|\)|' does not match)?\s*[:=]"""
-                         rf"""|\s*>|{PAIR_BETWEEN})"""))
+                         rf"""|\s*>|{PAIR_BETWEEN}|["'][^<>]{{0,500}}>|\s*</(?:key|name)>)"""))
 
     @functools.cached_property
     def _mentions(self) -> re.Pattern[str]:
@@ -213,7 +216,7 @@ class Redactor(StepMasking):
     @functools.cached_property
     def _reversed_names(self) -> str | None:
         """The names reversed, their steps' shared prefixes once (``shared_prefixes``: for
-        the reversed text ``yek[-_ ]?ipa`` and ``yek[-_ ]?ssecca`` share ``yek[-_ ]?``); None
+        the reversed text ``yek[-_. ]?ipa`` and ``yek[-_. ]?ssecca`` share ``yek[-_. ]?``); None
         when one is more than steps."""
         steps = self._name_steps
         return None if steps is None else shared_prefixes(each[::-1] for each in steps)
@@ -294,6 +297,10 @@ class Redactor(StepMasking):
         return xml_element(self._names_tree)
 
     @functools.cached_property
+    def _xml_named_text(self) -> re.Pattern[str]:
+        return xml_named_text(self._names_tree)
+
+    @functools.cached_property
     def _name_value_pair(self) -> re.Pattern[str]:
         return name_value_pair(self._names_tree)
 
@@ -301,7 +308,8 @@ class Redactor(StepMasking):
         """Compile what :meth:`text` can use, ahead of its first text: the MCP server does it
         while the host's model writes its first call (issue #19)."""
         _ = self._ascii_trigger, self._trigger, compiled_shapes(), self._whole_line, self._key_value, \
-            self._xml_element, self._compared_values, self._name_value_pair, PROSE_PASSWORD()
+            self._xml_element, self._xml_named_text, self._compared_values, self._name_value_pair, \
+            PROSE_PASSWORD()
 
     # -- texts -------------------------------------------------------------------------
 
@@ -359,6 +367,8 @@ class Redactor(StepMasking):
             if self._holds_plural(text):
                 text = sub(self._plural_collection, text, masked_collection)
             text = sub(self._xml_element, text, masked_value)
+            if "</" in text:
+                text = sub(self._xml_named_text, text, masked_value)
             if "alue" in text:  # Value, value: the pair's value key
                 text = sub(self._name_value_pair, text, masked_value)
             text = sub(shapes.url_credentials, text, masked_credentials)
@@ -412,7 +422,7 @@ class Redactor(StepMasking):
                     environment_value(text, self.names_secret) is not None))) or (
                 argument_password_spans(text)):
             return True
-        if "</" in text and self._xml_element.search(text) is not None:
+        if "</" in text and (self._xml_element.search(text) or self._xml_named_text.search(text)):
             return True
         if _may_compare(text) and self._compared_values.search(text) is not None:
             return True
@@ -461,6 +471,8 @@ class Redactor(StepMasking):
             found += [m[2] for m in compiled_shapes().url_credentials.finditer(text)]
         if "</" in text:
             found += [m["value"] for m in self._xml_element.finditer(text)]
+            found += [m["value"] for m in self._xml_named_text.finditer(text)
+                      if not holds_no_secret(m["key"], m["value"])]
         if "value" in lowered:
             found += [unquoted(m["value"]) for m in self._name_value_pair.finditer(text)
                       if not holds_no_secret(m["key"], m["value"])]

@@ -18,14 +18,14 @@ from collections.abc import Iterable
 SECRET_WORDS = (
     r"password", r"passwd", r"passphrase", r"passcode", r"pwd", r"pw", r"[-_]pass", r"secret",
     r"token",
-    r"api[-_ ]?key",
-    r"access[-_ ]?key", r"secret[-_ ]?key", r"private[-_ ]?key", r"ssh[-_ ]?key",
-    r"account[-_ ]?key",  # Azure Storage's connection string: AccountKey=...
+    r"api[-_. ]?key",
+    r"access[-_. ]?key", r"secret[-_. ]?key", r"private[-_. ]?key", r"ssh[-_. ]?key",
+    r"account[-_. ]?key",  # Azure Storage's connection string: AccountKey=...
     # Azure API Management's Ocp-Apim-Subscription-Key (a header, or ?subscription-key=) and
     # Azure Functions' x-functions-key: each grants the API to whoever holds it
-    r"subscription[-_ ]?key", r"functions[-_ ]?key",
-    r"signing[-_ ]?key", r"encryption[-_ ]?key", r"auth", r"authorization", r"credentials?",
-    r"cookie", r"session[-_ ]?id", r"sessid", r"sid",
+    r"subscription[-_. ]?key", r"functions[-_. ]?key",
+    r"signing[-_. ]?key", r"encryption[-_. ]?key", r"auth", r"authorization", r"credentials?",
+    r"cookie", r"session[-_. ]?id", r"sessid", r"sid",
     r"psk",  # a Wi-Fi network's pre-shared key (wpa_supplicant's psk="x", NetworkManager's)
 )
 
@@ -85,17 +85,18 @@ def credential_pair(name: str, items: int) -> bool:
 # pattern) cost every robot run ~0.5-1 ms at its first suite (issue #19). The tests hold it
 # equal to what ``spellings`` makes of SECRET_WORDS.
 SECRET_WORD_SPELLINGS = (
-    "encryption-key", "encryption_key", "encryption key", "encryptionkey", "private-key",
-    "private_key", "private key", "privatekey", "signing-key", "signing_key", "signing key",
-    "signingkey", "access-key", "access_key", "access key", "accesskey", "account-key",
-    "account_key", "account key", "accountkey", "subscription-key", "subscription_key",
-    "subscription key", "subscriptionkey", "functions-key", "functions_key", "functions key",
-    "functionskey", "secret-key",
-    "secret_key", "secret key", "secretkey", "session-id", "session_id", "session id",
-    "sessionid", "authorization", "api-key", "api_key", "api key", "apikey", "ssh-key",
-    "ssh_key", "ssh key", "sshkey", "credentials", "credential", "passphrase", "password",
-    "passwd", "passcode", "secret", "cookie", "sessid", "token", "auth", "pwd", "sid", "-pass", "_pass",
-    "pw", "psk",
+    "encryption-key", "encryption_key", "encryption.key", "encryption key", "encryptionkey",
+    "private-key", "private_key", "private.key", "private key", "privatekey", "signing-key",
+    "signing_key", "signing.key", "signing key", "signingkey", "access-key", "access_key",
+    "access.key", "access key", "accesskey", "account-key", "account_key", "account.key",
+    "account key", "accountkey", "subscription-key", "subscription_key", "subscription.key",
+    "subscription key", "subscriptionkey", "functions-key", "functions_key", "functions.key",
+    "functions key", "functionskey", "secret-key", "secret_key", "secret.key", "secret key",
+    "secretkey", "session-id", "session_id", "session.id", "session id", "sessionid",
+    "authorization", "api-key", "api_key", "api.key", "api key", "apikey", "ssh-key", "ssh_key",
+    "ssh.key", "ssh key", "sshkey", "credentials", "credential", "passphrase", "password",
+    "passwd", "passcode", "secret", "cookie", "sessid", "token", "auth", "pwd", "sid", "-pass",
+    "_pass", "pw", "psk",
 )
 
 
@@ -218,8 +219,8 @@ def _steps(name: str) -> list[re.Match[str]] | None:
 
 
 def spellings(name: str) -> list[str] | None:
-    """Every text a name's pattern matches (``api[-_ ]?key`` → ``apikey``, ``api-key``,
-    ``api_key``, ``api key``), or None when it is more than a sequence of characters and
+    """Every text a name's pattern matches (``api[-_. ]?key`` → ``apikey``, ``api-key``,
+    ``api_key``, ``api.key``, ``api key``), or None when it is more than a sequence of characters and
     classes of plain characters (_name_step), each at most optional."""
     steps = _steps(name)
     if steps is None:
@@ -380,5 +381,26 @@ def xml_element(name: str) -> re.Pattern[str]:
         rf"""(?ix)
         <(?P<tag> (?:[\w.-]+:)? [\w.-]*?(?:{name}) ) (?![\w.-]) (?:\s[^<>]{{0,500}})? >
         \s* (?P<value> [^<\s][^<]*? ) (?=\s*</(?P=tag)\s*>)
+        """
+    )
+
+
+def xml_named_text(name: str) -> re.Pattern[str]:
+    """An XML element whose ``name`` or ``key`` attribute names a secret, its text the value:
+    Java's properties in XML (``<entry key="db.password">x</entry>``), Android's resources
+    (``<string name="api_key">x</string>``), .NET's settings (``<setting name="ApiKey"
+    serializeAs="String"><value>x</value></setting>``); or an element after a ``<key>`` or
+    ``<name>`` element that names one: Apple's property lists (``<key>Password</key>
+    <string>x</string>``), Hadoop's configuration (``<name>fs.s3a.secret.key</name>
+    <value>x</value>``). What the masking's trigger scan looks for: the name, then a quote and
+    the tag's end, or ``</key>``/``</name>``. Groups: key (the secret's name), value."""
+    return re.compile(  # the names once: compiling them is most of the pattern's cost
+        rf"""(?ix)
+        (?: <(?P<tag> (?:[\w.-]+:)? [\w.-]+ ) \s [^<>]{{0,500}}? (?<![\w-]) (?:name|key) \s*=\s*
+            (?P<q>["']) | <(?P<label> key|name )> \s* )
+        (?P<key> [\w./ -]*?(?:{name}) )
+        (?(q) (?P=q) [^<>]{{0,500}}? > (?:\s*<(?P<inner> value )>)?
+            | \s*</(?P=label)> \s* <(?P<next> (?:[\w.-]+:)? [\w.-]+ ) (?:\s[^<>]{{0,500}})? > )
+        \s* (?P<value> [^<\s][^<]*? ) (?=\s*</ (?(inner) value | (?(tag) (?P=tag) | (?P=next) ) ) \s*>)
         """
     )

@@ -1,6 +1,6 @@
 *** Settings ***
-Documentation     Secrets handled the ordinary way, each a value of its own (S01 ... S93), and
-...               values that only look like secrets (L01 ... L40), which must stay readable.
+Documentation     Secrets handled the ordinary way, each a value of its own (S01 ... S96), and
+...               values that only look like secrets (L01 ... L43), which must stay readable.
 Library           Vault.py
 Library           SSHLibrary.py
 Library           Browser.py
@@ -212,6 +212,12 @@ Shapes Next To Their Name
     Log    S87-db-column-Tk and S88-db-column-Tk are L37-user-alice's and bob's
     Log    GET https://L38-reports.s3.amazonaws.com/q.csv?X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Expires=900&X-Amz-Signature=S89presignedSig0a1b
     Log Many    ${SMTP_PASSWORD}    L39-log-many-item
+    Log    <properties>\n<entry key="db.user">L41-props-user</entry>\n<entry key="db.password">S94-props-xml-Pw</entry>\n</properties>
+    Log    S94-props-xml-Pw is the pool's
+    Log    <property><name>fs.s3a.endpoint</name><value>L42-s3-endpoint</value></property><property><name>fs.s3a.secret.key</name><value>S95-hadoop-Sk</value></property>
+    Log    S95-hadoop-Sk signs the bucket's requests
+    Log    spring.datasource.url=jdbc:h2:mem:L43-h2-db\nstripe.api.key=S96-dotted-key-Kx
+    Log    S96-dotted-key-Kx was loaded
     Log    deploying, ${SUITE METADATA}[Token Count]
 
 Returned By Keywords Named Like Secrets
