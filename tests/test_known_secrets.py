@@ -70,7 +70,12 @@ x``, what ``--metadata`` sets; ``Token Count``'s L40 stays); (94) Java's propert
 (``<entry key="db.password">x</entry>``; ``db.user``'s L41 stays), (95) Hadoop's
 configuration (``<name>fs.s3a.secret.key</name><value>x</value>``; the endpoint's L42 stays)
 and (96) a compound name's words joined by dots (``stripe.api.key=x``; the database's URL,
-L43, stays), each again alone. Forty-three values only look like
+L43, stays), (97) RF's item assignment ``${creds}[password] =  Set Variable  x`` (the
+dictionary's user, L44, stays), (98) PHP's ``print_r``, ``[password] => x``, and (99) Ruby's
+hash, ``{"api_token"=>"x"}`` (the user and region beside them, L45 and L46, stay), each again
+alone; (100) Oracle's ``sqlplus -s user/x@db`` (the user and the database, L47 and L48,
+stay), again alone; (101) SMTP's ``AUTH PLAIN`` credentials in base64 (by their shape).
+Forty-eight values only look like
 secrets (look-alike names, values too short or too common, a keyword's name holding a
 secret's, ``Open Sidebar``'s "sid", a word after "password" among another keyword's
 arguments, text filled into a user-name field, ``Count Tokenizer Rules``' return, a
@@ -128,11 +133,14 @@ SECRETS = ("S01-Hunter2-pass", "S03-deep-Pw-9", "S05-set-var-Sec", "S07-var-pk-1
            "S79-aws-Secret", "S80-appended-Sec", "S81-ci-env-Pw", "S84-k8s-env-Pw",
            "S85-ssm-Tk", "S86-wifi-Psk", "S87-db-column-Tk", "S88-db-column-Tk",
            "S92-log-many-Pw", "S93-metadata-Tk", "S94-props-xml-Pw", "S95-hadoop-Sk",
-           "S96-dotted-key-Kx")
+           "S96-dotted-key-Kx", "S97-item-assign-Pw", "S98-print-r-Pw", "S99-ruby-hash-Tk",
+           "S100-ora-Pw")
 # Masked by its shape wherever it occurs, so never registered as a run's value.
 BY_SHAPE = ("S27webhooksecret99", "S69sasSignature%2B9", "S89presignedSig0a1b",
             # (82) HTTP Basic credentials out of a header, (83) an npm token
             "Y2ktYm90OlM4Mi1iYXNpYy1Qdw==", "npm_S83npmTokenAbCdEfGhIjKlMnOpQrStUvWxY",
+            # (101) SMTP's AUTH PLAIN as smtplib's debug output shows it
+            "AGNpLWJvdABTMTAxLXNtdHAtUHc=",
             # (78) kubeconfig's client-key-data: a PEM private key in base64
             "LS0tLS1CRUdJTiBSU0EgUFJJVkFURSBLRVktLS0tLQpNSUlFb3dJQkFBS0NB")
 LOOKALIKES = ("L01-54321-count", "L02-all-tests-passed", "L03-bypass-enabled",
@@ -146,7 +154,8 @@ LOOKALIKES = ("L01-54321-count", "L02-all-tests-passed", "L03-bypass-enabled",
               "L29-auth-user", "L30-plural-scalar", "L31-acct-name", "L32-fkey-f5",
               "L34-eu-region", "L35-debug-level", "L36-lab-wifi", "L37-user-alice",
               "L38-reports", "L39-log-many-item", "L40-meta-count", "L41-props-user",
-              "L42-s3-endpoint", "L43-h2-db",
+              "L42-s3-endpoint", "L43-h2-db", "L44-item-user", "L45-php-user", "L46-ruby-region",
+              "L47-ora-user", "L48-orcl",
               # kubeconfig's client-certificate-data: a certificate in base64, public
               "LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0tCk1JSUM1ekNDQWMrZ0F3SUJB")
 # What differs between the stores by nature: ids of the run, where it came from, times.

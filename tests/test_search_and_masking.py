@@ -357,6 +357,34 @@ def test_a_search_cannot_find_a_masked_value(store: sqlite3.Connection) -> None:
     *[(kept, kept) for kept in ['<entry key="PWD">/tmp/w</entry>', '<key>Password</key><true/>',
                                 '<input name="password">Forgot?</label>',
                                 '<a name="token"><b>x</b></a>', "<name>token_count</name><value>4</value>"]],
+    # a subscript's or PHP's [name], Ruby's, PHP's and Perl's => (print_r, a hash's inspect,
+    # Data::Dumper), RF's item assignment
+    ("Array\n(\n    [user] => bob\n    [password] => Php-Pw1\n)",
+     "Array\n(\n    [user] => bob\n    [password] => ***\n)"),
+    ('{"password"=>"Rb-Pw2", "user"=>"bob"} {:api_key=>"Rb-Key3"}',
+     '{"password"=>"***", "user"=>"bob"} {:api_key=>"***"}'),
+    ("$VAR1 = { 'password' => 'Pl-Pw4' };", "$VAR1 = { 'password' => '***' };"),
+    ("config[\"password\"] = \"Py-Pw5\"; os.environ['API_TOKEN'] = 'Py-Tk6'",
+     "config[\"password\"] = \"***\"; os.environ['API_TOKEN'] = '***'"),
+    ("&{d}[password]=Rf-Pw7\n${creds}[password] = two words", "&{d}[password]=***\n${creds}[password] = ***"),
+    *[(kept, kept) for kept in ["[tokens] => 4", "$x[password_hint] => ask", "a => b; [user] => bob"]],
+    # Oracle's user/password@database in a JDBC URL and on its tools' command lines; SMTP's
+    # AUTH PLAIN (base64 of NUL user NUL password), as smtplib's debug output shows it
+    ("jdbc:oracle:thin:scott/Or-Pw1@db:1521/orcl; sqlplus -s scott/Or-Pw2@orcl",
+     "jdbc:oracle:thin:scott/***@db:1521/orcl; sqlplus -s scott/***@orcl"),
+    ("expdp userid=system/Or-Pw3 directory=d; rman target sys/Or-Pw4@prod",
+     "expdp userid=system/*** directory=d; rman target sys/***@prod"),
+    ("send: 'AUTH PLAIN AGJvYgBodW50ZXIy\\r\\n'", "send: 'AUTH PLAIN ***\\r\\n'"),
+    # MySQL's SET PASSWORD FOR, as IDENTIFIED BY
+    ("SET PASSWORD FOR 'app'@'%' = 'My-Pw1'; set password for bob='My-Pw2';",
+     "SET PASSWORD FOR 'app'@'%' = '***'; set password for bob='***';"),
+    ("the password for bob = 3 tries", "the password for bob = 3 tries"),
+    *[(kept, kept) for kept in ["jdbc:oracle:thin:@db:1521:orcl", "sqlplus / as sysdba @x.sql",
+                                "AUTH PLAIN text", "AUTH PLAIN dGV4dHRleHQ=", "plain textbook"]],
+    # Go's and make's :=, ?=, +=, a comparison's ==
+    ('Password := "Go-Pw1"; DB_PASSWORD ?= Mk-Pw2; TOKEN += Tk-3; if password == "Cm-Pw4":',
+     'Password := "***"; DB_PASSWORD ?= ***; TOKEN += ***; if password == "***":'),
+    ("dn: uid=bob,ou=people\nuserPassword:: e1NTSEF9YWJjZGVm", "dn: uid=bob,ou=people\nuserPassword:: ***"),
     # a compound name's words joined by a dot (Java's and Spring's properties, Hadoop's keys)
     ("fs.s3a.secret.key=Hd-Sk7 aws.secret.access.key: Aw-Sk8 stripe.api.key=Sp-Key9",
      "fs.s3a.secret.key=*** aws.secret.access.key: *** stripe.api.key=***"),
@@ -427,6 +455,9 @@ def test_a_table_column_named_like_a_secret_registers_its_values(table: str,
     ("<key>API Token</key><string>Pl-Tk-2</string><key>Host</key><string>Pl-Host-2</string>",
      ["Pl-Tk-2"]),
     ('<entry key="OLDPWD">/tmp/x</entry>', []),
+    ("${creds}[api_token] = Tk item 1\n[password] => Pr-Pw-2", ["Tk item 1", "Pr-Pw-2"]),
+    ('{"secret"=>"Rb-Sec-3"}', ["Rb-Sec-3"]),
+    ("sqlplus -s scott/Or-Pw-4@orcl; jdbc:oracle:oci:app/Or-Pw-5@db", ["Or-Pw-4", "Or-Pw-5"]),
 ])
 def test_a_structured_secret_registers_its_strings(text: str, registered: list[str]) -> None:
     """A tuple, list or call after a secret's name: its strings are what a run registers, of
@@ -453,7 +484,10 @@ _SHAPES = ["ftp://user:pa55@host/f", "Bearer Zm9vYmFyYmF6cXV4", "eyJhbGciOi.eyJz
            "smbclient -U a%pw-1", "htpasswd -nb u pw-1", "rabbitmqctl add_user u pw-1",
            "https://a.blob.core.windows.net/c?sv=1&sig=Ab%2B1", "AccountKey=Zm9v==",
            '<entry key="db.password">v-5</entry>', "<key>Token</key><string>v-6</string>",
-           "<name>x.secret.key</name><value>v-7</value>", "api.key=v-8"]
+           "<name>x.secret.key</name><value>v-7</value>", "api.key=v-8", "[password] => v-9",
+           '{"token"=>"v-10"}', "${d}[pwd] = v 11", "token ?= v-12", "pw := v-13",
+           "sqlplus u/v-14@db", "jdbc:oracle:thin:u/v-15@h", "AUTH PLAIN AGJvYgBodW50ZXIy",
+           "set password for u = 'v-16'"]
 _PIECES = [*_SHAPES, "password", "token", "auth", "cookie", "x-Session-Id", "=", ": ", '"', "'",
            "${", "}", " ", "\n", "Bearer ", "://", "@", "user:pa55", "eyJ", ".fghij", "ghp_",
            "\u0130", "\u0131", "plain words", "42", "inside", "Author", "sid", "\t", "\u00a0",
@@ -471,7 +505,9 @@ _PIECES = [*_SHAPES, "password", "token", "auth", "cookie", "x-Session-Id", "=",
            ")", "[ a1b2 | c3d4 ]", "['x1y2z3']", "{ db=p4q5 }", "&sig=", "?sig=", "sig", "AccountKey",
            "&X-Amz-Signature=", '"name": ', '"value": ', "name: ", "\n  value: ", "ParameterValue=",
            "ConvertTo-SecureString ", " -AsPlainText", '<entry key="', '">', "<key>", "</key>",
-           "<name>", "</name>", "<value>", "</value>", ".key", "secret.", '<string name="']
+           "<name>", "</name>", "<value>", "</value>", ".key", "secret.", '<string name="', "=>",
+           " => ", "]", "[password]", "}[", '"]', ":=", "?=", "+=", "==", "jdbc:oracle:thin:",
+           "sqlplus ", "/", "AUTH PLAIN ", "AGJvYgBodW50ZXIy", "SET PASSWORD FOR ", "'u'@'h' = "]
 
 
 def _every_rule(words: tuple[str, ...]) -> Redactor:

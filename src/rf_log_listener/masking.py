@@ -87,7 +87,9 @@ from rf_log_listener.secret_shapes import (
     masked_secret_option,
     masked_span,
     masked_vendor_token,
+    may_hold_oracle_login,
     may_hold_password_option,
+    oracle_passwords,
     piped_passwords,
     prose_passwords,
     secret_options,
@@ -98,10 +100,6 @@ from rf_log_listener.secret_shapes import (
     typed_password,
 )
 from rf_log_listener.step_masking import StepMasking
-
-TYPE_CHECKING = False  # typing's own constant: loading typing is 4-5 ms (issue #19)
-if TYPE_CHECKING:
-    from typing import Any
 
 _DEFAULT_NAMES = sorted(SECRET_WORDS, key=len, reverse=True)  # a Redactor's without extra words
 ENV_KEYS = "RF_LOG_MCP_SECRET_KEYS"
@@ -183,7 +181,7 @@ class Redactor(StepMasking):
         # value key after it (``"name": "API_TOKEN", "value":``, ``name_value_pair``); or an
         # attribute's quote and its tag's end, or a key or name element's (``xml_named_text``)
         return "|".join((*shape_marks(), PROSE_MARK,
-                         rf"""(?:{self._names_tree})s?(?:(?:{NAME_CLOSE}|\)|' does not match)?\s*[:=]"""
+                         rf"""(?:{self._names_tree})s?(?:(?:{NAME_CLOSE}|\)|' does not match)?\s*[?+]?[:=]"""
                          rf"""|\s*>|{PAIR_BETWEEN}|["'][^<>]{{0,500}}>|\s*</(?:key|name)>)"""))
 
     @functools.cached_property
@@ -195,7 +193,7 @@ class Redactor(StepMasking):
         """A secret's name (or its plural: ``plural``) followed by a separator: where a value
         may follow (lower-cased)."""
         return re.compile(
-            rf"""(?P<name>{self._longest_first})(?P<plural>s)?\\{{0,3}}["'}}]?[ \t]*[:=]""")
+            rf"""(?P<name>{self._longest_first})(?P<plural>s)?\\{{0,3}}["'}}]?\]?[ \t]*[?+]?[:=]""")
 
     @functools.cached_property
     def _named_value_backwards(self) -> re.Pattern[str] | None:
@@ -211,7 +209,7 @@ class Redactor(StepMasking):
         # a plural too (``api_keys=[``): ``secret_values`` reads a collection after one; an
         # escaped quote (``\"token\":``) as the quote and backslashes, as ``_named_value``
         # (a little wider than NAME_CLOSE: one optional group fewer, 0.98 → 0.88 µs a message)
-        return re.compile(rf"""[:=][ \t]*["'}}]?\\{{0,3}}s?(?:{names})""")
+        return re.compile(rf"""[:=][?+]?[ \t]*\]?["'}}]?\\{{0,3}}s?(?:{names})""")
 
     @functools.cached_property
     def _reversed_names(self) -> str | None:
@@ -383,6 +381,8 @@ class Redactor(StepMasking):
             text = sub(shapes.webhook, text, masked_credentials_after)
             text = sub(shapes.sas_signature, text, masked_credentials_after)
             text = sub(shapes.scheme_credentials, text, masked_scheme)
+            if may_hold_oracle_login(text):
+                text = sub(shapes.oracle_login, text, masked_credentials_after)
             text = sub(PROSE_PASSWORD(), text, masked_prose_password)
             text = sub(shapes.jwt, text, lambda m: MASK)
             text = sub(shapes.base64_pem, text, masked_base64_key)
@@ -417,7 +417,8 @@ class Redactor(StepMasking):
         if (" -" in text and (command_passwords(text, lowered) or piped_passwords(text)
                               or secret_options(text, lowered) or secure_strings(text, lowered))) or (
                 "pass:" in text and command_passwords(text, lowered)) or (
-                "identified" in lowered and sql_passwords(text, lowered)) or (
+                ("identified" in lowered or "password" in lowered) and sql_passwords(text, lowered)) or (
+                oracle_passwords(text, lowered)) or (
                 text.startswith(_LIBRARY_MESSAGES) and (typed_password(text) or (
                     environment_value(text, self.names_secret) is not None))) or (
                 argument_password_spans(text)):
@@ -447,7 +448,8 @@ class Redactor(StepMasking):
                     continue
                 value = after["value"]
                 close = after["close"] or ""
-                if close == "}":  # RF's assignment line: the value runs to its end
+                if close == "}" or (after["item"] and not close and _rf_item(text, mention.end("name"))):
+                    # RF's assignment line (``${token} =``, ``${creds}[token] =``): to its end
                     value = text[after.start("value"):].split("\n", 1)[0]
                 elif after["bs"]:  # \"token\": \"x\": JSON in a string (not cut before its end)
                     closed = len(value) >= 2 * len(close) and value.endswith(close)
@@ -480,6 +482,7 @@ class Redactor(StepMasking):
             found += curl_credentials(text)
         found += command_passwords(text, lowered)
         found += sql_passwords(text, lowered)
+        found += oracle_passwords(text, lowered)
         found += piped_passwords(text)
         found += secure_strings(text, lowered)
         found += argument_passwords(text)
@@ -521,6 +524,12 @@ class Redactor(StepMasking):
                 self.names_secret(name[:end]) or (name[end - 1] in "sS" and self.names_secret(
                     name[:end - 1])) for end in (word.end() for word in _WORD().finditer(name)))
         return known
+
+
+def _rf_item(text: str, end: int) -> bool:
+    """Whether the name ending at ``end`` is an RF variable's item (``${creds}[token]``)."""
+    start = text.rfind("[", 0, end)
+    return start > 0 and text[start - 1] == "}" and "\n" not in text[start:end]
 
 
 def _may_compare(text: str) -> bool:
@@ -571,29 +580,3 @@ def registering_redactor() -> Redactor:
     never stops a capture."""
     return _redactor(os.environ.get(ENV_KEYS, ""), "")
 
-
-_UNMASKED_KEYS = frozenset({"next_cursor", "prev_cursor", "expand_selector", "group_id"})
-
-
-def mask_strings(data: Any, redactor_: Redactor) -> tuple[Any, int]:
-    """Every string in ``data`` (dicts and lists, as dumped from a response) masked; the
-    safety net after the views, which mask before they shorten."""
-    if isinstance(data, str):
-        return redactor_.text(data)
-    if isinstance(data, list):
-        count, out = 0, []
-        for item in data:
-            masked, n = mask_strings(item, redactor_)
-            out.append(masked)
-            count += n
-        return out, count
-    if isinstance(data, dict):
-        count, result = 0, {}
-        for key, value in data.items():
-            if key in _UNMASKED_KEYS:
-                result[key] = value
-                continue
-            result[key], n = mask_strings(value, redactor_)
-            count += n
-        return result, count
-    return data, 0

@@ -264,7 +264,12 @@ VALUE = (r""""(?:[^"\\\n]|\\.)*"|'(?:[^'\\\n]|\\.)*'|""" + STRUCTURED_VALUE
 # request's body as bytes: ``b'"{\\"password\\": \\"x\\"}"'``).
 ESCAPED_QUOTE = r"""\\{1,3}["']"""
 # After a name, before its separator: a closing quote (perhaps escaped) or brace.
-NAME_CLOSE = rf"""(?:{ESCAPED_QUOTE}|["'}}])"""
+NAME_CLOSE = rf"""(?:{ESCAPED_QUOTE}|["'}}\]]|["']\])"""
+# Between a name and its value: ``=`` or ``:``, Ruby's, PHP's and Perl's ``=>`` (a hash's
+# inspect, ``print_r``, Data::Dumper), Go's and make's ``:=``, ``?=``, ``+=``, a comparison's
+# ``==``, LDIF's ``::`` before a base64 value (``userPassword:: e1NTSEF9...``). The masking's
+# trigger scan and the registry's prefilter take ``?`` and ``+`` before ``:`` or ``=``.
+SEPARATOR = r"(?:=>|::|[:?+=]?=|:)"
 
 
 def escaped_value(quote: str) -> str:
@@ -278,7 +283,8 @@ def escaped_value(quote: str) -> str:
 
 
 def key_value(name: str) -> re.Pattern[str]:
-    """``name=value``, ``name: value``, ``"name": "value"``, ``&{d}[name]=value``, and with
+    """``name=value``, ``name: value``, ``"name": "value"``, ``&{d}[name]=value``, a
+    subscript's or PHP's ``[name] => value``, Ruby's ``{"name"=>"value"}``, and with
     escaped quotes (``\\"name\\": \\"value\\"``, ESCAPED_QUOTE); the value may be quoted (then it
     may hold spaces). Groups: key, sep, value; q, the key's quote, and bs, its backslashes
     when it is escaped (the value then is between the same: one copy of the names fewer than
@@ -291,7 +297,7 @@ def key_value(name: str) -> re.Pattern[str]:
         (?P<key> [$@&%]\{{ {name} \}} | (?P<q>(?P<bs>\\{{1,3}})?["']) {name} (?P=q)
                | (?<![\w$.-]) {name} )
         (?![\w-])
-        (?P<sep> \s*[:=]\s* (?:(?:{AUTH_SCHEMES})[ \t]+)? )
+        (?P<sep> \]?\s*{SEPARATOR}\s* (?:(?:{AUTH_SCHEMES})[ \t]+)? )
         (?P<value> (?(bs) {escaped_value("q")}
                         | (?:[$@&%]\{{[^{{}}]*\}}(?:\[[^\]]*\])? | {VALUE} ) ) )
         """
@@ -320,12 +326,12 @@ def plural_collection(name: str) -> re.Pattern[str]:
 def whole_line(name: str) -> re.Pattern[str]:
     """Values that run to the end of the line: HTTP headers at the start of a line
     (``Cookie: a=1; b=2``, ``Authorization: Bearer …``, the scheme stays) and RF's own
-    assignment lines (``${password} = value``)."""
+    assignment lines (``${password} = value``, an item's ``${creds}[password] = value``)."""
     return re.compile(
         rf"""(?imx)
         (?P<lead> (?:^[ \t>*-]*|(?<=\n)) (?:(?:proxy-)?authorization|(?:set-)?cookie|x-[\w-]*?(?:{name}))
               [ \t]*:[ \t]* (?:(?:{AUTH_SCHEMES})[ \t]+)?
-        | [$@&%]\{{ [\w .-]*?(?:{name}) \}} [ \t]+=[ \t]+ )
+        | [$@&%]\{{ (?:[\w .-]*\}}\[)? [\w .-]*?(?:{name}) [}}\]] [ \t]+=[ \t]+ )
         (?P<value> [^\r\n]+ )
         """
     )

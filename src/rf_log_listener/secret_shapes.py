@@ -13,7 +13,15 @@ import re
 from collections.abc import Callable, Iterable
 from functools import cache
 
-from .secret_names import AUTH_SCHEMES, VALUE, credential_pair, escaped_value, name_steps, shared_prefixes
+from .secret_names import (
+    AUTH_SCHEMES,
+    SEPARATOR,
+    VALUE,
+    credential_pair,
+    escaped_value,
+    name_steps,
+    shared_prefixes,
+)
 
 MASK = "***"
 
@@ -39,8 +47,13 @@ VENDOR_TOKENS = (
     (r"SG\.", r"[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43}"),
     *((f"shp{kind}_", "[a-fA-F0-9]{32}") for kind in ("at", "ss", "ca", "pa")),
 )
-# HTTP Basic credentials out of a header (``masked_scheme``): the scheme, one blank, base64
+# HTTP Basic credentials out of a header (``masked_scheme``): the scheme, one blank, base64;
+# SMTP's AUTH PLAIN (smtplib's debug output, ``send: 'AUTH PLAIN AGJvYgB4'``) alike
 _BASIC_MARK = "basic[ \t]" + "[a-z0-9+/]" * 8
+_PLAIN_MARK = "auth[ \t]plain[ \t]" + "[a-z0-9+/]" * 8
+# Oracle's tools whose command line takes ``user/password@database`` (``oracle_login``)
+_ORACLE_TOOLS = ("sqlplus", "rman", "expdp", "impdp", "sqlldr", "dgmgrl")
+_ORACLE_MARKS = ("jdbc:oracle:", *_ORACLE_TOOLS)
 # Webhook URLs whose path is their credential (anyone holding one posts as the team): the
 # URL's start, kept; the rest of it is masked.
 _WEBHOOKS = (r"hooks\.slack\.com/(?:services|workflows|triggers)/",
@@ -83,7 +96,8 @@ _OPTION_WORDS = (r"token|secret|password|passwd|passphrase"
 # (``may_hold_password_option``): as a mark, its fifteen commands made the scan of every
 # text a third slower and its compiling 1 ms longer.
 SHAPE_MARKS = ("://", "bearer", "eyj", "private key", "ls0tls1crudjti", "curl",
-               r"identified[ \t]+(?:by|with)\b", r"\|[ \t]*sudo\b", "password-stdin", "<<<",
+               r"identified[ \t]+(?:by|with)\b", r"set[ \t]+password[ \t]+for\b", r"\|[ \t]*sudo\b",
+               "password-stdin", "<<<",
                r"-pass(?:in|out)?[ \t]+['\"]?pass:",
                r"-[\w-]*?(?:token|secret|passw|passphrase|key)[ \t]", "sig(?:nature)?=")
 
@@ -91,11 +105,13 @@ SHAPE_MARKS = ("://", "bearer", "eyj", "private key", "ls0tls1crudjti", "curl",
 @functools.cache
 def shape_marks() -> tuple[str, ...]:
     """SHAPE_MARKS and, as one tree of their shared prefixes, the vendor tokens' prefixes,
-    HTTP Basic credentials' mark and PowerShell's ``ConvertTo-SecureString``: ``re`` tries an
+    HTTP Basic credentials' and AUTH PLAIN's marks, PowerShell's ``ConvertTo-SecureString``,
+    Oracle's JDBC URL and tools (``oracle_login``): ``re`` tries an
     alternation's branches one by one at each position, so fifteen prefixes as branches made
     the trigger scan 2.5 → 3.2 µs a text; as a tree 2.4."""
     marks = [[step.lower() for step in steps] for steps in _vendor_prefix_steps()]
-    return (*SHAPE_MARKS, shared_prefixes(marks + _steps_of((_BASIC_MARK, "convertto-securestring"))))
+    others = (_BASIC_MARK, _PLAIN_MARK, "convertto-securestring", *_ORACLE_MARKS)
+    return (*SHAPE_MARKS, shared_prefixes(marks + _steps_of(others)))
 
 
 @functools.cache
@@ -125,7 +141,14 @@ class _Shapes:
         # a bearer token, and HTTP Basic credentials out of a header (a header's value is its
         # name's): base64 of "user:password", told from a word by decoding (``masked_scheme``)
         self.scheme_credentials = re.compile(
-            r"(?i)\b(Bearer\s+|Basic[ \t])([A-Za-z0-9\-._~+/]{8,}=*)")
+            r"(?i)\b(Bearer\s+|Basic[ \t]|AUTH[ \t]PLAIN[ \t])([A-Za-z0-9\-._~+/]{8,}=*)")
+        # Oracle's user/password@database in a JDBC URL (thin, OCI) and on its tools' command
+        # lines (``sqlplus -s scott/x@orcl``, ``expdp userid=scott/x``, ``rman target
+        # sys/x@db``): the password; the user and the database stay
+        self.oracle_login = re.compile(
+            r"""(?i)(?P<head>(?:\bjdbc:oracle:(?:thin|oci8?):|\b(?:""" + "|".join(_ORACLE_TOOLS)
+            + r""")(?:[ \t]+(?:-\w+|target|catalog|auxiliary))*[ \t]+(?:\w+=)?['"]?)[\w$#.-]+/)"""
+            r"""(?P<value>[^\s@/'"]+)(?=[@'"\s]|$)""")
         self.private_key = re.compile(
             r"(-----BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----)(.*?)"
             r"(-----END [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----|\Z)", re.DOTALL,
@@ -143,8 +166,9 @@ class _Shapes:
             r"""(?P<value>(?(q)[^'"\n]+|[^\s'"-][^\s'"]*))""")
         # SQL's CREATE/ALTER USER ... IDENTIFIED [WITH plugin] BY password (Oracle, MySQL),
         # masked in such a statement only (``sql_passwords``)
-        self.identified_by = re.compile(
-            r"""(?i)(?P<head>\bidentified[ \t]+(?:with[ \t]+\w+[ \t]+)?by[ \t]+(?P<q>['"])?)"""
+        self.identified_by = re.compile(  # and MySQL's SET PASSWORD FOR 'u'@'h' = 'x'
+            r"""(?i)(?P<head>(?:\bidentified[ \t]+(?:with[ \t]+\w+[ \t]+)?by[ \t]+"""
+            r"""|\bset[ \t]+password[ \t]+for[ \t]+[^\s=]+[ \t]*=[ \t]*)(?P<q>['"])?)"""
             r"""(?P<value>(?(q)[^'"\n]+|[^\s;'"]+))""")
         # echo password | sudo -S ... (-S: sudo reads the password from its standard input),
         # echo password | docker login --password-stdin (and podman's, helm's)
@@ -194,7 +218,7 @@ class _Shapes:
         # (``"token":``, ``\"token\":``, ``${token} =``), the separator, an auth scheme, the
         # value (between escaped quotes after an escaped one: ``escaped_value``).
         self.after_name = re.compile(
-            r"""(?P<close>(?P<bs>\\{1,3})?["']|[}])? [ \t]*[:=][ \t]*
+            r"""(?P<close>(?P<bs>\\{1,3})?["']|[}])? (?P<item>\])? [ \t]*""" + SEPARATOR + r"""[ \t]*
                 (?:(?:""" + AUTH_SCHEMES + r""")[ \t]+)?
                 (?P<value> (?(bs) """ + escaped_value("close") + " | (?:" + VALUE + r""") ) )""",
             re.IGNORECASE | re.VERBOSE)
@@ -312,8 +336,9 @@ def on_password_command(match: re.Match[str]) -> bool:
 
 
 def in_user_statement(match: re.Match[str]) -> bool:
-    """Whether the IDENTIFIED BY ``match`` found is in a CREATE or ALTER USER statement."""
-    return _USER_STATEMENT().search(_before(match, "\n;")) is not None
+    """Whether the IDENTIFIED BY ``match`` found is in a CREATE or ALTER USER statement (SET
+    PASSWORD FOR is one by itself)."""
+    return match[0][:1] in "sS" or _USER_STATEMENT().search(_before(match, "\n;")) is not None
 
 
 def _found(pattern: re.Pattern[str], text: str, in_context: Callable[[re.Match[str]], bool],
@@ -350,9 +375,9 @@ def masked_password_option(match: re.Match[str]) -> str:
 
 
 def sql_passwords(text: str, lowered: str) -> list[str]:
-    """The passwords of CREATE/ALTER USER ... IDENTIFIED BY in ``text``."""
+    """The passwords of CREATE/ALTER USER ... IDENTIFIED BY and SET PASSWORD FOR in ``text``."""
     return _found(compiled_shapes().identified_by, text, in_user_statement) \
-        if "identified" in lowered else []
+        if "identified" in lowered or "password" in lowered else []
 
 
 def masked_identified_by(match: re.Match[str]) -> str:
@@ -510,7 +535,7 @@ def _prose_value(match: re.Match[str]) -> bool:
 def masked_scheme(match: re.Match[str]) -> str:
     """A scheme's credentials masked: a bearer token that is no English word (``Bearer
     authentication`` stays), Basic's when they decode to ``user:password`` (``Basic
-    authentication`` stays)."""
+    authentication`` stays), AUTH PLAIN's when they decode to user and password."""
     if match[1][1] in "eE":  # Bearer
         return f"{match[1]}{MASK}" if looks_random(match[2]) else match[0]
     import base64
@@ -521,8 +546,25 @@ def masked_scheme(match: re.Match[str]) -> str:
         decoded = base64.b64decode(encoded + "=" * (-len(encoded) % 4), validate=True).decode()
     except (binascii.Error, UnicodeDecodeError, ValueError):
         return match[0]
+    if match[1][:1] in "aA":  # AUTH PLAIN: [authorization id] NUL user NUL password
+        _user, nul, password = decoded.partition("\0")[2].partition("\0")
+        return f"{match[1]}{MASK}" if nul and password and password.isprintable() else match[0]
     _user, colon, password = decoded.partition(":")
     return f"{match[1]}{MASK}" if colon and password and decoded.isprintable() else match[0]
+
+
+def may_hold_oracle_login(text: str, lowered: str | None = None) -> bool:
+    """Whether ``text`` may hold ``oracle_login``: by substrings, cheaper than its search."""
+    return "/" in text and any(map((text.lower() if lowered is None else lowered).__contains__,
+                                   _ORACLE_MARKS))
+
+
+def oracle_passwords(text: str, lowered: str) -> list[str]:
+    """The passwords of Oracle's ``user/password@database`` (``oracle_login``) in ``text``
+    (lower-cased as ``lowered``): by substrings first, as the writer asks every message."""
+    if not may_hold_oracle_login(text, lowered):
+        return []
+    return [m["value"] for m in compiled_shapes().oracle_login.finditer(text)]
 
 
 def masked_vendor_token(match: re.Match[str]) -> str:

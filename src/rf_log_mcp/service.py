@@ -23,7 +23,6 @@ from rf_log_listener.errors import (
     STORE_UNAVAILABLE,
     ResultError,
 )
-from rf_log_listener.masking import mask_strings
 from rf_log_listener.schema import with_stored_text
 from rf_log_listener.store import (
     ENV_DB,
@@ -37,7 +36,7 @@ from rf_log_listener.store import (
 
 from .answer import Answer, as_answer
 from .limits import DEFAULT_BUDGET, DEFAULT_PAGE, MAX_BUDGET, MAX_PAGE, MIN_BUDGET
-from .shaping import Shaper, estimate_tokens, make_cursor, read_cursor
+from .shaping import Shaper, estimate_tokens, make_cursor, mask_strings, read_cursor
 from .usage import current as current_call
 from .usage import recorded
 from .views.common import (

@@ -336,3 +336,30 @@ def read_cursor(cursor: str | None, binding: dict[str, Any]) -> Any:
 
 def _binding_digest(binding: dict[str, Any]) -> str:
     return digest(json.dumps(binding, sort_keys=True).encode()).hex()
+
+
+_UNMASKED_KEYS = frozenset({"next_cursor", "prev_cursor", "expand_selector", "group_id"})
+
+
+def mask_strings(data: Any, redactor_: Redactor) -> tuple[Any, int]:
+    """Every string in ``data`` (dicts and lists, as dumped from a response) masked; the
+    safety net after the views, which mask before they shorten (``service._finish``)."""
+    if isinstance(data, str):
+        return redactor_.text(data)
+    if isinstance(data, list):
+        count, out = 0, []
+        for item in data:
+            masked, n = mask_strings(item, redactor_)
+            out.append(masked)
+            count += n
+        return out, count
+    if isinstance(data, dict):
+        count, result = 0, {}
+        for key, value in data.items():
+            if key in _UNMASKED_KEYS:
+                result[key] = value
+                continue
+            result[key], n = mask_strings(value, redactor_)
+            count += n
+        return result, count
+    return data, 0

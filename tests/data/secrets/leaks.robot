@@ -1,6 +1,6 @@
 *** Settings ***
-Documentation     Secrets handled the ordinary way, each a value of its own (S01 ... S96), and
-...               values that only look like secrets (L01 ... L43), which must stay readable.
+Documentation     Secrets handled the ordinary way, each a value of its own (S01 ... S101), and
+...               values that only look like secrets (L01 ... L48), which must stay readable.
 Library           Vault.py
 Library           SSHLibrary.py
 Library           Browser.py
@@ -218,6 +218,16 @@ Shapes Next To Their Name
     Log    S95-hadoop-Sk signs the bucket's requests
     Log    spring.datasource.url=jdbc:h2:mem:L43-h2-db\nstripe.api.key=S96-dotted-key-Kx
     Log    S96-dotted-key-Kx was loaded
+    &{item_creds} =    Create Dictionary    user=L44-item-user
+    ${item_creds}[password] =    Set Variable    S97-item-assign-Pw
+    Log    S97-item-assign-Pw was stored
+    Log    Array\n(\n${SPACE * 4}\[user] => L45-php-user\n${SPACE * 4}\[password] => S98-print-r-Pw\n)
+    Log    S98-print-r-Pw again
+    Log    {"api_token"=>"S99-ruby-hash-Tk", "region"=>"L46-ruby-region"}
+    Log    S99-ruby-hash-Tk again
+    Log    Starting process:\nsqlplus -s L47-ora-user/S100-ora-Pw@L48-orcl @report.sql
+    Log    S100-ora-Pw was refused
+    Log    send: 'AUTH PLAIN AGNpLWJvdABTMTAxLXNtdHAtUHc=\\r\\n'
     Log    deploying, ${SUITE METADATA}[Token Count]
 
 Returned By Keywords Named Like Secrets
