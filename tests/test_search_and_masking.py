@@ -594,7 +594,9 @@ def test_prose_that_holds_a_short_name_compiles_no_rule() -> None:
     for prose in ("Failing Inside If", "The author's token count", "password reset", "Cookie jar",
                   # an option's letters inside a word, a command's name in a file's
                   "PYTHONPATH:\n  /usr/lib/python311.zip\n  /venv/lib/site-packages",
-                  "python -m pytest -k test_login --junitxml out-1.xml"):
+                  "python -m pytest -k test_login --junitxml out-1.xml",
+                  # an Oracle tool's name inside a word ("perfoRMANce"), not before a blank
+                  "Performance report of /opt/sqlplus_home/bin"):
         assert redactor.text(prose) == (prose, 0)
     assert not {"_key_value", "_whole_line"} & redactor.__dict__.keys()
     assert redactor.text("Set-Cookie\t: a=1") == ("Set-Cookie\t: ***", 1)
