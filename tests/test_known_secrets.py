@@ -74,8 +74,13 @@ L43, stays), (97) RF's item assignment ``${creds}[password] =  Set Variable  x``
 dictionary's user, L44, stays), (98) PHP's ``print_r``, ``[password] => x``, and (99) Ruby's
 hash, ``{"api_token"=>"x"}`` (the user and region beside them, L45 and L46, stay), each again
 alone; (100) Oracle's ``sqlplus -s user/x@db`` (the user and the database, L47 and L48,
-stay), again alone; (101) SMTP's ``AUTH PLAIN`` credentials in base64 (by their shape).
-Forty-eight values only look like
+stay), again alone; (101) SMTP's ``AUTH PLAIN`` credentials in base64 (by their shape);
+(102) an LDAP password hash after its scheme (``userPassword: {SSHA}x``) and (103) Spring
+Security's ``{noop}x`` (the uid and user beside them, L49 and L50, stay), (104) Redis's ``AUTH
+user x`` at redis-cli's prompt (the user, L51, stays) and (105) ``CONFIG SET requirepass x``,
+(106) Jenkins' CLI ``-auth user:x`` (the user, L52, stays), (107) ``echo 'user:x' |
+chpasswd`` (the user, L53, stays), (108) SMTP's ``AUTH LOGIN`` password line in base64 after
+the challenge "Password:", each again alone. Fifty-four values only look like
 secrets (look-alike names, values too short or too common, a keyword's name holding a
 secret's, ``Open Sidebar``'s "sid", a word after "password" among another keyword's
 arguments, text filled into a user-name field, ``Count Tokenizer Rules``' return, a
@@ -85,8 +90,8 @@ shows everywhere, the value of a ``--sort-key`` option, the user name htpasswd i
 user name of a secret-named pair, a plural name's single value: ``${tokens}`` and
 ``tokens=x`` count, an Azure account's name, a ``function_key``, a certificate in base64,
 the region ``aws configure set`` is given, a Wi-Fi network's name, a user's name in a
-query's result, the entries beside a secret's in XML, a database's URL) and must stay
-readable.
+query's result, the entries beside a secret's in XML, a database's URL, the working
+directory an item assignment sets, ``${shell}[PWD] = /path``) and must stay readable.
 
 Live capture and the imports of output.xml and output.json register the same values, and
 every tool, view, projection, resource and CLI command answers without any of them.
@@ -134,7 +139,10 @@ SECRETS = ("S01-Hunter2-pass", "S03-deep-Pw-9", "S05-set-var-Sec", "S07-var-pk-1
            "S85-ssm-Tk", "S86-wifi-Psk", "S87-db-column-Tk", "S88-db-column-Tk",
            "S92-log-many-Pw", "S93-metadata-Tk", "S94-props-xml-Pw", "S95-hadoop-Sk",
            "S96-dotted-key-Kx", "S97-item-assign-Pw", "S98-print-r-Pw", "S99-ruby-hash-Tk",
-           "S100-ora-Pw")
+           "S100-ora-Pw", "S102ldapHashQx=", "S103-noop-Pw", "S104-redis-auth-Pw",
+           "S105-redis-req-Pw", "S106-jenkins-Tk", "S107-chpasswd-Pw",
+           # (108) SMTP's AUTH LOGIN: the password's line in base64, registered as it is
+           "UzEwOC1zbXRwLWxvZ2luLVB3")
 # Masked by its shape wherever it occurs, so never registered as a run's value.
 BY_SHAPE = ("S27webhooksecret99", "S69sasSignature%2B9", "S89presignedSig0a1b",
             # (82) HTTP Basic credentials out of a header, (83) an npm token
@@ -155,7 +163,8 @@ LOOKALIKES = ("L01-54321-count", "L02-all-tests-passed", "L03-bypass-enabled",
               "L34-eu-region", "L35-debug-level", "L36-lab-wifi", "L37-user-alice",
               "L38-reports", "L39-log-many-item", "L40-meta-count", "L41-props-user",
               "L42-s3-endpoint", "L43-h2-db", "L44-item-user", "L45-php-user", "L46-ruby-region",
-              "L47-ora-user", "L48-orcl",
+              "L47-ora-user", "L48-orcl", "L49-ldap-uid", "L50-spring-user", "L51-redis-user",
+              "L52-jenkins-user", "L53-chp-user", "L54-item-pwd-dir",
               # kubeconfig's client-certificate-data: a certificate in base64, public
               "LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0tCk1JSUM1ekNDQWMrZ0F3SUJB")
 # What differs between the stores by nature: ids of the run, where it came from, times.

@@ -381,6 +381,37 @@ def test_a_search_cannot_find_a_masked_value(store: sqlite3.Connection) -> None:
     ("the password for bob = 3 tries", "the password for bob = 3 tries"),
     *[(kept, kept) for kept in ["jdbc:oracle:thin:@db:1521:orcl", "sqlplus / as sysdba @x.sql",
                                 "AUTH PLAIN text", "AUTH PLAIN dGV4dHRleHQ=", "plain textbook"]],
+    # a password hash's or encoder's scheme before the value stays (LDAP, Spring Security)
+    ("userPassword: {SSHA}W6ph5Mm5Pz8GgiULbPgzG37mj9g=\nspring.security.user.password={noop}Sp-Pw1",
+     "userPassword: {SSHA}***\nspring.security.user.password={noop}***"),
+    ('"password": "{bcrypt}$2a$10$dXJ3SW6G7P50lGmMkk", password: {CRYPT}$6$rounds$Cr-Pw2',
+     '"password": "***", password: {CRYPT}***'),
+    *[(kept, kept) for kept in ["password: {{ vault_pw }}", "token: {}", "password={0}",
+                                "credentials: {user: bob}"]],
+    # Redis's requirepass and masterauth (redis.conf, CONFIG SET, redis-server's options), its
+    # AUTH on a redis-cli command line or after its prompt
+    ("requirepass Rd-Pw1\nmasterauth \"Rd Pw2\"\nCONFIG SET requirepass Rd-Pw3",
+     "requirepass ***\nmasterauth \"***\"\nCONFIG SET requirepass ***"),
+    ("redis-server --requirepass Rd-Pw4; redis-cli -h cache AUTH default Rd-Pw5",
+     "redis-server --requirepass ***; redis-cli -h cache AUTH default ***"),
+    ("127.0.0.1:6379> AUTH Rd-Pw6\nOK\n127.0.0.1:6379[2]> auth bob Rd-Pw7",
+     "127.0.0.1:6379> AUTH ***\nOK\n127.0.0.1:6379[2]> auth bob ***"),
+    # Jenkins' CLI and HTTPie: -auth user:token; chpasswd's user:password from its input
+    ("java -jar jenkins-cli.jar -s http://j:8080/ -auth admin:Jk-Tk1 build; http --auth bob:Hp-Pw2 GET x",
+     "java -jar jenkins-cli.jar -s http://j:8080/ -auth admin:*** build; http --auth bob:*** GET x"),
+    ("echo 'bob:Ch-Pw1' | chpasswd; echo -e \"amy:Ch-Pw2\" | sudo chpasswd; chpasswd <<< 'al:Ch-Pw3'",
+     "echo 'bob:***' | chpasswd; echo -e \"amy:***\" | sudo chpasswd; chpasswd <<< 'al:***'"),
+    # SMTP's AUTH LOGIN: the client's line after the challenge "Password:" (base64)
+    ("send: 'AUTH LOGIN Ym9i\\r\\n'\nreply: b'334 UGFzc3dvcmQ6\\r\\n'\n"
+     "reply: retcode (334); Msg: b'UGFzc3dvcmQ6'\nsend: 'aHVudGVyMg==\\r\\n'\nreply: b'235 ok\\r\\n'",
+     "send: 'AUTH LOGIN Ym9i\\r\\n'\nreply: b'334 UGFzc3dvcmQ6\\r\\n'\n"
+     "reply: retcode (334); Msg: b'UGFzc3dvcmQ6'\nsend: '***\\r\\n'\nreply: b'235 ok\\r\\n'"),
+    ("S: 334 VXNlcm5hbWU6\nC: Ym9i\nS: 334 UGFzc3dvcmQ6\nC: aHVudGVyMg==\nS: 235 ok",
+     "S: 334 VXNlcm5hbWU6\nC: Ym9i\nS: 334 UGFzc3dvcmQ6\nC: ***\nS: 235 ok"),
+    *[(kept, kept) for kept in ["java -jar jenkins-cli.jar -auth @creds.txt who-am-i",
+                                "Auth failed for user bob", "the wire shows > auth x",
+                                "requirepass is not set", "chpasswd failed for user bob",
+                                "${env}[PWD] = /home/ci", "os.environ['PWD'] = '/home/x'"]],
     # Go's and make's :=, ?=, +=, a comparison's ==
     ('Password := "Go-Pw1"; DB_PASSWORD ?= Mk-Pw2; TOKEN += Tk-3; if password == "Cm-Pw4":',
      'Password := "***"; DB_PASSWORD ?= ***; TOKEN += ***; if password == "***":'),
@@ -458,6 +489,11 @@ def test_a_table_column_named_like_a_secret_registers_its_values(table: str,
     ("${creds}[api_token] = Tk item 1\n[password] => Pr-Pw-2", ["Tk item 1", "Pr-Pw-2"]),
     ('{"secret"=>"Rb-Sec-3"}', ["Rb-Sec-3"]),
     ("sqlplus -s scott/Or-Pw-4@orcl; jdbc:oracle:oci:app/Or-Pw-5@db", ["Or-Pw-4", "Or-Pw-5"]),
+    ("userPassword: {SSHA}W6ph5Mm5Pz8G=\npassword={noop}Sp-Pw-6", ["W6ph5Mm5Pz8G=", "Sp-Pw-6"]),
+    ("requirepass Rd-Pw-7\n127.0.0.1:6379> AUTH bob Rd-Pw-8", ["Rd-Pw-7", "Rd-Pw-8"]),
+    ("jenkins-cli -auth admin:Jk-Tk-9; echo 'bob:Ch-Pw-10' | chpasswd", ["Jk-Tk-9", "Ch-Pw-10"]),
+    ("reply: b'334 UGFzc3dvcmQ6\\r\\n'\nsend: 'U20tUHctMTE=\\r\\n'", ["U20tUHctMTE="]),
+    ("${env}[PWD] = /home/ci\nrequirepass is not set", []),
 ])
 def test_a_structured_secret_registers_its_strings(text: str, registered: list[str]) -> None:
     """A tuple, list or call after a secret's name: its strings are what a run registers, of
@@ -487,7 +523,9 @@ _SHAPES = ["ftp://user:pa55@host/f", "Bearer Zm9vYmFyYmF6cXV4", "eyJhbGciOi.eyJz
            "<name>x.secret.key</name><value>v-7</value>", "api.key=v-8", "[password] => v-9",
            '{"token"=>"v-10"}', "${d}[pwd] = v 11", "token ?= v-12", "pw := v-13",
            "sqlplus u/v-14@db", "jdbc:oracle:thin:u/v-15@h", "AUTH PLAIN AGJvYgBodW50ZXIy",
-           "set password for u = 'v-16'"]
+           "set password for u = 'v-16'", "userPassword: {SSHA}v-17", "requirepass v-18",
+           "127.0.0.1:6379> AUTH v-19", "-auth u:v-20", "echo u:v-21 | chpasswd",
+           "334 UGFzc3dvcmQ6\nC: djIy"]
 _PIECES = [*_SHAPES, "password", "token", "auth", "cookie", "x-Session-Id", "=", ": ", '"', "'",
            "${", "}", " ", "\n", "Bearer ", "://", "@", "user:pa55", "eyJ", ".fghij", "ghp_",
            "\u0130", "\u0131", "plain words", "42", "inside", "Author", "sid", "\t", "\u00a0",
@@ -507,7 +545,10 @@ _PIECES = [*_SHAPES, "password", "token", "auth", "cookie", "x-Session-Id", "=",
            "ConvertTo-SecureString ", " -AsPlainText", '<entry key="', '">', "<key>", "</key>",
            "<name>", "</name>", "<value>", "</value>", ".key", "secret.", '<string name="', "=>",
            " => ", "]", "[password]", "}[", '"]', ":=", "?=", "+=", "==", "jdbc:oracle:thin:",
-           "sqlplus ", "/", "AUTH PLAIN ", "AGJvYgBodW50ZXIy", "SET PASSWORD FOR ", "'u'@'h' = "]
+           "sqlplus ", "/", "AUTH PLAIN ", "AGJvYgBodW50ZXIy", "SET PASSWORD FOR ", "'u'@'h' = ",
+           "{SSHA}", "{noop}", "requirepass ", "masterauth ", "CONFIG SET ", "--requirepass ",
+           "redis-cli ", " AUTH ", "6379> ", "-auth ", "--auth=", "u:", "chpasswd", " | chpasswd",
+           "chpasswd <<< ", "334 UGFzc3dvcmQ6", "\nsend: '", "C: "]
 
 
 def _every_rule(words: tuple[str, ...]) -> Redactor:

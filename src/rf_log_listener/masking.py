@@ -34,6 +34,7 @@ from rf_log_listener.argument_passwords import (
     masked_argument_passwords,
 )
 from rf_log_listener.errors import ResultError
+from rf_log_listener.gated_shapes import TRIGGER_MARKS, gated_secrets, masked_gated
 from rf_log_listener.known_values import KnownValues, registrable
 from rf_log_listener.named_values import (
     ENVIRONMENT_HEAD,
@@ -87,9 +88,7 @@ from rf_log_listener.secret_shapes import (
     masked_secret_option,
     masked_span,
     masked_vendor_token,
-    may_hold_oracle_login,
     may_hold_password_option,
-    oracle_passwords,
     piped_passwords,
     prose_passwords,
     secret_options,
@@ -151,7 +150,8 @@ class Redactor(StepMasking):
         ``password=``, ``"token": ``, ``${API_KEY} =``, the header lines ``Authorization:`` and
         ``Cookie:``; every name rule reads a value after one), a private key's armour
         (``PRIVATE KEY``), ``://`` (URL credentials, webhooks), ``bearer``, a JWT's ``eyJ``, a
-        vendor token's prefix, ``curl``, SQL's ``IDENTIFIED BY`` (``shape_marks``), a
+        vendor token's prefix, ``curl``, SQL's ``IDENTIFIED BY`` (``shape_marks``), the gated
+        shapes' marks (``gated_shapes``: ``requirepass``, ``-auth``, ...), a
         secret-named XML element (``password>``), an XML element a secret's name names
         (``name="db.password">``, ``Password</key>``), a password in prose with a value that may
         be one (``PROSE_MARK``); a command's password option is looked for apart
@@ -180,7 +180,7 @@ class Redactor(StepMasking):
         # and ``'password' does not match:`` (``compared_values``); or a name-value pair's
         # value key after it (``"name": "API_TOKEN", "value":``, ``name_value_pair``); or an
         # attribute's quote and its tag's end, or a key or name element's (``xml_named_text``)
-        return "|".join((*shape_marks(), PROSE_MARK,
+        return "|".join((*shape_marks(TRIGGER_MARKS), PROSE_MARK,
                          rf"""(?:{self._names_tree})s?(?:(?:{NAME_CLOSE}|\)|' does not match)?\s*[?+]?[:=]"""
                          rf"""|\s*>|{PAIR_BETWEEN}|["'][^<>]{{0,500}}>|\s*</(?:key|name)>)"""))
 
@@ -381,8 +381,7 @@ class Redactor(StepMasking):
             text = sub(shapes.webhook, text, masked_credentials_after)
             text = sub(shapes.sas_signature, text, masked_credentials_after)
             text = sub(shapes.scheme_credentials, text, masked_scheme)
-            if may_hold_oracle_login(text):
-                text = sub(shapes.oracle_login, text, masked_credentials_after)
+            text = masked_gated(text, text.lower(), sub)
             text = sub(PROSE_PASSWORD(), text, masked_prose_password)
             text = sub(shapes.jwt, text, lambda m: MASK)
             text = sub(shapes.base64_pem, text, masked_base64_key)
@@ -418,7 +417,7 @@ class Redactor(StepMasking):
                               or secret_options(text, lowered) or secure_strings(text, lowered))) or (
                 "pass:" in text and command_passwords(text, lowered)) or (
                 ("identified" in lowered or "password" in lowered) and sql_passwords(text, lowered)) or (
-                oracle_passwords(text, lowered)) or (
+                gated_secrets(text, lowered)) or (
                 text.startswith(_LIBRARY_MESSAGES) and (typed_password(text) or (
                     environment_value(text, self.names_secret) is not None))) or (
                 argument_password_spans(text)):
@@ -482,7 +481,7 @@ class Redactor(StepMasking):
             found += curl_credentials(text)
         found += command_passwords(text, lowered)
         found += sql_passwords(text, lowered)
-        found += oracle_passwords(text, lowered)
+        found += gated_secrets(text, lowered)
         found += piped_passwords(text)
         found += secure_strings(text, lowered)
         found += argument_passwords(text)

@@ -36,8 +36,12 @@ _WORKING_DIRECTORIES = frozenset({"pwd", "oldpwd"})
 
 
 def _bare(name: str) -> str:
-    """A key as written (quoted, ``${...}``, bare) lower-cased without its decoration."""
-    return name.strip("'\"${}%@&").lower()
+    """A key as written (quoted, ``${...}``, bare, an item's ``${env}[PWD]``) lower-cased
+    without its decoration."""
+    bare = name.strip("'\"${}%@&").lower()
+    if bare.endswith("]") and "[" in bare:  # an item: its own name (``os.environ['PWD']``)
+        bare = bare[bare.rindex("[") + 1:-1].strip("'\"")
+    return bare
 
 
 def network_name(name: str) -> bool:
@@ -246,6 +250,12 @@ def spellings(name: str) -> list[str] | None:
 # The schemes an Authorization value names before its credential (``Bearer x``): kept when
 # the credential is masked, and the credential alone is what a run registers.
 AUTH_SCHEMES = r"Bearer|Basic|Digest|Token|Negotiate|NTLM|ApiKey|Bot"
+# What stays shown before a value: an auth scheme, or a password hash's or encoder's scheme in
+# braces, followed by the value itself: LDAP's userPassword (``{SSHA}W6ph…``, ``{CRYPT}$6$…``),
+# Spring Security's encoders (``{bcrypt}$2a$…``, ``{noop}x``: the password itself), Dovecot's
+# ``{SHA512-CRYPT}``. A value that began with "{" was taken for a dict, and nothing was masked.
+VALUE_SCHEME = (rf"""(?:(?:{AUTH_SCHEMES})[ \t]+"""
+                r"""|\{[A-Za-z][\w.-]{0,19}\}(?=[^\s,;&'"<>()\]}|{\[]))""")
 # A value that is a Python tuple, list or call on one line (RequestsLibrary's ``auth=('bob',
 # 'x')``, RF's TRACE arguments ``auth=['bob', 'x']``, ``HTTPBasicAuth('bob', 'x')``): the
 # whole of it, not the bracket alone (which left the password after it shown). A plain value
@@ -297,7 +307,7 @@ def key_value(name: str) -> re.Pattern[str]:
         (?P<key> [$@&%]\{{ {name} \}} | (?P<q>(?P<bs>\\{{1,3}})?["']) {name} (?P=q)
                | (?<![\w$.-]) {name} )
         (?![\w-])
-        (?P<sep> \]?\s*{SEPARATOR}\s* (?:(?:{AUTH_SCHEMES})[ \t]+)? )
+        (?P<sep> \]?\s*{SEPARATOR}\s* {VALUE_SCHEME}? )
         (?P<value> (?(bs) {escaped_value("q")}
                         | (?:[$@&%]\{{[^{{}}]*\}}(?:\[[^\]]*\])? | {VALUE} ) ) )
         """
@@ -373,7 +383,7 @@ def name_value_pair(name: str) -> re.Pattern[str]:
         rf"""(?ix)
         (?<![\w-]) ["']? (?:parameter)?(?:name|key) ["']? \s*[:=]\s* (?P<q>["']?)
         (?P<key> [\w./-]*?(?:{name}) ) (?P=q) (?= {PAIR_BETWEEN} )
-        {PAIR_BETWEEN} \s*
+        {PAIR_BETWEEN} \s* {VALUE_SCHEME}?
         (?P<value> {VALUE} )
         """
     )

@@ -14,9 +14,9 @@ from collections.abc import Callable, Iterable
 from functools import cache
 
 from .secret_names import (
-    AUTH_SCHEMES,
     SEPARATOR,
     VALUE,
+    VALUE_SCHEME,
     credential_pair,
     escaped_value,
     name_steps,
@@ -51,9 +51,6 @@ VENDOR_TOKENS = (
 # SMTP's AUTH PLAIN (smtplib's debug output, ``send: 'AUTH PLAIN AGJvYgB4'``) alike
 _BASIC_MARK = "basic[ \t]" + "[a-z0-9+/]" * 8
 _PLAIN_MARK = "auth[ \t]plain[ \t]" + "[a-z0-9+/]" * 8
-# Oracle's tools whose command line takes ``user/password@database`` (``oracle_login``)
-_ORACLE_TOOLS = ("sqlplus", "rman", "expdp", "impdp", "sqlldr", "dgmgrl")
-_ORACLE_MARKS = ("jdbc:oracle:", *_ORACLE_TOOLS)  # substrings (``may_hold_oracle_login``)
 # Webhook URLs whose path is their credential (anyone holding one posts as the team): the
 # URL's start, kept; the rest of it is masked.
 _WEBHOOKS = (r"hooks\.slack\.com/(?:services|workflows|triggers)/",
@@ -103,18 +100,16 @@ SHAPE_MARKS = ("://", "bearer", "eyj", "private key", "ls0tls1crudjti", "curl",
 
 
 @functools.cache
-def shape_marks() -> tuple[str, ...]:
+def shape_marks(others: tuple[str, ...] = ()) -> tuple[str, ...]:
     """SHAPE_MARKS and, as one tree of their shared prefixes, the vendor tokens' prefixes,
-    HTTP Basic credentials' and AUTH PLAIN's marks, PowerShell's ``ConvertTo-SecureString``,
-    Oracle's JDBC URL and tools (``oracle_login``): ``re`` tries an
-    alternation's branches one by one at each position, so fifteen prefixes as branches made
-    the trigger scan 2.5 → 3.2 µs a text; as a tree 2.4."""
+    HTTP Basic credentials' and AUTH PLAIN's marks, PowerShell's ``ConvertTo-SecureString``
+    and ``others`` (the gated shapes' marks: ``gated_shapes.TRIGGER_MARKS``, each a sequence
+    of characters and classes): ``re`` tries an alternation's branches one by one at each
+    position, so fifteen prefixes as branches made the trigger scan 2.5 → 3.2 µs a text; as
+    a tree 2.4."""
     marks = [[step.lower() for step in steps] for steps in _vendor_prefix_steps()]
-    # each Oracle tool's name with the blank ``oracle_login`` needs after it: "performance"
-    # holds "rman" (a word start, ``\b``, would be a branch of its own: ~1 µs a text more)
-    others = (_BASIC_MARK, _PLAIN_MARK, "convertto-securestring", "jdbc:oracle:",
-              *(f"{tool}[ \t]" for tool in _ORACLE_TOOLS))
-    return (*SHAPE_MARKS, shared_prefixes(marks + _steps_of(others)))
+    return (*SHAPE_MARKS, shared_prefixes(
+        marks + _steps_of((_BASIC_MARK, _PLAIN_MARK, "convertto-securestring", *others))))
 
 
 @functools.cache
@@ -145,13 +140,6 @@ class _Shapes:
         # name's): base64 of "user:password", told from a word by decoding (``masked_scheme``)
         self.scheme_credentials = re.compile(
             r"(?i)\b(Bearer\s+|Basic[ \t]|AUTH[ \t]PLAIN[ \t])([A-Za-z0-9\-._~+/]{8,}=*)")
-        # Oracle's user/password@database in a JDBC URL (thin, OCI) and on its tools' command
-        # lines (``sqlplus -s scott/x@orcl``, ``expdp userid=scott/x``, ``rman target
-        # sys/x@db``): the password; the user and the database stay
-        self.oracle_login = re.compile(
-            r"""(?i)(?P<head>(?:\bjdbc:oracle:(?:thin|oci8?):|\b(?:""" + "|".join(_ORACLE_TOOLS)
-            + r""")(?:[ \t]+(?:-\w+|target|catalog|auxiliary))*[ \t]+(?:\w+=)?['"]?)[\w$#.-]+/)"""
-            r"""(?P<value>[^\s@/'"]+)(?=[@'"\s]|$)""")
         self.private_key = re.compile(
             r"(-----BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----)(.*?)"
             r"(-----END [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----|\Z)", re.DOTALL,
@@ -222,7 +210,7 @@ class _Shapes:
         # value (between escaped quotes after an escaped one: ``escaped_value``).
         self.after_name = re.compile(
             r"""(?P<close>(?P<bs>\\{1,3})?["']|[}])? (?P<item>\])? [ \t]*""" + SEPARATOR + r"""[ \t]*
-                (?:(?:""" + AUTH_SCHEMES + r""")[ \t]+)?
+                (?:""" + VALUE_SCHEME + r""")?
                 (?P<value> (?(bs) """ + escaped_value("close") + " | (?:" + VALUE + r""") ) )""",
             re.IGNORECASE | re.VERBOSE)
 
@@ -554,20 +542,6 @@ def masked_scheme(match: re.Match[str]) -> str:
         return f"{match[1]}{MASK}" if nul and password and password.isprintable() else match[0]
     _user, colon, password = decoded.partition(":")
     return f"{match[1]}{MASK}" if colon and password and decoded.isprintable() else match[0]
-
-
-def may_hold_oracle_login(text: str, lowered: str | None = None) -> bool:
-    """Whether ``text`` may hold ``oracle_login``: by substrings, cheaper than its search."""
-    return "/" in text and any(map((text.lower() if lowered is None else lowered).__contains__,
-                                   _ORACLE_MARKS))
-
-
-def oracle_passwords(text: str, lowered: str) -> list[str]:
-    """The passwords of Oracle's ``user/password@database`` (``oracle_login``) in ``text``
-    (lower-cased as ``lowered``): by substrings first, as the writer asks every message."""
-    if not may_hold_oracle_login(text, lowered):
-        return []
-    return [m["value"] for m in compiled_shapes().oracle_login.finditer(text)]
 
 
 def masked_vendor_token(match: re.Match[str]) -> str:

@@ -1,6 +1,6 @@
 *** Settings ***
-Documentation     Secrets handled the ordinary way, each a value of its own (S01 ... S101), and
-...               values that only look like secrets (L01 ... L48), which must stay readable.
+Documentation     Secrets handled the ordinary way, each a value of its own (S01 ... S108), and
+...               values that only look like secrets (L01 ... L54), which must stay readable.
 Library           Vault.py
 Library           SSHLibrary.py
 Library           Browser.py
@@ -228,6 +228,20 @@ Shapes Next To Their Name
     Log    Starting process:\nsqlplus -s L47-ora-user/S100-ora-Pw@L48-orcl @report.sql
     Log    S100-ora-Pw was refused
     Log    send: 'AUTH PLAIN AGNpLWJvdABTMTAxLXNtdHAtUHc=\\r\\n'
+    Log    dn: uid=L49-ldap-uid,ou=people\nuserPassword: {SSHA}S102ldapHashQx=
+    Log    S102ldapHashQx= is the directory's
+    Log    spring.security.user.name=L50-spring-user\nspring.security.user.password={noop}S103-noop-Pw
+    Log    S103-noop-Pw again
+    Log    127.0.0.1:6379> AUTH L51-redis-user S104-redis-auth-Pw\nOK\n127.0.0.1:6379> CONFIG SET requirepass S105-redis-req-Pw
+    Log    S104-redis-auth-Pw and S105-redis-req-Pw were set
+    Log    Starting process:\njava -jar jenkins-cli.jar -s http://ci:8080/ -auth L52-jenkins-user:S106-jenkins-Tk build deploy
+    Log    S106-jenkins-Tk again
+    Log    Starting process:\nsh -c "echo 'L53-chp-user:S107-chpasswd-Pw' | chpasswd"
+    Log    S107-chpasswd-Pw again
+    Log    send: 'AUTH LOGIN Y2ktYm90\\r\\n'\nreply: b'334 UGFzc3dvcmQ6\\r\\n'\nreply: retcode (334); Msg: b'UGFzc3dvcmQ6'\nsend: 'UzEwOC1zbXRwLWxvZ2luLVB3\\r\\n'
+    Log    UzEwOC1zbXRwLWxvZ2luLVB3 again
+    &{shell} =    Create Dictionary    HOME=/root
+    ${shell}[PWD] =    Set Variable    /L54-item-pwd-dir
     Log    deploying, ${SUITE METADATA}[Token Count]
 
 Returned By Keywords Named Like Secrets

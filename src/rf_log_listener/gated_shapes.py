@@ -1,0 +1,111 @@
+"""Secrets in a few tools' and protocols' own shapes, each looked for only where its own
+substrings are. Shared by both sides: masking (``Redactor.text``), the registry
+(``Redactor.secret_values``) and the writer's check of every message (``may_name_a_value``)
+read the same table, so what one masks the others register.
+
+A row's pattern has the groups ``head`` (shown) and ``value`` (masked, registered). A text
+is searched with it only when it holds one of the row's marks (lower-cased substrings) and
+its ``needs`` character: a ``in`` test costs well under a microsecond, a search of every
+message several. The row's ``trigger`` marks are what ``Redactor``'s trigger scan looks for
+(characters and classes, ``secret_names.name_steps``): a text without any is not searched
+by any rule.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+from .secret_shapes import lazy_pattern, masked_credentials_after
+
+
+class GatedShape:
+    """One row: a plain class, as ``dataclasses`` (and ``inspect`` under it) would be more
+    than a reading command imports otherwise (``tests/test_cli_imports.py``)."""
+
+    __slots__ = ("marks", "needs", "trigger", "pattern")
+
+    def __init__(self, marks: tuple[str, ...], needs: str, trigger: tuple[str, ...],
+                 pattern: Callable[[], re.Pattern[str]]) -> None:
+        self.marks = marks  # lower-cased substrings: the text holds one, or is not searched
+        self.needs = needs  # a character the text holds too ("" for none)
+        self.trigger = trigger  # the marks as the trigger scan looks for them
+        self.pattern = pattern  # compiled at first use; groups head and value
+
+    def may_hold(self, text: str, lowered: str) -> bool:
+        return (not self.needs or self.needs in text) and any(map(lowered.__contains__, self.marks))
+
+
+_ORACLE_TOOLS = ("sqlplus", "rman", "expdp", "impdp", "sqlldr", "dgmgrl")
+# A value: quoted (to its quote, on its line), or to a blank, a quote or what ends a command
+_VALUE = r"""(?P<value>(?(q)[^'"\n]+|[^\s'";|&]+))"""
+
+GATED_SHAPES = (
+    # Oracle's user/password@database in a JDBC URL (thin, OCI) and on its tools' command
+    # lines (``sqlplus -s scott/x@orcl``, ``expdp userid=scott/x``, ``rman target
+    # sys/x@db``): the password; the user and the database stay. The trigger takes each
+    # tool's name with the blank it needs after it: "performance" holds "rman".
+    GatedShape(
+        ("jdbc:oracle:", *_ORACLE_TOOLS), "/",
+        ("jdbc:oracle:", *(f"{tool}[ \t]" for tool in _ORACLE_TOOLS)),
+        lazy_pattern(
+            r"""(?i)(?P<head>(?:\bjdbc:oracle:(?:thin|oci8?):|\b(?:""" + "|".join(_ORACLE_TOOLS)
+            + r""")(?:[ \t]+(?:-\w+|target|catalog|auxiliary))*[ \t]+(?:\w+=)?['"]?)[\w$#.-]+/)"""
+            r"""(?P<value>[^\s@/'"]+)(?=[@'"\s]|$)""")),
+    # Redis's password: its configuration's ``requirepass x`` and ``masterauth x`` (a line of
+    # redis.conf, which the value ends: "requirepass is not set" stays; ``CONFIG SET
+    # requirepass x``; ``redis-server --requirepass x``), and the AUTH command (``AUTH x``,
+    # ``AUTH user x``) on a redis-cli command line or after its prompt (``127.0.0.1:6379>
+    # AUTH x``); redis-cli's ``-a x`` is a password option (``secret_shapes``)
+    GatedShape(
+        ("requirepass", "masterauth", "redis-cli", "> auth"), "",
+        ("requirepass[ \t]", "masterauth[ \t]", "redis-cli", ">[ \t]auth[ \t]"),
+        lazy_pattern(
+            r"""(?im)(?P<head>(?:(?:(?P<line>^[ \t]*)|\bconfig[ \t]+set[ \t]+|(?<![\w-])--)"""
+            r"""(?:requirepass|masterauth)[ \t]+"""
+            r"""|(?:\bredis-cli\b[^\n;|&]{0,300}?[ \t]|^[ \t]*[\w.-]*(?::\d+)?(?:\[\d+\])?>[ \t]*)"""
+            r"""AUTH[ \t]+(?:[^\s'"]+[ \t]+(?=[^\s]))?)(?P<q>['"])?)""" + _VALUE
+            + r"""(?(line)(?=(?(q)['"])[ \t]*$))""")),  # redis.conf's line: the value ends it
+    # a user's credentials after an ``-auth``/``--auth`` option (Jenkins' CLI ``-auth
+    # user:token``, HTTPie's ``--auth user:password``): the part after the colon; ``-auth
+    # @file`` reads them from a file
+    GatedShape(
+        ("-auth",), ":", ("-auth[ \t=]",),
+        lazy_pattern(
+            r"""(?P<head>(?<![\w-])--?auth(?:[ \t]+|=)(?P<q>['"])?[^\s:'"@]+:)""" + _VALUE)),
+    # ``user:password`` lines chpasswd reads from its standard input (``echo 'bob:x' |
+    # sudo chpasswd``, ``chpasswd <<< 'bob:x'``): the password
+    GatedShape(
+        ("chpasswd",), ":", ("chpasswd",),
+        lazy_pattern(
+            r"""(?P<head>(?:\becho[ \t]+(?:-[neE]{1,3}[ \t]+)*(?=['"]?[^\s:'"]+:[^\n|]*\|[ \t]*"""
+            r"""(?:sudo[ \t]+(?:-\w+[ \t]+)*)?chpasswd\b)|\bchpasswd[ \t]*<<<[ \t]*)(?P<q>['"])?[^\s:'"]+:)"""
+            + _VALUE)),
+    # SMTP's AUTH LOGIN: after the server's challenge "Password:" in base64 (334
+    # UGFzc3dvcmQ6), the client's next line is the password in base64, as smtplib's debug
+    # output (``send: 'aHVudGVy\r\n'``) or a session's transcript (``C: aHVudGVy``) shows it
+    GatedShape(
+        ("ugfzc3dvcmq6", "cgfzc3dvcmq6"), "", ("[uc]gfzc3dvcmq6",),
+        lazy_pattern(
+            r"""(?P<head>\b334[ ](?:UGFzc3dvcmQ6|cGFzc3dvcmQ6)[^\n]*\n"""
+            r"""(?:[^\n]*(?:\b334\b|UGFzc3dvcmQ6|cGFzc3dvcmQ6)[^\n]*\n){0,2}"""
+            r"""(?:send:[ ]b?['"]|[ \t]*(?:C:|>+)?[ \t]*))"""
+            r"""(?P<value>[A-Za-z0-9+/]{2,}={0,2})(?=\\r|\\n|['"]|[ \t]*(?:\n|$))""")),
+)
+# The trigger scan's marks of every row (``secret_shapes.shape_marks`` joins them to its tree)
+TRIGGER_MARKS = tuple(mark for shape in GATED_SHAPES for mark in shape.trigger)
+
+
+def gated_secrets(text: str, lowered: str) -> list[str]:
+    """The values every row finds in ``text`` (lower-cased as ``lowered``), each row's
+    pattern run only where its marks are."""
+    return [match["value"] for shape in GATED_SHAPES if shape.may_hold(text, lowered)
+            for match in shape.pattern().finditer(text)]
+
+
+def masked_gated(text: str, lowered: str, sub: Callable[..., str]) -> str:
+    """``text`` with every row's values masked (``sub``: the masking's counting substitute)."""
+    for shape in GATED_SHAPES:
+        if shape.may_hold(text, lowered):
+            text = sub(shape.pattern(), text, masked_credentials_after)
+    return text
