@@ -80,7 +80,13 @@ Security's ``{noop}x`` (the uid and user beside them, L49 and L50, stay), (104) 
 user x`` at redis-cli's prompt (the user, L51, stays) and (105) ``CONFIG SET requirepass x``,
 (106) Jenkins' CLI ``-auth user:x`` (the user, L52, stays), (107) ``echo 'user:x' |
 chpasswd`` (the user, L53, stays), (108) SMTP's ``AUTH LOGIN`` password line in base64 after
-the challenge "Password:", each again alone. Fifty-four values only look like
+the challenge "Password:", each again alone; a network device's configuration as
+``show running-config`` prints it: (109) ``enable secret 5 x``, (110) ``username u privilege
+15 password 7 x`` and (111) ``snmp-server community x RO`` (the host's and the user's names,
+L55 and L56, stay); Net-SNMP's v3 (112) ``-A x`` and (113) ``-X x`` (the user, L57, stays);
+the secret's name in other languages, (114) German's ``${PASSWORT}`` and (115) Portuguese's
+``"senha": "x"`` (the user beside it, L58, stays); (116) ``SSHPASS=x sshpass -e`` (the host,
+L59, stays); each again alone. Fifty-nine values only look like
 secrets (look-alike names, values too short or too common, a keyword's name holding a
 secret's, ``Open Sidebar``'s "sid", a word after "password" among another keyword's
 arguments, text filled into a user-name field, ``Count Tokenizer Rules``' return, a
@@ -142,7 +148,9 @@ SECRETS = ("S01-Hunter2-pass", "S03-deep-Pw-9", "S05-set-var-Sec", "S07-var-pk-1
            "S100-ora-Pw", "S102ldapHashQx=", "S103-noop-Pw", "S104-redis-auth-Pw",
            "S105-redis-req-Pw", "S106-jenkins-Tk", "S107-chpasswd-Pw",
            # (108) SMTP's AUTH LOGIN: the password's line in base64, registered as it is
-           "UzEwOC1zbXRwLWxvZ2luLVB3")
+           "UzEwOC1zbXRwLWxvZ2luLVB3",
+           "$1$S109iosHash$x", "S110IosType7", "S111-snmp-comm", "S112-snmp-auth", "S113-snmp-priv",
+           "S114-passwort-Pw", "S115-senha-Pw", "S116-sshpass-Pw")
 # Masked by its shape wherever it occurs, so never registered as a run's value.
 BY_SHAPE = ("S27webhooksecret99", "S69sasSignature%2B9", "S89presignedSig0a1b",
             # (82) HTTP Basic credentials out of a header, (83) an npm token
@@ -164,7 +172,8 @@ LOOKALIKES = ("L01-54321-count", "L02-all-tests-passed", "L03-bypass-enabled",
               "L38-reports", "L39-log-many-item", "L40-meta-count", "L41-props-user",
               "L42-s3-endpoint", "L43-h2-db", "L44-item-user", "L45-php-user", "L46-ruby-region",
               "L47-ora-user", "L48-orcl", "L49-ldap-uid", "L50-spring-user", "L51-redis-user",
-              "L52-jenkins-user", "L53-chp-user", "L54-item-pwd-dir",
+              "L52-jenkins-user", "L53-chp-user", "L54-item-pwd-dir", "L55-edge-router",
+              "L56-ios-user", "L57-snmp-user", "L58-br-user", "L59-ssh-host",
               # kubeconfig's client-certificate-data: a certificate in base64, public
               "LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0tCk1JSUM1ekNDQWMrZ0F3SUJB")
 # What differs between the stores by nature: ids of the run, where it came from, times.
@@ -358,8 +367,8 @@ def test_what_keywords_named_like_secrets_return_is_known_at_info(tmp_path: Path
         # the suite's secret-named variables: live from RF's scopes, an import from the
         # suite file beside it (the test below); its metadata's, from the suite (S93)
         assert registered - set(returned) == {
-            v for v in SECRETS if v[:3] in ("S01", "S03", "S11", "S12", "S20", "S22", "S33",
-                                             "S34", "S92", "S93")}, origin
+            v for v in SECRETS if v.partition("-")[0] in (
+                "S01", "S03", "S11", "S12", "S20", "S22", "S33", "S34", "S92", "S93")}, origin
         assert set(returned) <= registered, origin
         shown = [hit.text for hit in service.search_messages(conn, "in use", run_id=1).hits]
         assert shown == ["keys in use: ***, *** and ***"], origin

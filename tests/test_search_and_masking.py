@@ -412,6 +412,32 @@ def test_a_search_cannot_find_a_masked_value(store: sqlite3.Connection) -> None:
                                 "Auth failed for user bob", "the wire shows > auth x",
                                 "requirepass is not set", "chpasswd failed for user bob",
                                 "${env}[PWD] = /home/ci", "os.environ['PWD'] = '/home/x'"]],
+    # a network device's configuration as show running-config prints it (Cisco, Arista)
+    ("enable secret 5 $1$mERr$hx5r\nusername bob privilege 15 password 7 0822455D0A16\n"
+     "snmp-server community Sn-Comm-1 RO\ntacacs-server host 10.1.1.1 key 7 \"Nx-Key-2\"\n"
+     "line vty 0 4\n password 7 030752180500\n login\ncrypto isakmp key Ik-Key-3 address 10.0.0.2\n"
+     " neighbor 10.0.0.2 password Bg-Pw-4\n ip ospf message-digest-key 1 md5 7 Os-Md5-5\n"
+     "  key-string 7 Ks-Str-6\n key 7 13061E010803\nusername admin role network-admin secret sha512 $6$Eos",
+     "enable secret 5 ***\nusername bob privilege 15 password 7 ***\n"
+     "snmp-server community *** RO\ntacacs-server host 10.1.1.1 key 7 \"***\"\n"
+     "line vty 0 4\n password 7 ***\n login\ncrypto isakmp key *** address 10.0.0.2\n"
+     " neighbor 10.0.0.2 password ***\n ip ospf message-digest-key 1 md5 7 ***\n"
+     "  key-string 7 ***\n key 7 ***\nusername admin role network-admin secret sha512 ***"),
+    *[(kept, kept) for kept in ["key 1", "username bob", "The username field is empty",
+                                "enable password", "Pressing Key 7 times",
+                                " neighbor 10.0.0.3 remote-as 65001"]],
+    # Net-SNMP's community and v3 pass phrases (-a and -x name protocols)
+    ("snmpwalk -v2c -c Sn-Comm-7 10.0.0.1; snmpget -v3 -a SHA -A Sn-Auth-8 -x AES -X Sn-Priv-9 h",
+     "snmpwalk -v2c -c *** 10.0.0.1; snmpget -v3 -a SHA -A *** -x AES -X *** h"),
+    # the secret's name in other languages; sshpass' variable; a registry's credentials
+    ("${PASSWORT} = De-Pw-1\nSalasana: Fi-Pw-2\nwachtwoord=Nl-Pw-3 {\"senha\": \"Br-Pw-4\"} "
+     "mot_de_passe=Fr-Pw-5",
+     "${PASSWORT} = ***\nSalasana: ***\nwachtwoord=*** {\"senha\": \"***\"} mot_de_passe=***"),
+    ("SSHPASS=Ss-Pw-6 sshpass -e ssh h\n.dockerconfigjson: eyJhdXRocyI6e30=",
+     "SSHPASS=*** sshpass -e ssh h\n.dockerconfigjson: ***"),
+    ("Typing text 'De-Pw-7' into text field 'css:#salasanaKentta'.",
+     "Typing text '***' into text field 'css:#salasanaKentta'."),
+    *[(kept, kept) for kept in ["Salasana on väärä", "Anna salasana"]],
     # Go's and make's :=, ?=, +=, a comparison's ==
     ('Password := "Go-Pw1"; DB_PASSWORD ?= Mk-Pw2; TOKEN += Tk-3; if password == "Cm-Pw4":',
      'Password := "***"; DB_PASSWORD ?= ***; TOKEN += ***; if password == "***":'),
@@ -494,6 +520,8 @@ def test_a_table_column_named_like_a_secret_registers_its_values(table: str,
     ("jenkins-cli -auth admin:Jk-Tk-9; echo 'bob:Ch-Pw-10' | chpasswd", ["Jk-Tk-9", "Ch-Pw-10"]),
     ("reply: b'334 UGFzc3dvcmQ6\\r\\n'\nsend: 'U20tUHctMTE=\\r\\n'", ["U20tUHctMTE="]),
     ("${env}[PWD] = /home/ci\nrequirepass is not set", []),
+    ("enable secret 5 $1$mERr$hx\n password 7 0822455D0A16", ["$1$mERr$hx", "0822455D0A16"]),
+    ("snmpwalk -v2c -c public 10.0.0.1; snmpget -c Sn-Comm-12 h", ["Sn-Comm-12"]),  # a default
 ])
 def test_a_structured_secret_registers_its_strings(text: str, registered: list[str]) -> None:
     """A tuple, list or call after a secret's name: its strings are what a run registers, of
@@ -525,7 +553,8 @@ _SHAPES = ["ftp://user:pa55@host/f", "Bearer Zm9vYmFyYmF6cXV4", "eyJhbGciOi.eyJz
            "sqlplus u/v-14@db", "jdbc:oracle:thin:u/v-15@h", "AUTH PLAIN AGJvYgBodW50ZXIy",
            "set password for u = 'v-16'", "userPassword: {SSHA}v-17", "requirepass v-18",
            "127.0.0.1:6379> AUTH v-19", "-auth u:v-20", "echo u:v-21 | chpasswd",
-           "334 UGFzc3dvcmQ6\nC: djIy"]
+           "334 UGFzc3dvcmQ6\nC: djIy", "enable secret 5 v-23", "username u password v-24",
+           " password 7 v-25", "snmpwalk -c v-26 h", "passwort=v-27", "SSHPASS=v-28"]
 _PIECES = [*_SHAPES, "password", "token", "auth", "cookie", "x-Session-Id", "=", ": ", '"', "'",
            "${", "}", " ", "\n", "Bearer ", "://", "@", "user:pa55", "eyJ", ".fghij", "ghp_",
            "\u0130", "\u0131", "plain words", "42", "inside", "Author", "sid", "\t", "\u00a0",
@@ -548,7 +577,9 @@ _PIECES = [*_SHAPES, "password", "token", "auth", "cookie", "x-Session-Id", "=",
            "sqlplus ", "/", "AUTH PLAIN ", "AGJvYgBodW50ZXIy", "SET PASSWORD FOR ", "'u'@'h' = ",
            "{SSHA}", "{noop}", "requirepass ", "masterauth ", "CONFIG SET ", "--requirepass ",
            "redis-cli ", " AUTH ", "6379> ", "-auth ", "--auth=", "u:", "chpasswd", " | chpasswd",
-           "chpasswd <<< ", "334 UGFzc3dvcmQ6", "\nsend: '", "C: "]
+           "chpasswd <<< ", "334 UGFzc3dvcmQ6", "\nsend: '", "C: ", "enable ", "secret ", " 5 ",
+           " 7 ", "username ", " privilege 15", "snmp-server community ", " key ", "key-string ",
+           "tacacs-server ", "neighbor ", "snmpwalk ", " -c ", " -A ", " -X ", "salasana", "senha"]
 
 
 def _every_rule(words: tuple[str, ...]) -> Redactor:
@@ -565,6 +596,17 @@ def test_each_shape_alone_reaches_its_rule(shape: str) -> None:
     masked, count = Redactor(extra_words=("pin", "otp")).text(shape)
     assert count >= 1 and "***" in masked
     assert (masked, count) == _every_rule(("pin", "otp")).text(shape)
+
+
+def test_every_gated_shape_s_marks_pass_the_gate_before_them() -> None:
+    """``gated_shapes.may_hold_any`` asks a few substrings instead of every row's marks:
+    each mark holds one of them (else a row's text would never reach its rule)."""
+    from rf_log_listener.gated_shapes import GATED_SHAPES, may_hold_any
+
+    marks = [mark for shape in GATED_SHAPES for mark in shape.marks]
+    assert len(marks) > 15
+    assert all(may_hold_any(f"{mark}/:", mark) for mark in marks)
+    assert not may_hold_any("Clicking element 'id=submit'.", "clicking element 'id=submit'.")
 
 
 @settings(max_examples=400, deadline=None, database=None, derandomize=True)

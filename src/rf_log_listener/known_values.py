@@ -17,6 +17,7 @@ MIN_SECRET_CHARS = 4
 _TOO_COMMON = frozenset({
     "true", "false", "none", "null", "nil", "yes", "no", "on", "off", "empty", "undefined",
     "password", "secret", "token", "changeme", "[]", "{}", "()",
+    "public", "private",  # SNMP's default communities: masked where given, not everywhere
 })
 
 

@@ -27,6 +27,15 @@ SECRET_WORDS = (
     r"signing[-_. ]?key", r"encryption[-_. ]?key", r"auth", r"authorization", r"credentials?",
     r"cookie", r"session[-_. ]?id", r"sessid", r"sid",
     r"psk",  # a Wi-Fi network's pre-shared key (wpa_supplicant's psk="x", NetworkManager's)
+    r"sshpass",  # sshpass -e reads the password from SSHPASS
+    # a Kubernetes secret's registry credentials: base64 of a JSON that holds them
+    r"dockerconfigjson", r"dockercfg",
+    # the word in other languages, where it is one word and ASCII (German, Dutch, Finnish,
+    # Portuguese, Danish, Czech and Slovak, French): a name beyond ASCII ("lösenord") would
+    # make the trigger scan of every text case-fold, ten times slower; an operator's words
+    # may be any (RF_LOG_MCP_SECRET_KEYS)
+    r"passwort", r"kennwort", r"wachtwoord", r"salasana", r"senha", r"adgangskode", r"heslo",
+    r"mot[-_ ]?de[-_ ]?passe",
 )
 
 # The shell's working directories, PWD and OLDPWD, end with "pwd" (a password's short name:
@@ -100,7 +109,11 @@ SECRET_WORD_SPELLINGS = (
     "authorization", "api-key", "api_key", "api.key", "api key", "apikey", "ssh-key", "ssh_key",
     "ssh.key", "ssh key", "sshkey", "credentials", "credential", "passphrase", "password",
     "passwd", "passcode", "secret", "cookie", "sessid", "token", "auth", "pwd", "sid", "-pass",
-    "_pass", "pw", "psk",
+    "_pass", "pw", "psk", "dockerconfigjson", "mot-de-passe", "mot-de_passe", "mot-de passe",
+    "mot_de-passe", "mot_de_passe", "mot_de passe", "mot de-passe", "mot de_passe",
+    "mot de passe", "adgangskode", "mot-depasse", "mot_depasse", "mot depasse", "motde-passe",
+    "motde_passe", "motde passe", "wachtwoord", "motdepasse", "dockercfg", "passwort",
+    "kennwort", "salasana", "sshpass", "senha", "heslo",
 )
 
 

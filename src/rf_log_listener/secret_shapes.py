@@ -78,6 +78,10 @@ PASSWORD_OPTIONS = (
     (r"ssh-keygen", ("-N", "-P"), APART),  # the new and the old passphrase
     (r"zip|unzip|zipcloak", ("-P",), APART),
     (r"az\b[^;|\n]{0,300}?\blogin", ("-p",), APART),
+    # Net-SNMP's tools: a v1/v2c community (its password), v3's authentication and privacy
+    # pass phrases (-a and -x name their protocols)
+    (r"snmp(?:walk|bulkwalk|get|getnext|bulkget|set|table|trap|inform|status|df|netstat|delta)",
+     ("-c", "-A", "-X"), APART),
 )
 # The words a secret's option ends with (``--token``, ``--client-secret``, ``--api-key``):
 # the option's value follows apart. Fewer than a secret's name (``--auth basic``, ``--cookie
@@ -426,7 +430,10 @@ def piped_passwords(text: str) -> list[str]:
 TYPED_HEAD, _TYPED_INTO, _TYPED_END = "Typing text '", "' into text field '", "'."
 _LOCATOR_WORDS = lazy_pattern(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])")
 _PASSWORD_FIELD_WORDS = frozenset(("password", "passwd", "pass", "pw", "pwd", "passphrase",
-                                   "passcode", "secret", "pin", "otp"))
+                                   "passcode", "secret", "pin", "otp",
+                                   # other languages' words (``secret_names.SECRET_WORDS``)
+                                   "passwort", "kennwort", "wachtwoord", "salasana", "senha",
+                                   "adgangskode", "heslo", "motdepasse"))
 # each word as a piece of the locator: a cheap search before the word split
 _PASSWORD_FIELD_PIECES = lazy_pattern(f"(?i){'|'.join(sorted(_PASSWORD_FIELD_WORDS))}")
 

@@ -1,6 +1,6 @@
 *** Settings ***
-Documentation     Secrets handled the ordinary way, each a value of its own (S01 ... S108), and
-...               values that only look like secrets (L01 ... L54), which must stay readable.
+Documentation     Secrets handled the ordinary way, each a value of its own (S01 ... S116), and
+...               values that only look like secrets (L01 ... L59), which must stay readable.
 Library           Vault.py
 Library           SSHLibrary.py
 Library           Browser.py
@@ -240,6 +240,15 @@ Shapes Next To Their Name
     Log    S107-chpasswd-Pw again
     Log    send: 'AUTH LOGIN Y2ktYm90\\r\\n'\nreply: b'334 UGFzc3dvcmQ6\\r\\n'\nreply: retcode (334); Msg: b'UGFzc3dvcmQ6'\nsend: 'UzEwOC1zbXRwLWxvZ2luLVB3\\r\\n'
     Log    UzEwOC1zbXRwLWxvZ2luLVB3 again
+    Log    Building configuration...\nhostname L55-edge-router\nenable secret 5 $1$S109iosHash$x\nusername L56-ios-user privilege 15 password 7 S110IosType7\n!\nsnmp-server community S111-snmp-comm RO
+    Log    $1$S109iosHash$x and S110IosType7 and S111-snmp-comm again
+    Log    Starting process:\nsnmpwalk -v3 -u L57-snmp-user -l authPriv -a SHA -A S112-snmp-auth -x AES -X S113-snmp-priv 10.0.0.1
+    Log    S112-snmp-auth and S113-snmp-priv again
+    ${PASSWORT} =    Set Variable    S114-passwort-Pw
+    Log    {"usuario": "L58-br-user", "senha": "S115-senha-Pw"}
+    Log    S114-passwort-Pw and S115-senha-Pw again
+    Log    SSHPASS=S116-sshpass-Pw sshpass -e ssh deploy@L59-ssh-host
+    Log    S116-sshpass-Pw again
     &{shell} =    Create Dictionary    HOME=/root
     ${shell}[PWD] =    Set Variable    /L54-item-pwd-dir
     Log    deploying, ${SUITE METADATA}[Token Count]
