@@ -86,7 +86,8 @@ the challenge "Password:", each again alone; a network device's configuration as
 L55 and L56, stay); Net-SNMP's v3 (112) ``-A x`` and (113) ``-X x`` (the user, L57, stays);
 the secret's name in other languages, (114) German's ``${PASSWORT}`` and (115) Portuguese's
 ``"senha": "x"`` (the user beside it, L58, stays); (116) ``SSHPASS=x sshpass -e`` (the host,
-L59, stays); each again alone. Fifty-nine values only look like
+L59, stays); each again alone; (117) an Atlassian API token and (118) a Vault token (by
+their prefixes). Fifty-nine values only look like
 secrets (look-alike names, values too short or too common, a keyword's name holding a
 secret's, ``Open Sidebar``'s "sid", a word after "password" among another keyword's
 arguments, text filled into a user-name field, ``Count Tokenizer Rules``' return, a
@@ -155,6 +156,9 @@ SECRETS = ("S01-Hunter2-pass", "S03-deep-Pw-9", "S05-set-var-Sec", "S07-var-pk-1
 BY_SHAPE = ("S27webhooksecret99", "S69sasSignature%2B9", "S89presignedSig0a1b",
             # (82) HTTP Basic credentials out of a header, (83) an npm token
             "Y2ktYm90OlM4Mi1iYXNpYy1Qdw==", "npm_S83npmTokenAbCdEfGhIjKlMnOpQrStUvWxY",
+            # (117, 118) Atlassian's API token and a Vault token
+            "ATATT3xFfGF0S117atlassianTokenAbCdEfGhIjKlMnOpQrStUvWxYz0123456789=A1B2C3D4",
+            "hvs.CAESIS118vaultTokenAbCdEfGhIjKl",
             # (101) SMTP's AUTH PLAIN as smtplib's debug output shows it
             "AGNpLWJvdABTMTAxLXNtdHAtUHc=",
             # (78) kubeconfig's client-key-data: a PEM private key in base64

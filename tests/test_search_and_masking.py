@@ -458,6 +458,16 @@ def test_a_search_cannot_find_a_masked_value(store: sqlite3.Connection) -> None:
     ("hf_" + "AbCd" * 8 + "Ef", "***"),
     ("SG." + "a" * 22 + "." + "b" * 43, "***"),
     ("shpat_" + "0f" * 16 + " and dop_v1_" + "ab" * 32, "*** and ***"),
+    ("ya29.a0AfH6SMBx3kVYaLhBqZ2w_dE0123 xapp-1-A0123456789-1234567890123-" + "ab01" * 16,
+     "*** ***"),
+    ("glrt-" + "Ab1_" * 5 + " gldt-" + "Cd2x" * 5 + " hvs.CAESIJ" + "Ef3G" * 6
+     + " ATATT3x" + "Gh4=" * 12 + "A1B2C3D4",
+     "*** *** *** ***"),
+    ("dapi" + "0f" * 16 + " glsa_" + "Ij5k" * 8 + "_0a1b2c3d NRAK-" + "L6MN" * 6 + "OPQ", "*** *** ***"),
+    ("PMAK-" + "ab" * 12 + "-" + "cd" * 17 + " whsec_" + "Qr7s" * 7 + " sbp_" + "ef" * 20, "*** *** ***"),
+    ("tskey-auth-k" + "T8uv" * 8 + " lin_api_" + "Wx9y" * 10 + " AGE-SECRET-KEY-1" + "Z" * 58,
+     "*** *** ***"),
+    *[(kept, kept) for kept in ["the rapid dapi test; hvs.example; ya29.short", "glrt-short"]],
     ("password=", "password="),
     ('"password": null', '"password": null'),
     # a Wi-Fi network's pre-shared key is a secret, its names (SSID, BSSID end with "sid")
@@ -554,7 +564,8 @@ _SHAPES = ["ftp://user:pa55@host/f", "Bearer Zm9vYmFyYmF6cXV4", "eyJhbGciOi.eyJz
            "set password for u = 'v-16'", "userPassword: {SSHA}v-17", "requirepass v-18",
            "127.0.0.1:6379> AUTH v-19", "-auth u:v-20", "echo u:v-21 | chpasswd",
            "334 UGFzc3dvcmQ6\nC: djIy", "enable secret 5 v-23", "username u password v-24",
-           " password 7 v-25", "snmpwalk -c v-26 h", "passwort=v-27", "SSHPASS=v-28"]
+           " password 7 v-25", "snmpwalk -c v-26 h", "passwort=v-27", "SSHPASS=v-28",
+           "ya29." + "a" * 20, "hvs." + "b" * 24, "ATATT3" + "c" * 50, "AGE-SECRET-KEY-1" + "D" * 58]
 _PIECES = [*_SHAPES, "password", "token", "auth", "cookie", "x-Session-Id", "=", ": ", '"', "'",
            "${", "}", " ", "\n", "Bearer ", "://", "@", "user:pa55", "eyJ", ".fghij", "ghp_",
            "\u0130", "\u0131", "plain words", "42", "inside", "Author", "sid", "\t", "\u00a0",

@@ -46,6 +46,17 @@ VENDOR_TOKENS = (
     ("dckr_pat_", "[A-Za-z0-9_-]{20,}"), ("dop_v1_", "[a-f0-9]{64}"),
     (r"SG\.", r"[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43}"),
     *((f"shp{kind}_", "[a-fA-F0-9]{32}") for kind in ("at", "ss", "ca", "pa")),
+    # Google's OAuth access tokens, Slack's app-level tokens, GitLab's runner, deploy and
+    # pipeline trigger tokens, HashiCorp Vault's service, batch and recovery tokens,
+    # Atlassian's API tokens (Jira, Xray), Databricks, Grafana's service accounts, New Relic,
+    # Postman, Stripe's webhook secrets, Tailscale, Supabase, Linear, age's secret keys
+    (r"ya29\.", "[0-9A-Za-z_-]{20,}"), ("xapp-", "[0-9]-[A-Za-z0-9-]{20,}"),
+    ("glrt-", "[A-Za-z0-9_-]{20,}"), ("gldt-", "[A-Za-z0-9_-]{20,}"), ("glptt-", "[0-9a-f]{40}"),
+    (r"hv[sbr]\.", "[A-Za-z0-9_-]{24,}"), ("ATATT3", "[A-Za-z0-9_=-]{50,}"), ("dapi", "[a-f0-9]{32}"),
+    ("glsa_", "[A-Za-z0-9]{32}_[A-Fa-f0-9]{8}"), ("NRAK-", "[A-Z0-9]{27}"),
+    ("PMAK-", "[a-f0-9]{24}-[a-f0-9]{34}"), ("whsec_", "[A-Za-z0-9+/]{24,}"),
+    ("tskey-", "[A-Za-z0-9-]{30,}"), ("sbp_", "[a-f0-9]{40}"), ("lin_api_", "[A-Za-z0-9]{40}"),
+    ("AGE-SECRET-KEY-1", "[0-9A-Z]{58}"),
 )
 # HTTP Basic credentials out of a header (``masked_scheme``): the scheme, one blank, base64;
 # SMTP's AUTH PLAIN (smtplib's debug output, ``send: 'AUTH PLAIN AGJvYgB4'``) alike
