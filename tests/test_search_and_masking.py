@@ -438,6 +438,13 @@ def test_a_search_cannot_find_a_masked_value(store: sqlite3.Connection) -> None:
     ("Typing text 'De-Pw-7' into text field 'css:#salasanaKentta'.",
      "Typing text '***' into text field 'css:#salasanaKentta'."),
     *[(kept, kept) for kept in ["Salasana on väärä", "Anna salasana"]],
+    # a value JavaScript sets into a password field (SeleniumLibrary's Execute JavaScript)
+    ("Executing JavaScript:\ndocument.getElementById('password').value='Js-Pw1'\nWithout any arguments.",
+     "Executing JavaScript:\ndocument.getElementById('password').value='***'\nWithout any arguments."),
+    ("document.querySelector(\"#loginPwd\").value = \"Js-Pw2\"; $('#pw').val('Js-Pw3')",
+     "document.querySelector(\"#loginPwd\").value = \"***\"; $('#pw').val('***')"),
+    *[(kept, kept) for kept in ["document.getElementById('username').value='bob'",
+                                "document.getElementById('password').value=arguments[0]"]],
     # Go's and make's :=, ?=, +=, a comparison's ==
     ('Password := "Go-Pw1"; DB_PASSWORD ?= Mk-Pw2; TOKEN += Tk-3; if password == "Cm-Pw4":',
      'Password := "***"; DB_PASSWORD ?= ***; TOKEN += ***; if password == "***":'),
@@ -565,7 +572,8 @@ _SHAPES = ["ftp://user:pa55@host/f", "Bearer Zm9vYmFyYmF6cXV4", "eyJhbGciOi.eyJz
            "127.0.0.1:6379> AUTH v-19", "-auth u:v-20", "echo u:v-21 | chpasswd",
            "334 UGFzc3dvcmQ6\nC: djIy", "enable secret 5 v-23", "username u password v-24",
            " password 7 v-25", "snmpwalk -c v-26 h", "passwort=v-27", "SSHPASS=v-28",
-           "ya29." + "a" * 20, "hvs." + "b" * 24, "ATATT3" + "c" * 50, "AGE-SECRET-KEY-1" + "D" * 58]
+           "ya29." + "a" * 20, "hvs." + "b" * 24, "ATATT3" + "c" * 50, "AGE-SECRET-KEY-1" + "D" * 58,
+           "$('#pw').val('v-29')", "getElementById('pwd').value='v-30'"]
 _PIECES = [*_SHAPES, "password", "token", "auth", "cookie", "x-Session-Id", "=", ": ", '"', "'",
            "${", "}", " ", "\n", "Bearer ", "://", "@", "user:pa55", "eyJ", ".fghij", "ghp_",
            "\u0130", "\u0131", "plain words", "42", "inside", "Author", "sid", "\t", "\u00a0",
@@ -590,7 +598,8 @@ _PIECES = [*_SHAPES, "password", "token", "auth", "cookie", "x-Session-Id", "=",
            "redis-cli ", " AUTH ", "6379> ", "-auth ", "--auth=", "u:", "chpasswd", " | chpasswd",
            "chpasswd <<< ", "334 UGFzc3dvcmQ6", "\nsend: '", "C: ", "enable ", "secret ", " 5 ",
            " 7 ", "username ", " privilege 15", "snmp-server community ", " key ", "key-string ",
-           "tacacs-server ", "neighbor ", "snmpwalk ", " -c ", " -A ", " -X ", "salasana", "senha"]
+           "tacacs-server ", "neighbor ", "snmpwalk ", " -c ", " -A ", " -X ", "salasana", "senha",
+           "getElementById('", "').value = '", "$('#", "').val('", "[0].value='"]
 
 
 def _every_rule(words: tuple[str, ...]) -> Redactor:

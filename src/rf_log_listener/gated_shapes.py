@@ -16,21 +16,30 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from .secret_shapes import lazy_pattern, masked_credentials_after
+from .secret_shapes import lazy_pattern, masked_credentials_after, password_field
 
 
 class GatedShape:
     """One row: a plain class, as ``dataclasses`` (and ``inspect`` under it) would be more
     than a reading command imports otherwise (``tests/test_cli_imports.py``)."""
 
-    __slots__ = ("marks", "needs", "trigger", "pattern")
+    __slots__ = ("marks", "needs", "trigger", "pattern", "holds")
 
     def __init__(self, marks: tuple[str, ...], needs: str, trigger: tuple[str, ...],
-                 pattern: Callable[[], re.Pattern[str]]) -> None:
+                 pattern: Callable[[], re.Pattern[str]],
+                 holds: Callable[[re.Match[str]], bool] | None = None) -> None:
         self.marks = marks  # lower-cased substrings: the text holds one, or is not searched
         self.needs = needs  # a character the text holds too ("" for none)
         self.trigger = trigger  # the marks as the trigger scan looks for them
         self.pattern = pattern  # compiled at first use; groups head and value
+        self.holds = holds  # whether a match's value is a secret (None: every match's is)
+
+    def values(self, text: str) -> list[str]:
+        return [m["value"] for m in self.pattern().finditer(text) if self.holds is None or self.holds(m)]
+
+    def masked(self, match: re.Match[str]) -> str:
+        held = self.holds is None or self.holds(match)
+        return masked_credentials_after(match) if held else match[0]
 
     def may_hold(self, text: str, lowered: str) -> bool:
         return (not self.needs or self.needs in text) and any(map(lowered.__contains__, self.marks))
@@ -101,6 +110,17 @@ GATED_SHAPES = (
             r"""|message-digest-key[ \t]\d+[ \t]md5)|crypto[ \t]isakmp[ \t]key"""
             r"""|pre-shared-key(?:[ \t](?:local|remote))?)"""
             r"""[ \t]+(?:(?:[0-9]|sha512)[ \t]+(?=\S))?(?P<q>")?)(?P<value>(?(q)[^"\n]+|\S+))""")),
+    # a value JavaScript sets into a password field (SeleniumLibrary's ``Execute JavaScript``
+    # logs its code): ``document.getElementById('password').value = 'x'``, ``querySelector``,
+    # ``getElementsByName('pwd')[0]``, jQuery's ``$('#pw').val('x')``; the locator is a
+    # password field's as for typed text (``secret_shapes.password_field``)
+    GatedShape(
+        (").val", "].val"), "", ("\\)\\.val", "\\]\\.val"),
+        lazy_pattern(
+            r"""(?P<head>(?:\bgetElementById|\bquerySelector(?:All)?|\bgetElementsByName|\$)"""
+            r"""\(\s*(?P<lq>['"])(?P<locator>[^'"\n]{1,200})(?P=lq)\s*\)(?:\[\d+\])?"""
+            r"""\.(?:value\s*=\s*|val\(\s*)(?P<q>['"]))(?P<value>[^'"\n]+)"""),
+        lambda match: password_field(match["locator"])),
     # SMTP's AUTH LOGIN: after the server's challenge "Password:" in base64 (334
     # UGFzc3dvcmQ6), the client's next line is the password in base64, as smtplib's debug
     # output (``send: 'aHVudGVy\r\n'``) or a session's transcript (``C: aHVudGVy``) shows it
@@ -123,6 +143,7 @@ def may_hold_any(text: str, lowered: str) -> bool:
     marks asked one by one cost ~1 µs a message, these ~0.2."""
     return ("pass" in lowered or "auth" in lowered or "key" in lowered or "secret" in lowered
             or "community" in lowered or "redis" in lowered or "gfzc3dvcmq6" in lowered
+            or ".val" in lowered
             or ("/" in text and any(map(lowered.__contains__, _ORACLE_MARKS))))
 
 
@@ -131,8 +152,8 @@ def gated_secrets(text: str, lowered: str) -> list[str]:
     pattern run only where its marks are."""
     if not may_hold_any(text, lowered):
         return []
-    return [match["value"] for shape in GATED_SHAPES if shape.may_hold(text, lowered)
-            for match in shape.pattern().finditer(text)]
+    return [value for shape in GATED_SHAPES if shape.may_hold(text, lowered)
+            for value in shape.values(text)]
 
 
 def masked_gated(text: str, lowered: str, sub: Callable[..., str]) -> str:
@@ -141,5 +162,5 @@ def masked_gated(text: str, lowered: str, sub: Callable[..., str]) -> str:
         return text
     for shape in GATED_SHAPES:
         if shape.may_hold(text, lowered):
-            text = sub(shape.pattern(), text, masked_credentials_after)
+            text = sub(shape.pattern(), text, shape.masked)
     return text
