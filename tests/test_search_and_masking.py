@@ -368,6 +368,10 @@ def test_a_search_cannot_find_a_masked_value(store: sqlite3.Connection) -> None:
      "config[\"password\"] = \"***\"; os.environ['API_TOKEN'] = '***'"),
     ("&{d}[password]=Rf-Pw7\n${creds}[password] = two words", "&{d}[password]=***\n${creds}[password] = ***"),
     *[(kept, kept) for kept in ["[tokens] => 4", "$x[password_hint] => ask", "a => b; [user] => bob"]],
+    # after a bare name, => takes a quoted value (Perl's, Ruby's symbol keys): a JavaScript
+    # arrow function whose parameter is so named is code
+    ("password => 'Pl-Pw5', :token => \"Rb-Tk6\"", "password => '***', :token => \"***\""),
+    *[(kept, kept) for kept in ["tokens.map(token => token.trim())", "const f = (a, secret) => secret.x"]],
     # Oracle's user/password@database in a JDBC URL and on its tools' command lines; SMTP's
     # AUTH PLAIN (base64 of NUL user NUL password), as smtplib's debug output shows it
     ("jdbc:oracle:thin:scott/Or-Pw1@db:1521/orcl; sqlplus -s scott/Or-Pw2@orcl",
@@ -537,6 +541,7 @@ def test_a_table_column_named_like_a_secret_registers_its_values(table: str,
     ("jenkins-cli -auth admin:Jk-Tk-9; echo 'bob:Ch-Pw-10' | chpasswd", ["Jk-Tk-9", "Ch-Pw-10"]),
     ("reply: b'334 UGFzc3dvcmQ6\\r\\n'\nsend: 'U20tUHctMTE=\\r\\n'", ["U20tUHctMTE="]),
     ("${env}[PWD] = /home/ci\nrequirepass is not set", []),
+    ("tokens.map(token => token.trim()); password => 'Pl-Pw-13'", ["Pl-Pw-13"]),
     ("enable secret 5 $1$mERr$hx\n password 7 0822455D0A16", ["$1$mERr$hx", "0822455D0A16"]),
     ("snmpwalk -v2c -c public 10.0.0.1; snmpget -c Sn-Comm-12 h", ["Sn-Comm-12"]),  # a default
 ])

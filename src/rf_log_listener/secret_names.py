@@ -293,6 +293,11 @@ NAME_CLOSE = rf"""(?:{ESCAPED_QUOTE}|["'}}\]]|["']\])"""
 # ``==``, LDIF's ``::`` before a base64 value (``userPassword:: e1NTSEF9...``). The masking's
 # trigger scan and the registry's prefilter take ``?`` and ``+`` before ``:`` or ``=``.
 SEPARATOR = r"(?:=>|::|[:?+=]?=|:)"
+# After a bare name (not quoted, bracketed or RF's ``${...}``), ``=>`` takes only a quoted
+# value: Ruby's and Perl's hashes quote their strings (``:password => "x"``), while
+# JavaScript's arrow function after a parameter so named is code (``token => token.trim()``).
+# Groups arrow, q (the name's quote), rf (RF's variable), item (``]``) decide.
+BARE_ARROW = r"""(?(arrow)(?(q)|(?(rf)|(?(item)|(?=["'])))))"""
 
 
 def escaped_value(quote: str) -> str:
@@ -317,10 +322,11 @@ def key_value(name: str) -> re.Pattern[str]:
     long identifier-like text (an id, base64) is scanned once, not once per character."""
     return re.compile(
         rf"""(?ix)
-        (?P<key> [$@&%]\{{ {name} \}} | (?P<q>(?P<bs>\\{{1,3}})?["']) {name} (?P=q)
+        (?P<key> (?P<rf>[$@&%])\{{ {name} \}} | (?P<q>(?P<bs>\\{{1,3}})?["']) {name} (?P=q)
                | (?<![\w$.-]) {name} )
         (?![\w-])
-        (?P<sep> \]?\s*{SEPARATOR}\s* {VALUE_SCHEME}? )
+        (?P<sep> (?P<item>\])?\s*(?:(?P<arrow>=>)|(?!=>){SEPARATOR})\s* {VALUE_SCHEME}? )
+        {BARE_ARROW}
         (?P<value> (?(bs) {escaped_value("q")}
                         | (?:[$@&%]\{{[^{{}}]*\}}(?:\[[^\]]*\])? | {VALUE} ) ) )
         """

@@ -224,8 +224,10 @@ class _Shapes:
         # (``"token":``, ``\"token\":``, ``${token} =``), the separator, an auth scheme, the
         # value (between escaped quotes after an escaped one: ``escaped_value``).
         self.after_name = re.compile(
-            r"""(?P<close>(?P<bs>\\{1,3})?["']|[}])? (?P<item>\])? [ \t]*""" + SEPARATOR + r"""[ \t]*
+            r"""(?P<close>(?P<bs>\\{1,3})?["']|[}])? (?P<item>\])? [ \t]*(?:(?P<arrow>=>)|(?!=>)"""
+            + SEPARATOR + r""")[ \t]*
                 (?:""" + VALUE_SCHEME + r""")?
+                (?(arrow)(?(close)|(?(item)|(?=["']))))
                 (?P<value> (?(bs) """ + escaped_value("close") + " | (?:" + VALUE + r""") ) )""",
             re.IGNORECASE | re.VERBOSE)
 
