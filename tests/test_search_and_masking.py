@@ -430,6 +430,10 @@ def test_a_search_cannot_find_a_masked_value(store: sqlite3.Connection) -> None:
     *[(kept, kept) for kept in ["key 1", "username bob", "The username field is empty",
                                 "enable password", "Pressing Key 7 times",
                                 " neighbor 10.0.0.3 remote-as 65001"]],
+    # Sysinternals' PsExec and Windows' credential manager
+    ("psexec \\\\win01 -u CORP\\admin -p Px-Pw1 cmd; cmdkey /add:srv /user:bob /pass:Ck-Pw2",
+     "psexec \\\\win01 -u CORP\\admin -p *** cmd; cmdkey /add:srv /user:bob /pass:***"),
+    *[(kept, kept) for kept in ["cmdkey /generic:x /user:bob /pass", "ls -p /tmp"]],
     # Net-SNMP's community and v3 pass phrases (-a and -x name protocols)
     ("snmpwalk -v2c -c Sn-Comm-7 10.0.0.1; snmpget -v3 -a SHA -A Sn-Auth-8 -x AES -X Sn-Priv-9 h",
      "snmpwalk -v2c -c *** 10.0.0.1; snmpget -v3 -a SHA -A *** -x AES -X *** h"),
@@ -578,7 +582,8 @@ _SHAPES = ["ftp://user:pa55@host/f", "Bearer Zm9vYmFyYmF6cXV4", "eyJhbGciOi.eyJz
            "334 UGFzc3dvcmQ6\nC: djIy", "enable secret 5 v-23", "username u password v-24",
            " password 7 v-25", "snmpwalk -c v-26 h", "passwort=v-27", "SSHPASS=v-28",
            "ya29." + "a" * 20, "hvs." + "b" * 24, "ATATT3" + "c" * 50, "AGE-SECRET-KEY-1" + "D" * 58,
-           "$('#pw').val('v-29')", "getElementById('pwd').value='v-30'"]
+           "$('#pw').val('v-29')", "getElementById('pwd').value='v-30'", "psexec -p v-31",
+           "cmdkey /pass:v-32"]
 _PIECES = [*_SHAPES, "password", "token", "auth", "cookie", "x-Session-Id", "=", ": ", '"', "'",
            "${", "}", " ", "\n", "Bearer ", "://", "@", "user:pa55", "eyJ", ".fghij", "ghp_",
            "\u0130", "\u0131", "plain words", "42", "inside", "Author", "sid", "\t", "\u00a0",
@@ -604,7 +609,8 @@ _PIECES = [*_SHAPES, "password", "token", "auth", "cookie", "x-Session-Id", "=",
            "chpasswd <<< ", "334 UGFzc3dvcmQ6", "\nsend: '", "C: ", "enable ", "secret ", " 5 ",
            " 7 ", "username ", " privilege 15", "snmp-server community ", " key ", "key-string ",
            "tacacs-server ", "neighbor ", "snmpwalk ", " -c ", " -A ", " -X ", "salasana", "senha",
-           "getElementById('", "').value = '", "$('#", "').val('", "[0].value='"]
+           "getElementById('", "').value = '", "$('#", "').val('", "[0].value='",
+           "psexec ", "cmdkey ", " /pass:", "/user:"]
 
 
 def _every_rule(words: tuple[str, ...]) -> Redactor:

@@ -90,6 +90,11 @@ GATED_SHAPES = (
             r"""(?P<head>(?:\becho[ \t]+(?:-[neE]{1,3}[ \t]+)*(?=['"]?[^\s:'"]+:[^\n|]*\|[ \t]*"""
             r"""(?:sudo[ \t]+(?:-\w+[ \t]+)*)?chpasswd\b)|\bchpasswd[ \t]*<<<[ \t]*)(?P<q>['"])?[^\s:'"]+:)"""
             + _VALUE)),
+    # Windows' credential manager given a password on its command line (``cmdkey
+    # /add:host /user:bob /pass:x``; ``/pass`` alone asks for it)
+    GatedShape(
+        ("cmdkey",), ":", ("cmdkey",),
+        lazy_pattern(r"""(?i)(?P<head>\bcmdkey\b[^\n;|&]{0,300}?[ \t]/pass:(?P<q>['"])?)""" + _VALUE)),
     # a network device's configuration (Cisco's IOS and NX-OS, Arista's EOS), as ``show
     # running-config`` prints it over SSHLibrary or Telnet: the value after its type (0
     # plain, 5/8/9 hashes, 7 reversible, EOS' sha512), or a quoted one. Case matters, each

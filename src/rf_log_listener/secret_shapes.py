@@ -89,6 +89,7 @@ PASSWORD_OPTIONS = (
     (r"ssh-keygen", ("-N", "-P"), APART),  # the new and the old passphrase
     (r"zip|unzip|zipcloak", ("-P",), APART),
     (r"az\b[^;|\n]{0,300}?\blogin", ("-p",), APART),
+    (r"(?:psexec(?:64)?|paexec)", ("-p",), APART),  # Sysinternals' PsExec: -u user -p x
     # Net-SNMP's tools: a v1/v2c community (its password), v3's authentication and privacy
     # pass phrases (-a and -x name their protocols)
     (r"snmp(?:walk|bulkwalk|get|getnext|bulkget|set|table|trap|inform|status|df|netstat|delta)",
