@@ -434,6 +434,11 @@ def test_a_search_cannot_find_a_masked_value(store: sqlite3.Connection) -> None:
     ("psexec \\\\win01 -u CORP\\admin -p Px-Pw1 cmd; cmdkey /add:srv /user:bob /pass:Ck-Pw2",
      "psexec \\\\win01 -u CORP\\admin -p *** cmd; cmdkey /add:srv /user:bob /pass:***"),
     *[(kept, kept) for kept in ["cmdkey /generic:x /user:bob /pass", "ls -p /tmp"]],
+    # a password piped to Kerberos' kinit and Red Hat's passwd --stdin; passwd's options stay
+    ("echo 'Kr-Pw1' | kinit bob@CORP.EXAMPLE.COM; echo Kr-Pw2 | sudo passwd --stdin alice",
+     "echo '***' | kinit bob@CORP.EXAMPLE.COM; echo *** | sudo passwd --stdin alice"),
+    *[(kept, kept) for kept in ["passwd -l bob", "kinit -kt /etc/krb5.keytab host/x",
+                                "echo hello | grep h"]],
     # Net-SNMP's community and v3 pass phrases (-a and -x name protocols)
     ("snmpwalk -v2c -c Sn-Comm-7 10.0.0.1; snmpget -v3 -a SHA -A Sn-Auth-8 -x AES -X Sn-Priv-9 h",
      "snmpwalk -v2c -c *** 10.0.0.1; snmpget -v3 -a SHA -A *** -x AES -X *** h"),
@@ -583,7 +588,7 @@ _SHAPES = ["ftp://user:pa55@host/f", "Bearer Zm9vYmFyYmF6cXV4", "eyJhbGciOi.eyJz
            " password 7 v-25", "snmpwalk -c v-26 h", "passwort=v-27", "SSHPASS=v-28",
            "ya29." + "a" * 20, "hvs." + "b" * 24, "ATATT3" + "c" * 50, "AGE-SECRET-KEY-1" + "D" * 58,
            "$('#pw').val('v-29')", "getElementById('pwd').value='v-30'", "psexec -p v-31",
-           "cmdkey /pass:v-32"]
+           "cmdkey /pass:v-32", "echo v-33 | kinit u", "echo v-34 | passwd --stdin u"]
 _PIECES = [*_SHAPES, "password", "token", "auth", "cookie", "x-Session-Id", "=", ": ", '"', "'",
            "${", "}", " ", "\n", "Bearer ", "://", "@", "user:pa55", "eyJ", ".fghij", "ghp_",
            "\u0130", "\u0131", "plain words", "42", "inside", "Author", "sid", "\t", "\u00a0",
@@ -610,7 +615,7 @@ _PIECES = [*_SHAPES, "password", "token", "auth", "cookie", "x-Session-Id", "=",
            " 7 ", "username ", " privilege 15", "snmp-server community ", " key ", "key-string ",
            "tacacs-server ", "neighbor ", "snmpwalk ", " -c ", " -A ", " -X ", "salasana", "senha",
            "getElementById('", "').value = '", "$('#", "').val('", "[0].value='",
-           "psexec ", "cmdkey ", " /pass:", "/user:"]
+           "psexec ", "cmdkey ", " /pass:", "/user:", " | kinit ", "kinit", " --stdin", "passwd "]
 
 
 def _every_rule(words: tuple[str, ...]) -> Redactor:

@@ -415,6 +415,7 @@ class Redactor(StepMasking):
         # command's options, sudo's -S and --password-stdin follow " -")
         if (" -" in text and (command_passwords(text, lowered) or piped_passwords(text)
                               or secret_options(text, lowered) or secure_strings(text, lowered))) or (
+                "kinit" in lowered and piped_passwords(text)) or (
                 "pass:" in text and command_passwords(text, lowered)) or (
                 ("identified" in lowered or "password" in lowered) and sql_passwords(text, lowered)) or (
                 gated_secrets(text, lowered)) or (

@@ -110,7 +110,7 @@ _OPTION_WORDS = (r"token|secret|password|passwd|passphrase"
 # text a third slower and its compiling 1 ms longer.
 SHAPE_MARKS = ("://", "bearer", "eyj", "private key", "ls0tls1crudjti", "curl",
                r"identified[ \t]+(?:by|with)\b", r"set[ \t]+password[ \t]+for\b", r"\|[ \t]*sudo\b",
-               "password-stdin", "<<<",
+               "password-stdin", "<<<", r"\|[ \t]*(?:sudo[ \t]+)?kinit\b", "--stdin\\b",
                r"-pass(?:in|out)?[ \t]+['\"]?pass:",
                r"-[\w-]*?(?:token|secret|passw|passphrase|key)[ \t]", "sig(?:nature)?=")
 
@@ -178,12 +178,15 @@ class _Shapes:
             r"""|(?P<set>\bset[ \t]+password[ \t]+for[ \t]+[^\s=]+[ \t]*=[ \t]*))(?P<q>['"])?)"""
             r"""(?P<value>(?(q)[^'"\n]+|[^\s;'"]+))""")
         # echo password | sudo -S ... (-S: sudo reads the password from its standard input),
-        # echo password | docker login --password-stdin (and podman's, helm's)
+        # echo password | docker login --password-stdin (and podman's, helm's), echo password |
+        # kinit user@REALM (Kerberos reads it from its input), echo password | passwd --stdin
+        # user (Red Hat's)
         self.sudo_stdin = re.compile(
             r"""(?P<head>\becho[ \t]+(?:-[neE]{1,3}[ \t]+)*(?P<q>['"])?)"""
             r"""(?P<value>(?(q)[^'"\n]+|[^\s'"|;&]+))"""
             r"""(?=(?(q)['"])[ \t]*\|[ \t]*(?:sudo\b[^\n;|&]{0,300}?(?<![\w-])-[A-Za-z]*S\b"""
-            r"""|[\w-]+\b[^\n;|&]{0,300}?(?<![\w-])--password-stdin(?![\w-])))""")
+            r"""|[\w-]+\b[^\n;|&]{0,300}?(?<![\w-])--password-stdin(?![\w-])"""
+            r"""|(?:sudo[ \t]+)?kinit\b|(?:sudo[ \t]+)?passwd\b[^\n;|&]{0,300}?(?<![\w-])--stdin\b))""")
         # the same commands given it by bash's here-string: sudo -S cmd <<< password,
         # docker login -u ci --password-stdin <<< password
         self.stdin_herestring = re.compile(
@@ -428,9 +431,10 @@ def secure_strings(text: str, lowered: str) -> list[str]:
 
 def piped_passwords(text: str) -> list[str]:
     """Passwords piped to a command that reads them from its standard input: ``echo x |
-    sudo -S``, ``echo x | docker login --password-stdin``, or given it by a here-string
+    sudo -S``, ``echo x | docker login --password-stdin``, ``echo x | kinit bob``, ``echo x |
+    passwd --stdin bob``, or given it by a here-string
     (``sudo -S cmd <<< x``)."""
-    if not ("sudo" in text or "password-stdin" in text):
+    if not ("sudo" in text or "password-stdin" in text or "kinit" in text or "--stdin" in text):
         return []
     shapes = compiled_shapes()
     found = [m["value"] for m in shapes.sudo_stdin.finditer(text)]
@@ -536,12 +540,15 @@ def masked_prose_password(match: re.Match[str]) -> str:
 
 
 def _prose_value(match: re.Match[str]) -> bool:
-    """A password's value after "password": one that cannot be an English word, or any word
-    quoted (``PASSWORD 'hunter'`` of SQL's CREATE ROLE, "the password 'hunter' expired")."""
+    """A password's value after "password": one that cannot be an English word and is no
+    command's option (``passwd -l bob``, ``passwd --stdin``), or any word quoted (``PASSWORD
+    'hunter'`` of SQL's CREATE ROLE, "the password 'hunter' expired")."""
     value, quote = match[2], match[1][-1]
     if value == MASK:
         return False
-    return looks_random(value) or (quote in "'\"" and match.string.startswith(quote, match.end()))
+    if quote in "'\"" and match.string.startswith(quote, match.end()):
+        return True
+    return looks_random(value) and not value.startswith("-")
 
 
 def masked_scheme(match: re.Match[str]) -> str:

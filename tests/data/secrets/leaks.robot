@@ -1,6 +1,6 @@
 *** Settings ***
-Documentation     Secrets handled the ordinary way, each a value of its own (S01 ... S119), and
-...               values that only look like secrets (L01 ... L60), which must stay readable.
+Documentation     Secrets handled the ordinary way, each a value of its own (S01 ... S120), and
+...               values that only look like secrets (L01 ... L61), which must stay readable.
 Library           Vault.py
 Library           SSHLibrary.py
 Library           Browser.py
@@ -251,6 +251,8 @@ Shapes Next To Their Name
     Log    S116-sshpass-Pw again
     Log    Executing JavaScript:\ndocument.getElementById('username').value='L60-js-user';document.getElementById('password').value='S119-js-field-Pw'\nWithout any arguments.
     Log    S119-js-field-Pw again
+    Log    Starting process:\nsh -c "echo 'S120-kinit-Pw' | kinit L61-krb-user@EXAMPLE.COM"
+    Log    S120-kinit-Pw again
     Log    jira: ATATT3xFfGF0S117atlassianTokenAbCdEfGhIjKlMnOpQrStUvWxYz0123456789=A1B2C3D4\nvault: hvs.CAESIS118vaultTokenAbCdEfGhIjKl
     &{shell} =    Create Dictionary    HOME=/root
     ${shell}[PWD] =    Set Variable    /L54-item-pwd-dir
