@@ -90,7 +90,8 @@ L59, stays); each again alone; (117) an Atlassian API token and (118) a Vault to
 their prefixes); (119) a value SeleniumLibrary's ``Execute JavaScript`` sets into a password
 field (``getElementById('password').value='x'``; the user name set beside it, L60, stays),
 again alone; (120) a password piped to Kerberos' ``kinit`` (the principal, L61, stays), again
-alone. Sixty-one values only look like
+alone; (121) IPMI's ``ipmitool ... -P x`` (the host, L62, stays), again alone. Sixty-two
+values only look like
 secrets (look-alike names, values too short or too common, a keyword's name holding a
 secret's, ``Open Sidebar``'s "sid", a word after "password" among another keyword's
 arguments, text filled into a user-name field, ``Count Tokenizer Rules``' return, a
@@ -155,7 +156,7 @@ SECRETS = ("S01-Hunter2-pass", "S03-deep-Pw-9", "S05-set-var-Sec", "S07-var-pk-1
            "UzEwOC1zbXRwLWxvZ2luLVB3",
            "$1$S109iosHash$x", "S110IosType7", "S111-snmp-comm", "S112-snmp-auth", "S113-snmp-priv",
            "S114-passwort-Pw", "S115-senha-Pw", "S116-sshpass-Pw", "S119-js-field-Pw",
-           "S120-kinit-Pw")
+           "S120-kinit-Pw", "S121-ipmi-Pw")
 # Masked by its shape wherever it occurs, so never registered as a run's value.
 BY_SHAPE = ("S27webhooksecret99", "S69sasSignature%2B9", "S89presignedSig0a1b",
             # (82) HTTP Basic credentials out of a header, (83) an npm token
@@ -182,7 +183,7 @@ LOOKALIKES = ("L01-54321-count", "L02-all-tests-passed", "L03-bypass-enabled",
               "L47-ora-user", "L48-orcl", "L49-ldap-uid", "L50-spring-user", "L51-redis-user",
               "L52-jenkins-user", "L53-chp-user", "L54-item-pwd-dir", "L55-edge-router",
               "L56-ios-user", "L57-snmp-user", "L58-br-user", "L59-ssh-host", "L60-js-user",
-              "L61-krb-user",
+              "L61-krb-user", "L62-bmc-host",
               # kubeconfig's client-certificate-data: a certificate in base64, public
               "LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0tCk1JSUM1ekNDQWMrZ0F3SUJB")
 # What differs between the stores by nature: ids of the run, where it came from, times.

@@ -434,6 +434,11 @@ def test_a_search_cannot_find_a_masked_value(store: sqlite3.Connection) -> None:
     ("psexec \\\\win01 -u CORP\\admin -p Px-Pw1 cmd; cmdkey /add:srv /user:bob /pass:Ck-Pw2",
      "psexec \\\\win01 -u CORP\\admin -p *** cmd; cmdkey /add:srv /user:bob /pass:***"),
     *[(kept, kept) for kept in ["cmdkey /generic:x /user:bob /pass", "ls -p /tmp"]],
+    # a management controller's tools (IPMI's -P; ipmitool's -p is its port), rdesktop
+    ("ipmitool -I lanplus -H h -p 623 -U admin -P Ip-Pw1 sdr; racadm -r h -u root -p Rc-Pw2 getsysinfo",
+     "ipmitool -I lanplus -H h -p 623 -U admin -P *** sdr; racadm -r h -u root -p *** getsysinfo"),
+    ("redfishtool -r h -u root -p Rf-Pw3 Systems; rdesktop -u bob -p Rd-Pw4 win01",
+     "redfishtool -r h -u root -p *** Systems; rdesktop -u bob -p *** win01"),
     # a password piped to Kerberos' kinit and Red Hat's passwd --stdin; passwd's options stay
     ("echo 'Kr-Pw1' | kinit bob@CORP.EXAMPLE.COM; echo Kr-Pw2 | sudo passwd --stdin alice",
      "echo '***' | kinit bob@CORP.EXAMPLE.COM; echo *** | sudo passwd --stdin alice"),
@@ -588,7 +593,8 @@ _SHAPES = ["ftp://user:pa55@host/f", "Bearer Zm9vYmFyYmF6cXV4", "eyJhbGciOi.eyJz
            " password 7 v-25", "snmpwalk -c v-26 h", "passwort=v-27", "SSHPASS=v-28",
            "ya29." + "a" * 20, "hvs." + "b" * 24, "ATATT3" + "c" * 50, "AGE-SECRET-KEY-1" + "D" * 58,
            "$('#pw').val('v-29')", "getElementById('pwd').value='v-30'", "psexec -p v-31",
-           "cmdkey /pass:v-32", "echo v-33 | kinit u", "echo v-34 | passwd --stdin u"]
+           "cmdkey /pass:v-32", "echo v-33 | kinit u", "echo v-34 | passwd --stdin u",
+           "ipmitool -P v-35", "racadm -p v-36"]
 _PIECES = [*_SHAPES, "password", "token", "auth", "cookie", "x-Session-Id", "=", ": ", '"', "'",
            "${", "}", " ", "\n", "Bearer ", "://", "@", "user:pa55", "eyJ", ".fghij", "ghp_",
            "\u0130", "\u0131", "plain words", "42", "inside", "Author", "sid", "\t", "\u00a0",

@@ -90,6 +90,10 @@ PASSWORD_OPTIONS = (
     (r"zip|unzip|zipcloak", ("-P",), APART),
     (r"az\b[^;|\n]{0,300}?\blogin", ("-p",), APART),
     (r"(?:psexec(?:64)?|paexec)", ("-p",), APART),  # Sysinternals' PsExec: -u user -p x
+    # a server's management controller (OpenBMC's and hardware labs' suites): IPMI's
+    # ``ipmitool -U admin -P x``, Dell's ``racadm -u root -p x``, DMTF's ``redfishtool -p x``;
+    # and ``rdesktop -p x``
+    (r"ipmitool", ("-P",), APART), (r"racadm|redfishtool|rdesktop", ("-p",), APART),
     # Net-SNMP's tools: a v1/v2c community (its password), v3's authentication and privacy
     # pass phrases (-a and -x name their protocols)
     (r"snmp(?:walk|bulkwalk|get|getnext|bulkget|set|table|trap|inform|status|df|netstat|delta)",

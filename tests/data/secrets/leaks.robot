@@ -1,6 +1,6 @@
 *** Settings ***
-Documentation     Secrets handled the ordinary way, each a value of its own (S01 ... S120), and
-...               values that only look like secrets (L01 ... L61), which must stay readable.
+Documentation     Secrets handled the ordinary way, each a value of its own (S01 ... S121), and
+...               values that only look like secrets (L01 ... L62), which must stay readable.
 Library           Vault.py
 Library           SSHLibrary.py
 Library           Browser.py
@@ -253,6 +253,8 @@ Shapes Next To Their Name
     Log    S119-js-field-Pw again
     Log    Starting process:\nsh -c "echo 'S120-kinit-Pw' | kinit L61-krb-user@EXAMPLE.COM"
     Log    S120-kinit-Pw again
+    Log    Starting process:\nipmitool -I lanplus -H L62-bmc-host -U admin -P S121-ipmi-Pw chassis power status
+    Log    S121-ipmi-Pw again
     Log    jira: ATATT3xFfGF0S117atlassianTokenAbCdEfGhIjKlMnOpQrStUvWxYz0123456789=A1B2C3D4\nvault: hvs.CAESIS118vaultTokenAbCdEfGhIjKl
     &{shell} =    Create Dictionary    HOME=/root
     ${shell}[PWD] =    Set Variable    /L54-item-pwd-dir
