@@ -1264,6 +1264,13 @@ def test_a_library_keyword_s_positional_secret_is_masked_by_its_signature() -> N
     assert redactor.args("Type Text", ["id=username", "bob-1"], "Browser") == (
         ["id=username", "bob-1"], 0)
     assert redactor.args("Fill Text", ["id=pin", "9911"], "Shop") == (["id=pin", "9911"], 0)
+    # FtpLibrary's and RPA.Email.ImapSmtp's passwords, AppiumLibrary's typed text
+    assert redactor.args("Ftp Connect", ["ftp.example.com", "bob", "Ftp-Pw1"], "FtpLibrary") == (
+        ["ftp.example.com", "bob", "***"], 1)
+    assert redactor.args("Authorize", ["bot@example.com", "Imap-Pw2"], "RPA.Email.ImapSmtp") == (
+        ["bot@example.com", "***"], 1)
+    assert redactor.args("Input Text", ["accessibility_id=password", "Ap-Pw3"], "AppiumLibrary") == (
+        ["accessibility_id=password", "***"], 1)
 
 
 @pytest.mark.parametrize(("name", "secret"), [

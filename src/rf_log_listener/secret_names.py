@@ -130,6 +130,8 @@ SIGNATURE_SECRETS = {
     ("sshlibrary", "loginwithpublickey"): (POSITION, 2),  # username, keyfile, password (the key's)
     ("databaselibrary", "connecttodatabase"): (POSITION, 3),  # module, database, user, password
     ("telnet", "login"): (POSITION, 1),  # username, password, ...
+    ("ftplibrary", "ftpconnect"): (POSITION, 2),  # host, user, password, ...
+    ("rpa.email.imapsmtp", "authorize"): (POSITION, 1),  # account, password, ...
     # Only these take pairs: after another keyword a secret-like word is often a locator and
     # the next argument no value (``Get Element Attribute  password  type``).
     ("operatingsystem", "setenvironmentvariable"): (PAIRS, 0),  # name, value
@@ -139,7 +141,8 @@ SIGNATURE_SECRETS = {
     # the Browser library logs the text without the field ("Fills the text 'x' in the given
     # field."); SeleniumLibrary with it (secret_shapes.typed_password)
     ("browser", "filltext"): (FIELD, 1), ("browser", "typetext"): (FIELD, 1),
-    ("seleniumlibrary", "inputtext"): (FIELD, 1),
+    ("seleniumlibrary", "inputtext"): (FIELD, 1), ("appiumlibrary", "inputtext"): (FIELD, 1),
+    ("rpa.browser.selenium", "inputtext"): (FIELD, 1),
 }
 
 
