@@ -5,7 +5,7 @@ read the same table, so what one masks the others register.
 
 A row's pattern has the groups ``head`` (shown) and ``value`` (masked, registered). A text
 is searched with it only when it holds one of the row's marks (lower-cased substrings) and
-its ``needs`` character: a ``in`` test costs well under a microsecond, a search of every
+its ``needs`` character: an ``in`` test costs well under a microsecond, a search of every
 message several. The row's ``trigger`` marks are what ``Redactor``'s trigger scan looks for
 (characters and classes, ``secret_names.name_steps``): a text without any is not searched
 by any rule.
