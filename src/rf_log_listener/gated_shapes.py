@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from .secret_shapes import lazy_pattern, masked_credentials_after, password_field
+from .secret_shapes import found_in_context, lazy_pattern, masked_in_context, password_field
 
 
 class GatedShape:
@@ -27,25 +27,25 @@ class GatedShape:
 
     def __init__(self, marks: tuple[str, ...], needs: str, trigger: tuple[str, ...],
                  pattern: Callable[[], re.Pattern[str]],
-                 holds: Callable[[re.Match[str]], bool] | None = None) -> None:
+                 holds: Callable[[re.Match[str]], bool] = lambda match: True) -> None:
         self.marks = marks  # lower-cased substrings: the text holds one, or is not searched
         self.needs = needs  # a character the text holds too ("" for none)
         self.trigger = trigger  # the marks as the trigger scan looks for them
         self.pattern = pattern  # compiled at first use; groups head and value
-        self.holds = holds  # whether a match's value is a secret (None: every match's is)
+        self.holds = holds  # whether a match's value is a secret (by default every match's)
 
     def values(self, text: str) -> list[str]:
-        return [m["value"] for m in self.pattern().finditer(text) if self.holds is None or self.holds(m)]
+        return found_in_context(self.pattern(), text, self.holds)
 
     def masked(self, match: re.Match[str]) -> str:
-        held = self.holds is None or self.holds(match)
-        return masked_credentials_after(match) if held else match[0]
+        return masked_in_context(match, self.holds)
 
     def may_hold(self, text: str, lowered: str) -> bool:
         return (not self.needs or self.needs in text) and any(map(lowered.__contains__, self.marks))
 
 
 _ORACLE_TOOLS = ("sqlplus", "rman", "expdp", "impdp", "sqlldr", "dgmgrl")
+_ORACLE_MARKS = ("jdbc:oracle:", *_ORACLE_TOOLS)  # also asked by ``may_hold_any``
 # A value: quoted (to its quote, on its line), or to a blank, a quote or what ends a command
 _VALUE = r"""(?P<value>(?(q)[^'"\n]+|[^\s'";|&]+))"""
 
@@ -55,7 +55,7 @@ GATED_SHAPES = (
     # sys/x@db``): the password; the user and the database stay. The trigger takes each
     # tool's name with the blank it needs after it: "performance" holds "rman".
     GatedShape(
-        ("jdbc:oracle:", *_ORACLE_TOOLS), "/",
+        _ORACLE_MARKS, "/",
         ("jdbc:oracle:", *(f"{tool}[ \t]" for tool in _ORACLE_TOOLS)),
         lazy_pattern(
             r"""(?i)(?P<head>(?:\bjdbc:oracle:(?:thin|oci8?):|\b(?:""" + "|".join(_ORACLE_TOOLS)
@@ -139,7 +139,6 @@ GATED_SHAPES = (
 )
 # The trigger scan's marks of every row (``secret_shapes.shape_marks`` joins them to its tree)
 TRIGGER_MARKS = tuple(mark for shape in GATED_SHAPES for mark in shape.trigger)
-_ORACLE_MARKS = GATED_SHAPES[0].marks
 
 
 def may_hold_any(text: str, lowered: str) -> bool:

@@ -381,7 +381,8 @@ class Redactor(StepMasking):
             text = sub(shapes.webhook, text, masked_credentials_after)
             text = sub(shapes.sas_signature, text, masked_credentials_after)
             text = sub(shapes.scheme_credentials, text, masked_scheme)
-            text = masked_gated(text, text.lower(), sub)
+            # the gate asks substrings only: the text's lower case before the rules above serves
+            text = masked_gated(text, value.lower() if lowered is None else lowered, sub)
             text = sub(PROSE_PASSWORD(), text, masked_prose_password)
             text = sub(shapes.jwt, text, lambda m: MASK)
             text = sub(shapes.base64_pem, text, masked_base64_key)
@@ -412,10 +413,10 @@ class Redactor(StepMasking):
                     "value" in lowered and self._name_value_pair.search(text) is not None):
                 return True
         # each shape's own substring first: this runs on every message the writer sees (a
-        # command's options, sudo's -S and --password-stdin follow " -")
-        if (" -" in text and (command_passwords(text, lowered) or piped_passwords(text)
-                              or secret_options(text, lowered) or secure_strings(text, lowered))) or (
-                "kinit" in lowered and piped_passwords(text)) or (
+        # command's options, sudo's -S and --password-stdin follow " -"; a kinit line holds none)
+        if (" -" in text and (command_passwords(text, lowered) or secret_options(text, lowered)
+                              or secure_strings(text, lowered))) or (
+                (" -" in text or "kinit" in lowered) and piped_passwords(text)) or (
                 "pass:" in text and command_passwords(text, lowered)) or (
                 ("identified" in lowered or "password" in lowered) and sql_passwords(text, lowered)) or (
                 gated_secrets(text, lowered)) or (

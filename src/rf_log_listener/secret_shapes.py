@@ -120,7 +120,7 @@ SHAPE_MARKS = ("://", "bearer", "eyj", "private key", "ls0tls1crudjti", "curl",
 
 
 @functools.cache
-def shape_marks(others: tuple[str, ...] = ()) -> tuple[str, ...]:
+def shape_marks(others: tuple[str, ...]) -> tuple[str, ...]:
     """SHAPE_MARKS and, as one tree of their shared prefixes, the vendor tokens' prefixes,
     HTTP Basic credentials' and AUTH PLAIN's marks, PowerShell's ``ConvertTo-SecureString``
     and ``others`` (the gated shapes' marks: ``gated_shapes.TRIGGER_MARKS``, each a sequence
@@ -357,22 +357,24 @@ def in_user_statement(match: re.Match[str]) -> bool:
     return match["set"] is not None or _USER_STATEMENT().search(_before(match, "\n;")) is not None
 
 
-def _found(pattern: re.Pattern[str], text: str, in_context: Callable[[re.Match[str]], bool],
-           ) -> list[str]:
+def found_in_context(pattern: re.Pattern[str], text: str,
+                     in_context: Callable[[re.Match[str]], bool]) -> list[str]:
+    """The values of ``pattern``'s matches in ``text`` that ``in_context`` says are secrets."""
     return [m["value"] for m in pattern.finditer(text) if in_context(m)]
 
 
-def _masked(match: re.Match[str], in_context: Callable[[re.Match[str]], bool]) -> str:
+def masked_in_context(match: re.Match[str], in_context: Callable[[re.Match[str]], bool]) -> str:
+    """``match`` with its value masked after its head, if ``in_context`` says it is a secret."""
     return masked_credentials_after(match) if in_context(match) else match[0]
 
 
 def curl_credentials(text: str) -> list[str]:
     """The passwords of curl's -u/--user options in ``text``."""
-    return _found(compiled_shapes().curl_user, text, on_curl_line)
+    return found_in_context(compiled_shapes().curl_user, text, on_curl_line)
 
 
 def masked_curl_user(match: re.Match[str]) -> str:
-    return _masked(match, on_curl_line)
+    return masked_in_context(match, on_curl_line)
 
 
 def command_passwords(text: str, lowered: str | None = None) -> list[str]:
@@ -380,24 +382,24 @@ def command_passwords(text: str, lowered: str | None = None) -> list[str]:
     pass:x) in ``text`` (lower-cased as ``lowered``)."""
     found = []
     if " -" in text and may_hold_password_option(text, text.lower() if lowered is None else lowered):
-        found = _found(compiled_shapes().password_option, text, on_password_command)
+        found = found_in_context(compiled_shapes().password_option, text, on_password_command)
     if "pass:" in text:
         found += [m["value"] for m in compiled_shapes().openssl_pass.finditer(text)]
     return found
 
 
 def masked_password_option(match: re.Match[str]) -> str:
-    return _masked(match, on_password_command)
+    return masked_in_context(match, on_password_command)
 
 
 def sql_passwords(text: str, lowered: str) -> list[str]:
     """The passwords of CREATE/ALTER USER ... IDENTIFIED BY and SET PASSWORD FOR in ``text``."""
-    return _found(compiled_shapes().identified_by, text, in_user_statement) \
+    return found_in_context(compiled_shapes().identified_by, text, in_user_statement) \
         if "identified" in lowered or "password" in lowered else []
 
 
 def masked_identified_by(match: re.Match[str]) -> str:
-    return _masked(match, in_user_statement)
+    return masked_in_context(match, in_user_statement)
 
 
 def secret_options(text: str, lowered: str) -> list[str]:
