@@ -155,6 +155,19 @@ def test_a_search_cannot_find_a_masked_value(store: sqlite3.Connection) -> None:
     assert len(search(store, query="password=***")["hits"]) >= 2  # the masked form is findable
 
 
+# Messages after a secret's name that are no value of it: an operating system's error after
+# a file's name, what passwd and chpasswd print after their own, a log's prose at a line's
+# start that a device's configuration line would begin with ("password 0 x", "key 7 x")
+_NO_VALUES = ["cat: /run/secrets/db_password: No such file or directory",
+              "open /etc/ssl/tls.key: permission denied\nsecret.txt: Is a directory",
+              "passwd: password updated successfully", "passwd: password unchanged",
+              "passwd: all authentication tokens updated successfully.",
+              "Locking password for user bob.\npasswd: Success", "passwd: Success.\nnext",
+              "passwd: Authentication token manipulation error", "passwd: Unknown user name 'bob'.",
+              "passwd: user 'bob' does not exist", "chpasswd: (user bob) pam_chauthtok() failed, error:",
+              "key 1 of 3 rotated\nkey 0 not found\npassword 0 attempts remaining\nkey 7 times"]
+
+
 @pytest.mark.parametrize(("text", "shown"), [
     ("password=hunter2 user=bob", "password=*** user=bob"),
     ("db_password: hunter2, host: db1", "db_password: ***, host: db1"),
@@ -501,6 +514,9 @@ def test_a_search_cannot_find_a_masked_value(store: sqlite3.Connection) -> None:
     *[(kept, kept) for kept in ["Connected: SSID: HomeNet, BSSID: aa:bb:cc:dd:ee:ff"]],
     ("${WIFI_SSID} = HomeNet\n${WIFI_PSK} = Wifi-Psk2", "${WIFI_SSID} = HomeNet\n${WIFI_PSK} = ***"),
     ("${PWD} = /home/ci/ws", "${PWD} = /home/ci/ws"),
+    *[(kept, kept) for kept in _NO_VALUES],
+    ('password: Success1\npasswd: hunter2\nkey 0 "a b"\n password 7 0822455D0A16',
+     'password: ***\npasswd: ***\nkey 0 "***"\n password 7 ***'),
     ("Cookie: x=1\nset PHPSESSID=Php-Sess3", "Cookie: ***\nset PHPSESSID=***"),
 ])
 def test_secret_shapes(text: str, shown: str) -> None:
@@ -565,6 +581,15 @@ def test_a_structured_secret_registers_its_strings(text: str, registered: list[s
     assert Redactor().secret_values(text) == registered
 
 
+def test_messages_after_a_name_that_are_no_value_register_nothing() -> None:
+    """Registered, their first words ("Permission", "Success", "attempts") were masked
+    wherever the run showed them; a value the same words begin is still one."""
+    redactor = Redactor()
+    assert [redactor.secret_values(text) for text in _NO_VALUES] == [[]] * len(_NO_VALUES)
+    assert redactor.secret_values("passwd: Success1\n password 0 cisco\nkey 7 0822455D0A16") == [
+        "Success1", "cisco", "0822455D0A16"]
+
+
 # Each rule's shape alone, pieces of shapes and names, and letters that match others only
 # under case-insensitive matching (the long s, the Kelvin sign, dotless and dotted i).
 _SHAPES = ["ftp://user:pa55@host/f", "Bearer Zm9vYmFyYmF6cXV4", "eyJhbGciOi.eyJzdWIiOi.c2ln",
@@ -590,7 +615,7 @@ _SHAPES = ["ftp://user:pa55@host/f", "Bearer Zm9vYmFyYmF6cXV4", "eyJhbGciOi.eyJz
            "set password for u = 'v-16'", "userPassword: {SSHA}v-17", "requirepass v-18",
            "127.0.0.1:6379> AUTH v-19", "-auth u:v-20", "echo u:v-21 | chpasswd",
            "334 UGFzc3dvcmQ6\nC: djIy", "enable secret 5 v-23", "username u password v-24",
-           " password 7 v-25", "snmpwalk -c v-26 h", "passwort=v-27", "SSHPASS=v-28",
+           " password 7 0A25", "snmpwalk -c v-26 h", "passwort=v-27", "SSHPASS=v-28",
            "ya29." + "a" * 20, "hvs." + "b" * 24, "ATATT3" + "c" * 50, "AGE-SECRET-KEY-1" + "D" * 58,
            "$('#pw').val('v-29')", "getElementById('pwd').value='v-30'", "psexec -p v-31",
            "cmdkey /pass:v-32", "echo v-33 | kinit u", "echo v-34 | passwd --stdin u",

@@ -98,8 +98,10 @@ GATED_SHAPES = (
     # a network device's configuration (Cisco's IOS and NX-OS, Arista's EOS), as ``show
     # running-config`` prints it over SSHLibrary or Telnet: the value after its type (0
     # plain, 5/8/9 hashes, 7 reversible, EOS' sha512), or a quoted one. Case matters, each
-    # word one blank apart, as the devices print them; a ``password x`` line of its own (a
-    # vty's, unencrypted) is read with its type only ("password 7 x")
+    # word one blank apart, as the devices print them; a ``password x`` or ``key x`` line of
+    # its own (a vty's, a key chain's) is read with its type only, a device's type (7: hex),
+    # and the value ending the line: "password 0 attempts remaining" and "key 1 of 3" are a
+    # log's prose (their word was masked, "attempts" registered: masked wherever it stood)
     GatedShape(
         ("secret", "password", "community", "key"), "",
         ("enable[ \t]secret", "enable[ \t]password", "username[ \t]", "snmp-server[ \t]community",
@@ -110,7 +112,8 @@ GATED_SHAPES = (
             r"""(?m)^(?P<head>[ \t]*(?:enable[ \t](?:secret|password)(?:[ \t]level[ \t]\d+)?"""
             r"""|username[ \t]\S+(?:[ \t](?!(?:password|secret)[ \t])\S+){0,6}?[ \t](?:password|secret)"""
             r"""|snmp-server[ \t]community|(?:tacacs|radius)-server[ \t](?:host[ \t]\S+[ \t])?key"""
-            r"""|key-string|key(?=[ \t][0-9][ \t])|password(?=[ \t][0-9][ \t])"""
+            r"""|key-string|(?:key|password)(?=[ \t](?:7[ \t]+[0-9A-Fa-f]+"""
+            r"""|[045689][ \t]+(?:"[^"\n]+"|\S+))[ \t]*$)"""
             r"""|neighbor[ \t]\S+[ \t]password|ip(?:v6)?[ \t]ospf[ \t](?:authentication-key"""
             r"""|message-digest-key[ \t]\d+[ \t]md5)|crypto[ \t]isakmp[ \t]key"""
             r"""|pre-shared-key(?:[ \t](?:local|remote))?)"""

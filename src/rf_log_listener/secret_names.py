@@ -279,10 +279,26 @@ VALUE_SCHEME = (rf"""(?:(?:{AUTH_SCHEMES})[ \t]+"""
 STRUCTURED_VALUE = (r"(?:\([^()\n]{0,300}\)|\[[^\[\]\n]{0,300}\]"
                     r"|[A-Za-z_][\w.]{0,60}\([^()\n]{0,300}\))"
                     r"(?=[\s,;&'\"<>)\]}|]|$)")  # whole: ``Pw(1)x`` is a plain value
+# A message after a name that is no value of it: an operating system's error after a
+# file's name (``cat: /run/secrets/db_password: No such file or directory``, ``tls.key:
+# Permission denied``), and what ``passwd`` and ``chpasswd`` print after their own name
+# (shadow's, Linux-PAM's: ``passwd: password updated successfully``, ``passwd: Success``,
+# ``passwd: Authentication token manipulation error``). They were masked, and their first
+# word registered: "Permission", "Success", "Authentication", "user" were then masked
+# wherever the run showed them.
+NOT_A_VALUE = (
+    r"(?!(?i:no\ such\ file\ or\ directory|permission\ denied|is\ a\ directory|not\ a\ directory"
+    r"|operation\ not\ permitted|read-only\ file\ system|input/output\ error|file\ exists"
+    r"|no\ space\ left\ on\ device|too\ many\ open\ files|directory\ not\ empty"
+    r"|(?:all\ authentication\ tokens|password)\ updated\ successfully|password\ unchanged"
+    r"|password\ expiry\ information\ changed|authentication\ token\ manipulation\ error"
+    r"|authentication\ failure|have\ exhausted\ maximum|unknown\ user\ name|bad\ password"
+    r"|user\ '[^'\n]*'\ does\ not\ exist|you\ may\ not\ view\ or\ modify|only\ root\ can"
+    r"|success(?=\.?[ \t]*(?:\r?\n|$)))\b|\(user\ [^()\n]*\)\ pam_)")
 # The value after a secret's name and its separator, as the masking rule (``key_value``) and
 # the registry (``secret_shapes``' ``after_name``) both read it: quoted, structured, or plain.
-VALUE = (r""""(?:[^"\\\n]|\\.)*"|'(?:[^'\\\n]|\\.)*'|""" + STRUCTURED_VALUE
-         + r"""|(?:\((?!['"])|[^\s,;&'"<>()\]}|{\[])[^\s,;&'"<>)\]}|]*""")
+VALUE = (NOT_A_VALUE + r"""(?:"(?:[^"\\\n]|\\.)*"|'(?:[^'\\\n]|\\.)*'|""" + STRUCTURED_VALUE
+         + r"""|(?:\((?!['"])|[^\s,;&'"<>()\]}|{\[])[^\s,;&'"<>)\]}|]*)""")
 
 
 # A quote escaped inside a string: JSON held in a JSON string (``"echo": "{\"password\":

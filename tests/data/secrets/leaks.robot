@@ -1,6 +1,6 @@
 *** Settings ***
 Documentation     Secrets handled the ordinary way, each a value of its own (S01 ... S121), and
-...               values that only look like secrets (L01 ... L62), which must stay readable.
+...               values that only look like secrets (L01 ... L67), which must stay readable.
 Library           Vault.py
 Library           SSHLibrary.py
 Library           Browser.py
@@ -255,6 +255,10 @@ Shapes Next To Their Name
     Log    S120-kinit-Pw again
     Log    Starting process:\nipmitool -I lanplus -H L62-bmc-host -U admin -P S121-ipmi-Pw chassis power status
     Log    S121-ipmi-Pw again
+    Log    cat: /run/secrets/db_password: No such file or directory\ncat: /etc/ssl/private.key: Permission denied
+    Log    Starting process:\nsh -c "passwd -l L63-locked-user"\npasswd: Authentication token manipulation error\npasswd: Success
+    Log    key 1 of 3 rotated\npassword 0 attempts remaining
+    Log    L64-Permission-kept L65-Success-kept L66-Authentication-kept L67-attempts-kept
     Log    jira: ATATT3xFfGF0S117atlassianTokenAbCdEfGhIjKlMnOpQrStUvWxYz0123456789=A1B2C3D4\nvault: hvs.CAESIS118vaultTokenAbCdEfGhIjKl
     &{shell} =    Create Dictionary    HOME=/root
     ${shell}[PWD] =    Set Variable    /L54-item-pwd-dir
