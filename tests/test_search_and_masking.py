@@ -25,6 +25,7 @@ from hypothesis import strategies as st
 from robot_runs import robot
 from test_mcp_server import call, server
 
+from rf_log_listener import known_values
 from rf_log_listener.importers import import_result
 from rf_log_listener.masking import Redactor
 from rf_log_listener.schema import SCHEMA_VERSION
@@ -165,7 +166,15 @@ _NO_VALUES = ["cat: /run/secrets/db_password: No such file or directory",
               "Locking password for user bob.\npasswd: Success", "passwd: Success.\nnext",
               "passwd: Authentication token manipulation error", "passwd: Unknown user name 'bob'.",
               "passwd: user 'bob' does not exist", "chpasswd: (user bob) pam_chauthtok() failed, error:",
-              "key 1 of 3 rotated\nkey 0 not found\npassword 0 attempts remaining\nkey 7 times"]
+              "key 1 of 3 rotated\nkey 0 not found\npassword 0 attempts remaining\nkey 7 times",
+              # a status or a placeholder where the value would be
+              "token: expired; password: required, api_key: missing\nPassword: (none)",
+              'password=invalid "secret": "[FILTERED]" token: <not set> <password>required</password>',
+              # a web framework's validation message under the field's name
+              '{"password": ["This field is required."], "api_key": ["This field may not be blank."]}',
+              '{"errors": {"password": "must be at least 8 characters"}}',
+              '{"password":["can\'t be blank","is too short (minimum is 8 characters)"]}',
+              "{'password': 'The password field is required.'}"]
 
 
 @pytest.mark.parametrize(("text", "shown"), [
@@ -289,7 +298,7 @@ _NO_VALUES = ["cat: /run/secrets/db_password: No such file or directory",
      "Arguments: [ 'api' | https://x | auth=*** ]"),
     ("auth=['CORP', 'bob', 'Nt-Pw2'], verify=True", "auth=***, verify=True"),
     ("session.auth = HTTPBasicAuth('bob', 'Rq-Pw3') # set", "session.auth = *** # set"),
-    ("password=Pw(1) and password=(none) and password=(Pw2)x",
+    ("password=Pw(1) and password=(n0ne) and password=(Pw2)x",
      "password=*** and password=*** and password=***)x"),  # (Pw2: as before this stop
     # the same options of other commands, or other options of these: no password
     ("sqlcmd -S db -p -Q x; mysql -h db -P 3306 -pDb-7", "sqlcmd -S db -p -Q x; mysql -h db -P 3306 -p***"),
@@ -517,6 +526,8 @@ _NO_VALUES = ["cat: /run/secrets/db_password: No such file or directory",
     *[(kept, kept) for kept in _NO_VALUES],
     ('password: Success1\npasswd: hunter2\nkey 0 "a b"\n password 7 0822455D0A16',
      'password: ***\npasswd: ***\nkey 0 "***"\n password 7 ***'),
+    ('token: expired-Tk1, password: "invalid.Pw2" {"password": "This-field-Pw3"}',
+     'token: ***, password: "***" {"password": "***"}'),
     ("Cookie: x=1\nset PHPSESSID=Php-Sess3", "Cookie: ***\nset PHPSESSID=***"),
 ])
 def test_secret_shapes(text: str, shown: str) -> None:
@@ -588,6 +599,15 @@ def test_messages_after_a_name_that_are_no_value_register_nothing() -> None:
     assert [redactor.secret_values(text) for text in _NO_VALUES] == [[]] * len(_NO_VALUES)
     assert redactor.secret_values("passwd: Success1\n password 0 cisco\nkey 7 0822455D0A16") == [
         "Success1", "cisco", "0822455D0A16"]
+
+
+@pytest.mark.parametrize(("value", "registrable"), [
+    ("invalid", False), ("Required", False), ("(none)", False), ("[FILTERED]", False),
+    ("<redacted>", False), ("not set", False), ("invalid-Pw1", True), ("(n0ne)", True)])
+def test_a_status_or_a_placeholder_is_never_a_run_s_secret(value: str, registrable: bool) -> None:
+    """Registered by a keyword's signature (WebDemo's ``Input Password  field  invalid``),
+    such a word was masked wherever the run showed it."""
+    assert known_values.registrable(value) is registrable
 
 
 # Each rule's shape alone, pieces of shapes and names, and letters that match others only

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 
+from .secret_names import NO_VALUE_WORDS
 from .secret_shapes import MASK
 
 TYPE_CHECKING = False  # typing's own constant: loading typing is 4-5 ms (issue #19)
@@ -18,6 +19,7 @@ _TOO_COMMON = frozenset({
     "true", "false", "none", "null", "nil", "yes", "no", "on", "off", "empty", "undefined",
     "password", "secret", "token", "changeme", "[]", "{}", "()",
     "public", "private",  # SNMP's default communities: masked where given, not everywhere
+    *NO_VALUE_WORDS,  # a status or a placeholder: "invalid", WebDemo's wrong password
 })
 
 
@@ -26,7 +28,8 @@ def registrable(value: str) -> bool:
     characters once stripped, not a word everybody writes, not a variable reference or a
     mask, not only digits and punctuation shorter than 6 (a port, a year, a count)."""
     text = value.strip()
-    if len(text) < MIN_SECRET_CHARS or text.casefold() in _TOO_COMMON or MASK in text:
+    if (len(text) < MIN_SECRET_CHARS or text.strip("[]()<>").casefold() in _TOO_COMMON
+            or MASK in text):
         return False
     if text.startswith(("${", "@{", "&{", "%{")):  # a variable's name, not its value
         return False

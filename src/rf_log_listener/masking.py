@@ -59,6 +59,7 @@ from rf_log_listener.secret_names import (
     name_steps,
     name_value_pair,
     network_name,
+    no_value_at,
     plural_collection,
     shared_prefixes,
     spellings,
@@ -445,7 +446,7 @@ class Redactor(StepMasking):
                 if mention["plural"]:  # a collection's values: below; `tokens=4` counts
                     continue
                 after = compiled_shapes().after_name.match(text, mention.end("name"))
-                if after is None:
+                if after is None or no_value_at(text, after.start("value")):
                     continue
                 value = after["value"]
                 close = after["close"] or ""
@@ -473,12 +474,13 @@ class Redactor(StepMasking):
         if "://" in text and "@" in text:
             found += [m[2] for m in compiled_shapes().url_credentials.finditer(text)]
         if "</" in text:
-            found += [m["value"] for m in self._xml_element.finditer(text)]
+            found += [m["value"] for m in self._xml_element.finditer(text)
+                      if not no_value_at(text, m.start("value"))]
             found += [m["value"] for m in self._xml_named_text.finditer(text)
-                      if not holds_no_secret(m["key"], m["value"])]
+                      if not (holds_no_secret(m["key"], m["value"]) or no_value_at(text, m.start("value")))]
         if "value" in lowered:
             found += [unquoted(m["value"]) for m in self._name_value_pair.finditer(text)
-                      if not holds_no_secret(m["key"], m["value"])]
+                      if not (holds_no_secret(m["key"], m["value"]) or no_value_at(text, m.start("value")))]
         if "curl" in lowered:
             found += curl_credentials(text)
         found += command_passwords(text, lowered)

@@ -13,7 +13,7 @@ import re
 from collections.abc import Callable
 
 from rf_log_listener.known_values import registrable
-from rf_log_listener.secret_names import holds_no_secret
+from rf_log_listener.secret_names import holds_no_secret, no_value_at
 from rf_log_listener.secret_shapes import MASK, collection_items, lazy_pattern
 from rf_log_listener.step_masking import is_reference
 
@@ -37,7 +37,7 @@ def masked_value(match: re.Match[str]) -> str:
     groups = match.groupdict()
     # whole_line's name is in its lead (``${WIFI_SSID} = ``), before the separator
     key = groups.get("key") or (groups.get("lead") or "").strip(" \t=:>*-")
-    if key and holds_no_secret(key, inner):
+    if (key and holds_no_secret(key, inner)) or no_value_at(match.string, match.start("value")):
         return match[0]
     head = match[0][: match.start("value") - match.start(0)]
     if not quote and "@" in inner and in_url_user(match.string, match.start(0)):

@@ -1,6 +1,6 @@
 *** Settings ***
 Documentation     Secrets handled the ordinary way, each a value of its own (S01 ... S121), and
-...               values that only look like secrets (L01 ... L67), which must stay readable.
+...               values that only look like secrets (L01 ... L70), which must stay readable.
 Library           Vault.py
 Library           SSHLibrary.py
 Library           Browser.py
@@ -259,6 +259,9 @@ Shapes Next To Their Name
     Log    Starting process:\nsh -c "passwd -l L63-locked-user"\npasswd: Authentication token manipulation error\npasswd: Success
     Log    key 1 of 3 rotated\npassword 0 attempts remaining
     Log    L64-Permission-kept L65-Success-kept L66-Authentication-kept L67-attempts-kept
+    Log    {"password": ["This field is required."], "token": "expired"}
+    Enter Password And Submit    id=pw    invalid
+    Log    L68 This field is required. L69-expired-kept L70-invalid-login-kept
     Log    jira: ATATT3xFfGF0S117atlassianTokenAbCdEfGhIjKlMnOpQrStUvWxYz0123456789=A1B2C3D4\nvault: hvs.CAESIS118vaultTokenAbCdEfGhIjKl
     &{shell} =    Create Dictionary    HOME=/root
     ${shell}[PWD] =    Set Variable    /L54-item-pwd-dir
