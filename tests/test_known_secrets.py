@@ -90,7 +90,7 @@ L59, stays); each again alone; (117) an Atlassian API token and (118) a Vault to
 their prefixes); (119) a value SeleniumLibrary's ``Execute JavaScript`` sets into a password
 field (``getElementById('password').value='x'``; the user name set beside it, L60, stays),
 again alone; (120) a password piped to Kerberos' ``kinit`` (the principal, L61, stays), again
-alone; (121) IPMI's ``ipmitool ... -P x`` (the host, L62, stays), again alone. Seventy
+alone; (121) IPMI's ``ipmitool ... -P x`` (the host, L62, stays), again alone. Seventy-two
 values only look like
 secrets (look-alike names, values too short or too common, a keyword's name holding a
 secret's, ``Open Sidebar``'s "sid", a word after "password" among another keyword's
@@ -108,8 +108,10 @@ secret's name that are no value of it, an operating system's error after a file'
 ``passwd`` prints after its own name (``passwd: Success``, the user it locks, L63), a log's
 "password 0 attempts remaining"; a status where a value would be, ``"token": "expired"``, a
 web framework's validation message, ``{"password": ["This field is required."]}``, a
-negative test's wrong password, ``Enter Password And Submit  id=pw  invalid``: registered,
-their words, L64-L70, were masked everywhere) and must stay readable.
+negative test's wrong password, ``Enter Password And Submit  id=pw  invalid``; a reference
+to the value in another tool's syntax, a shell's ``$L71_DB_PASSWORD``, a template's ``{{
+L72_vault_api_key }}``: registered, their words, L64-L72, were masked everywhere) and must
+stay readable.
 
 Live capture and the imports of output.xml and output.json register the same values, and
 every tool, view, projection, resource and CLI command answers without any of them.
@@ -193,6 +195,7 @@ LOOKALIKES = ("L01-54321-count", "L02-all-tests-passed", "L03-bypass-enabled",
               "L61-krb-user", "L62-bmc-host", "L63-locked-user", "L64-Permission-kept",
               "L65-Success-kept", "L66-Authentication-kept", "L67-attempts-kept",
               "L68 This field is required.", "L69-expired-kept", "L70-invalid-login-kept",
+              "$L71_DB_PASSWORD", "{{ L72_vault_api_key }}",
               # kubeconfig's client-certificate-data: a certificate in base64, public
               "LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0tCk1JSUM1ekNDQWMrZ0F3SUJB")
 # What differs between the stores by nature: ids of the run, where it came from, times.

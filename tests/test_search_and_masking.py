@@ -174,7 +174,15 @@ _NO_VALUES = ["cat: /run/secrets/db_password: No such file or directory",
               '{"password": ["This field is required."], "api_key": ["This field may not be blank."]}',
               '{"errors": {"password": "must be at least 8 characters"}}',
               '{"password":["can\'t be blank","is too short (minimum is 8 characters)"]}',
-              "{'password': 'The password field is required.'}"]
+              "{'password': 'The password field is required.'}",
+              # a reference to the value in another tool's syntax
+              'password: $DB_PASSWORD, token=%API_TOKEN% "secret": "{{ vault_secret }}"',
+              "password: ${{ secrets.DB_PASSWORD }}\napi_key: $env:API_KEY; pwd=$(dbPassword)",
+              "password: %(db_password)s\ntoken = os.getenv(\"TOKEN\")\npassword = getpass.getpass()",
+              "password: !vault |\n  $ANSIBLE_VAULT;1.1;AES256\ntoken: process.env.TOKEN",
+              # a mapping under the name, a prompt: the next line is no value
+              "properties:\n  password:\n    type: string\nenv:\n  DB_PASSWORD:\n    valueFrom: x",
+              "Password:\nEnter new password:"]
 
 
 @pytest.mark.parametrize(("text", "shown"), [
@@ -528,6 +536,8 @@ _NO_VALUES = ["cat: /run/secrets/db_password: No such file or directory",
      'password: ***\npasswd: ***\nkey 0 "***"\n password 7 ***'),
     ('token: expired-Tk1, password: "invalid.Pw2" {"password": "This-field-Pw3"}',
      'token: ***, password: "***" {"password": "***"}'),
+    ("password: %Secr3t% token=$ecret-Tk1 pwd=$DB_PASSWORD-x",
+     "password: *** token=*** pwd=***"),
     ("Cookie: x=1\nset PHPSESSID=Php-Sess3", "Cookie: ***\nset PHPSESSID=***"),
 ])
 def test_secret_shapes(text: str, shown: str) -> None:

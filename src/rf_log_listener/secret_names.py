@@ -309,10 +309,23 @@ _VALIDATION_MESSAGES = (
     r"|the\ [\w\ ]{1,40}?\ (?:field\ is|must|may\ not|confirmation)\ |should\ not\ be\ "
     r"|must\ (?:be|not|contain|have|match|include)\ |can't\ be\ |cannot\ be\ "
     r"|is\ (?:required|invalid|too|not|missing)\b")
+# A reference to a value kept elsewhere, in another tool's syntax: a shell's or a CI's
+# environment variable (``$DB_PASSWORD``, ``%PASSWORD%``, ``$env:TOKEN``, Azure Pipelines'
+# ``$(TOKEN)``), a template's (Jinja's and Ansible's ``{{ vault_db_password }}``, GitHub
+# Actions' ``${{ secrets.TOKEN }}``), Python's ``%(password)s``, Ansible's ``!vault``, code
+# that reads the environment or asks (``os.getenv("TOKEN")``, ``process.env.TOKEN``,
+# ``getpass.getpass()``). It names where the value came from, which a failing run's reader
+# wants; registered, the reference was masked wherever a command or a file showed it. Case
+# matters: ``%Secr3t%`` is a password.
+_REFERENCES = (
+    r"\$[A-Z_][A-Z0-9_]*|%[A-Z_][A-Z0-9_]*%|\$env:[A-Za-z_]\w*|\$\([A-Za-z_][\w.]*\)"
+    r"|\$?\{\{[^{}\n]{1,100}\}\}|%\(\w+\)s|!vault|process\.env\.\w+"
+    r"|(?:os\.(?:getenv|environ(?:\.get)?)|getpass\.getpass|System\.getenv|ENV(?:\.fetch)?|env)"
+    r"""[(\[][^()\[\]\n]{0,100}[)\]]""")
 _NO_VALUE = (
     rf"(?:(?:{_NO_VALUE_MESSAGES})\b|\(user\ [^()\n]*\)\ pam_"
-    r"""|["']?[\[(<]?(?:""" + "|".join(re.escape(word) for word in NO_VALUE_WORDS) + r")[\])>]?"
-    r"""(?=\.?(?:[\s,;}\]"'<]|$))"""
+    r"""|["']?(?:[\[(<]?(?:""" + "|".join(re.escape(word) for word in NO_VALUE_WORDS) + r")[\])>]?"
+    rf"""|(?-i:{_REFERENCES}))(?=\.?(?:[\s,;}}\]"'<]|$))"""
     rf"""|(?:\[\s*)?["']?(?:{_VALIDATION_MESSAGES}))""")
 
 
@@ -378,7 +391,7 @@ def key_value(name: str) -> re.Pattern[str]:
         (?P<key> (?P<rf>[$@&%])\{{ {name} \}} | (?P<q>(?P<bs>\\{{1,3}})?["']) {name} (?P=q)
                | (?<![\w$.-]) {name} )
         (?![\w-])
-        (?P<sep> (?P<item>\])?\s*(?:(?P<arrow>=>)|(?!=>){SEPARATOR})\s* {VALUE_SCHEME}? )
+        (?P<sep> (?P<item>\])?\s*(?:(?P<arrow>=>)|(?!=>){SEPARATOR})[ \t]* {VALUE_SCHEME}? )
         {BARE_ARROW}
         (?P<value> (?(bs) {escaped_value("q")}
                         | (?:[$@&%]\{{[^{{}}]*\}}(?:\[[^\]]*\])? | {VALUE} ) ) )
