@@ -90,7 +90,11 @@ L59, stays); each again alone; (117) an Atlassian API token and (118) a Vault to
 their prefixes); (119) a value SeleniumLibrary's ``Execute JavaScript`` sets into a password
 field (``getElementById('password').value='x'``; the user name set beside it, L60, stays),
 again alone; (120) a password piped to Kerberos' ``kinit`` (the principal, L61, stays), again
-alone; (121) IPMI's ``ipmitool ... -P x`` (the host, L62, stays), again alone. Seventy-two
+alone; (121) IPMI's ``ipmitool ... -P x`` (the host, L62, stays), again alone; Windows'
+(122) ``winrs -p:x``, (123) ``schtasks ... /rp x`` and (124) ``xfreerdp /p:x`` (the host,
+L73, stays), (125) ``lftp -u user,x``, (126) a .netrc's ``machine h login u password x!``
+(the host, L74, stays; the password with its "!"), (127) ``printf 'x\\n' | kinit``, each
+again alone. Seventy-four
 values only look like
 secrets (look-alike names, values too short or too common, a keyword's name holding a
 secret's, ``Open Sidebar``'s "sid", a word after "password" among another keyword's
@@ -165,7 +169,8 @@ SECRETS = ("S01-Hunter2-pass", "S03-deep-Pw-9", "S05-set-var-Sec", "S07-var-pk-1
            "UzEwOC1zbXRwLWxvZ2luLVB3",
            "$1$S109iosHash$x", "S110IosType7", "S111-snmp-comm", "S112-snmp-auth", "S113-snmp-priv",
            "S114-passwort-Pw", "S115-senha-Pw", "S116-sshpass-Pw", "S119-js-field-Pw",
-           "S120-kinit-Pw", "S121-ipmi-Pw")
+           "S120-kinit-Pw", "S121-ipmi-Pw", "S122-winrs-Pw", "S123-task-Pw", "S124-rdp-Pw",
+           "S125-lftp-Pw", "S126-netrc-Pw!", "S127-printf-Pw")
 # Masked by its shape wherever it occurs, so never registered as a run's value.
 BY_SHAPE = ("S27webhooksecret99", "S69sasSignature%2B9", "S89presignedSig0a1b",
             # (82) HTTP Basic credentials out of a header, (83) an npm token
@@ -195,7 +200,7 @@ LOOKALIKES = ("L01-54321-count", "L02-all-tests-passed", "L03-bypass-enabled",
               "L61-krb-user", "L62-bmc-host", "L63-locked-user", "L64-Permission-kept",
               "L65-Success-kept", "L66-Authentication-kept", "L67-attempts-kept",
               "L68 This field is required.", "L69-expired-kept", "L70-invalid-login-kept",
-              "$L71_DB_PASSWORD", "{{ L72_vault_api_key }}",
+              "$L71_DB_PASSWORD", "{{ L72_vault_api_key }}", "L73-win-host", "L74-sftp-host",
               # kubeconfig's client-certificate-data: a certificate in base64, public
               "LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0tCk1JSUM1ekNDQWMrZ0F3SUJB")
 # What differs between the stores by nature: ids of the run, where it came from, times.

@@ -464,6 +464,21 @@ _NO_VALUES = ["cat: /run/secrets/db_password: No such file or directory",
     ("psexec \\\\win01 -u CORP\\admin -p Px-Pw1 cmd; cmdkey /add:srv /user:bob /pass:Ck-Pw2",
      "psexec \\\\win01 -u CORP\\admin -p *** cmd; cmdkey /add:srv /user:bob /pass:***"),
     *[(kept, kept) for kept in ["cmdkey /generic:x /user:bob /pass", "ls -p /tmp"]],
+    # Windows Remote Shell, a scheduled task's run-as and remote passwords, FreeRDP, lftp
+    ("winrs -r:srv -u:bob -p:Wr-Pw1 ipconfig; schtasks /create /s srv /u bob /p St-Pw2 /ru a /rp St-Pw3",
+     "winrs -r:srv -u:bob -p:*** ipconfig; schtasks /create /s srv /u bob /p *** /ru a /rp ***"),
+    ("xfreerdp /v:win01 /u:bob /p:'Rd Pw4' /cert:ignore; lftp -u bob,Lf-Pw5 sftp://h",
+     "xfreerdp /v:win01 /u:bob /p:'***' /cert:ignore; lftp -u bob,*** sftp://h"),
+    *[(kept, kept) for kept in ["schtasks /query /fo LIST /v", "lftp -u bob sftp://h",
+                                "robocopy /p: x; ls; /rp y", "echo x | schtasks /rp *",
+                                "xfreerdp /v:win01 /u:bob /cert:ignore"]],
+    # a .netrc's entry, on one line or several: the password whole
+    ("machine api.example.com login bob password Nr-Pw6!\nmachine h2\n  login al\n  password Nr-Pw7.",
+     "machine api.example.com login bob password ***\nmachine h2\n  login al\n  password ***"),
+    # a password printf pipes (its newline and its format stay)
+    ("printf 'Pf-Pw8\\n' | kinit bob; printf '%s\\n' 'Pf-Pw9' | sudo -S id;"
+     " printf 'al:Pf-Pw10\\n' | chpasswd",
+     "printf '***\\n' | kinit bob; printf '%s\\n' '***' | sudo -S id; printf 'al:***\\n' | chpasswd"),
     # a management controller's tools (IPMI's -P; ipmitool's -p is its port), rdesktop
     ("ipmitool -I lanplus -H h -p 623 -U admin -P Ip-Pw1 sdr; racadm -r h -u root -p Rc-Pw2 getsysinfo",
      "ipmitool -I lanplus -H h -p 623 -U admin -P *** sdr; racadm -r h -u root -p *** getsysinfo"),
@@ -649,7 +664,9 @@ _SHAPES = ["ftp://user:pa55@host/f", "Bearer Zm9vYmFyYmF6cXV4", "eyJhbGciOi.eyJz
            "ya29." + "a" * 20, "hvs." + "b" * 24, "ATATT3" + "c" * 50, "AGE-SECRET-KEY-1" + "D" * 58,
            "$('#pw').val('v-29')", "getElementById('pwd').value='v-30'", "psexec -p v-31",
            "cmdkey /pass:v-32", "echo v-33 | kinit u", "echo v-34 | passwd --stdin u",
-           "ipmitool -P v-35", "racadm -p v-36"]
+           "ipmitool -P v-35", "racadm -p v-36", "winrs -p:v-37", "schtasks /rp v-38",
+           "xfreerdp /p:v-39", "lftp -u u,v-40", "machine h login u password v-41",
+           "printf 'v-42\\n' | kinit u"]
 _PIECES = [*_SHAPES, "password", "token", "auth", "cookie", "x-Session-Id", "=", ": ", '"', "'",
            "${", "}", " ", "\n", "Bearer ", "://", "@", "user:pa55", "eyJ", ".fghij", "ghp_",
            "\u0130", "\u0131", "plain words", "42", "inside", "Author", "sid", "\t", "\u00a0",
@@ -676,7 +693,9 @@ _PIECES = [*_SHAPES, "password", "token", "auth", "cookie", "x-Session-Id", "=",
            " 7 ", "username ", " privilege 15", "snmp-server community ", " key ", "key-string ",
            "tacacs-server ", "neighbor ", "snmpwalk ", " -c ", " -A ", " -X ", "salasana", "senha",
            "getElementById('", "').value = '", "$('#", "').val('", "[0].value='",
-           "psexec ", "cmdkey ", " /pass:", "/user:", " | kinit ", "kinit", " --stdin", "passwd "]
+           "psexec ", "cmdkey ", " /pass:", "/user:", " | kinit ", "kinit", " --stdin", "passwd ",
+           "winrs ", " -p:", "schtasks ", " /rp ", "xfreerdp ", " /p:", "lftp ", " -u ", "u,",
+           "machine ", " login ", "printf ", "'%s\\n' ", "\\n'"]
 
 
 def _every_rule(words: tuple[str, ...]) -> Redactor:
@@ -697,12 +716,13 @@ def test_each_shape_alone_reaches_its_rule(shape: str) -> None:
 
 def test_every_gated_shape_s_marks_pass_the_gate_before_them() -> None:
     """``gated_shapes.may_hold_any`` asks a few substrings instead of every row's marks:
-    each mark holds one of them (else a row's text would never reach its rule)."""
+    each mark holds one of them (else a row's text would never reach its rule); with the
+    row's ``needs`` and an option (rows of commands' options ask for " -" or " /" first)."""
     from rf_log_listener.gated_shapes import GATED_SHAPES, may_hold_any
 
-    marks = [mark for shape in GATED_SHAPES for mark in shape.marks]
+    marks = [(mark, shape.needs) for shape in GATED_SHAPES for mark in shape.marks]
     assert len(marks) > 15
-    assert all(may_hold_any(f"{mark}/:", mark) for mark in marks)
+    assert all(may_hold_any(f"{mark} -x /:{needs}", f"{mark} -x /:{needs}".lower()) for mark, needs in marks)
     assert not may_hold_any("Clicking element 'id=submit'.", "clicking element 'id=submit'.")
 
 

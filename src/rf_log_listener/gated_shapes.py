@@ -16,7 +16,14 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from .secret_shapes import found_in_context, lazy_pattern, masked_in_context, password_field
+from .secret_shapes import (
+    PIPED_HEAD,
+    PIPED_VALUE,
+    found_in_context,
+    lazy_pattern,
+    masked_in_context,
+    password_field,
+)
 
 
 class GatedShape:
@@ -42,6 +49,27 @@ class GatedShape:
 
     def may_hold(self, text: str, lowered: str) -> bool:
         return (not self.needs or self.needs in text) and any(map(lowered.__contains__, self.marks))
+
+
+_WINDOWS_TOOLS = ("cmdkey", "winrs", "schtasks", "freerdp")  # also asked by ``may_hold_any``
+# Which tool takes each option: the command before it (to a line's end, ``;``, ``|`` or
+# ``&``) names one
+_TOOLS_OF_OPTION = {"/pass:": ("cmdkey",), "-p:": ("winrs",), "-password:": ("winrs",),
+                    "/password:": ("winrs",), "/p:": ("winrs", "freerdp"), "/gp:": ("freerdp",),
+                    "/p": ("schtasks",), "/rp": ("schtasks",)}
+_COMMAND_START = lazy_pattern(r"[^\n;|&]*\Z")
+
+
+def _on_its_tool(match: re.Match[str]) -> bool:
+    """Whether ``match``'s option follows, in its command, a tool that takes it so (its
+    value "*" asks for the password)."""
+    if match["value"] == "*":
+        return False
+    option = match["option"].rstrip(" \t").lower()
+    start = match.start()
+    command = _COMMAND_START().search(match.string, max(0, start - 300), start)
+    before = command[0].lower() if command else ""
+    return any(tool in before for tool in _TOOLS_OF_OPTION.get(option, ()))
 
 
 _ORACLE_TOOLS = ("sqlplus", "rman", "expdp", "impdp", "sqlldr", "dgmgrl")
@@ -83,18 +111,38 @@ GATED_SHAPES = (
         lazy_pattern(
             r"""(?P<head>(?<![\w-])--?auth(?:[ \t]+|=)(?P<q>['"])?[^\s:'"@]+:)""" + _VALUE)),
     # ``user:password`` lines chpasswd reads from its standard input (``echo 'bob:x' |
-    # sudo chpasswd``, ``chpasswd <<< 'bob:x'``): the password
+    # sudo chpasswd``, ``printf 'bob:x\n' | chpasswd``, ``chpasswd <<< 'bob:x'``): the password
     GatedShape(
         ("chpasswd",), ":", ("chpasswd",),
         lazy_pattern(
-            r"""(?P<head>(?:\becho[ \t]+(?:-[neE]{1,3}[ \t]+)*(?=['"]?[^\s:'"]+:[^\n|]*\|[ \t]*"""
+            r"""(?P<head>(?:""" + PIPED_HEAD + r"""(?=['"]?[^\s:'"]+:[^\n|]*\|[ \t]*"""
             r"""(?:sudo[ \t]+(?:-\w+[ \t]+)*)?chpasswd\b)|\bchpasswd[ \t]*<<<[ \t]*)(?P<q>['"])?[^\s:'"]+:)"""
-            + _VALUE)),
-    # Windows' credential manager given a password on its command line (``cmdkey
-    # /add:host /user:bob /pass:x``; ``/pass`` alone asks for it)
+            + PIPED_VALUE)),
+    # a password on a Windows command line: the credential manager's (``cmdkey /add:host
+    # /user:bob /pass:x``; ``/pass`` alone asks for it), Windows Remote Shell's (``winrs
+    # -r:host -u:bob -p:x cmd``), a scheduled task's (``schtasks /create ... /ru bob /rp x``,
+    # the remote user's ``/p x``), FreeRDP's (``xfreerdp /v:host /u:bob /p:x``, its
+    # gateway's ``/gp:x``): each option where its tool runs the command (``_on_its_tool``)
     GatedShape(
-        ("cmdkey",), ":", ("cmdkey",),
-        lazy_pattern(r"""(?i)(?P<head>\bcmdkey\b[^\n;|&]{0,300}?[ \t]/pass:(?P<q>['"])?)""" + _VALUE)),
+        _WINDOWS_TOOLS, "", _WINDOWS_TOOLS,
+        lazy_pattern(
+            r"""(?i)(?P<head>(?<=[ \t])(?P<option>/pass:|[-/]p(?:assword)?:|/r?p[ \t]+|/gp:)"""
+            r"""(?P<q>['"])?)""" + _VALUE),
+        lambda match: _on_its_tool(match)),
+    # lftp's user and password given together (``lftp -u bob,x sftp://host``, also in its
+    # script, ``lftp -e "open -u bob,x host"``): the part after the comma
+    GatedShape(
+        ("lftp",), ",", ("lftp",),
+        lazy_pattern(
+            r"""(?P<head>\blftp\b[^\n;|&]{0,300}?[ \t]-u[ \t]+(?P<q>['"])?[^\s,'"]+,)""" + _VALUE)),
+    # a .netrc's entry (curl's, git's, ftp's credentials file, printed whole by a test that
+    # writes it): ``machine host login bob password x``, its tokens on one line or several;
+    # the password is the word after its token, whatever it ends with ("x!" was cut at "!")
+    GatedShape(
+        ("machine",), "password", ("machine[ \t]",),
+        lazy_pattern(
+            r"""(?P<head>\bmachine[ \t]+\S+(?:\s+(?:login|account|port|protocol)[ \t]+\S+){0,4}"""
+            r"""\s+password[ \t]+(?P<q>)?)(?P<value>[^\s'"]\S*)""")),
     # a network device's configuration (Cisco's IOS and NX-OS, Arista's EOS), as ``show
     # running-config`` prints it over SSHLibrary or Telnet: the value after its type (0
     # plain, 5/8/9 hashes, 7 reversible, EOS' sha512), or a quoted one. Case matters, each
@@ -151,6 +199,8 @@ def may_hold_any(text: str, lowered: str) -> bool:
     return ("pass" in lowered or "auth" in lowered or "key" in lowered or "secret" in lowered
             or "community" in lowered or "redis" in lowered or "gfzc3dvcmq6" in lowered
             or ".val" in lowered
+            or ((" -" in text or " /" in text) and (  # a command's option: its tool's name
+                "lftp" in lowered or "winrs" in lowered or "schtasks" in lowered or "freerdp" in lowered))
             or ("/" in text and any(map(lowered.__contains__, _ORACLE_MARKS))))
 
 

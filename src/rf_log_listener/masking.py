@@ -494,7 +494,10 @@ class Redactor(StepMasking):
         for span in (typed_password(text), environment_value(text, self.names_secret)):
             if span is not None:
                 found.append(text[span[0]:span[1]])
-        found += prose_passwords(text, lowered)
+        # prose ends a password at a sentence's stop; a rule above may read it whole (a
+        # .netrc's "password x!"): then the cut copy is no value of its own
+        found += [cut for cut in prose_passwords(text, lowered)
+                  if not any(v.startswith(cut) and not v[len(cut):].strip("!?.,;:") for v in found)]
         return [value for value in found if registrable(value)]
 
     def names_secrets(self, text: str) -> bool:

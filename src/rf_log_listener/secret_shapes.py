@@ -26,6 +26,15 @@ from .secret_names import (
 MASK = "***"
 
 
+# What prints a password into a pipe (``echo x |``, ``echo -n x |``, ``printf 'x\n' |``,
+# ``printf '%s\n' x |``), and the password: quoted, or a word; printf's ``\n`` after it is
+# no part of it. Groups q, value.
+PIPED_HEAD = (r"""\b(?:echo[ \t]+(?:-[neE]{1,3}[ \t]+)*"""
+              r"""|printf[ \t]+(?:--[ \t]+)?(?:(?:'%s(?:\\n)?'|"%s(?:\\n)?")[ \t]+)?)""")
+PIPED_VALUE = (r"""(?P<value>(?(q)[^'"\n]+?(?=(?:\\n)?['"])"""
+               r"""|[^\s'"|;&]+?(?=(?:\\n)?(?:[\s'"|;&]|$))))""")
+
+
 def lazy_pattern(pattern: str, flags: int = 0) -> Callable[[], re.Pattern[str]]:
     """A pattern compiled at its first use, not when its module is imported: a compilation
     costs every robot process that loads the listener 0.1-0.4 ms, and a short run uses few
@@ -181,14 +190,14 @@ class _Shapes:
             r"""(?i)(?P<head>(?:\bidentified[ \t]+(?:with[ \t]+\w+[ \t]+)?by[ \t]+"""
             r"""|(?P<set>\bset[ \t]+password[ \t]+for[ \t]+[^\s=]+[ \t]*=[ \t]*))(?P<q>['"])?)"""
             r"""(?P<value>(?(q)[^'"\n]+|[^\s;'"]+))""")
-        # echo password | sudo -S ... (-S: sudo reads the password from its standard input),
+        # echo password | sudo -S ... (-S: sudo reads the password from its standard input;
+        # printf 'password\n' | too),
         # echo password | docker login --password-stdin (and podman's, helm's), echo password |
         # kinit user@REALM (Kerberos reads it from its input), echo password | passwd --stdin
         # user (Red Hat's)
         self.sudo_stdin = re.compile(
-            r"""(?P<head>\becho[ \t]+(?:-[neE]{1,3}[ \t]+)*(?P<q>['"])?)"""
-            r"""(?P<value>(?(q)[^'"\n]+|[^\s'"|;&]+))"""
-            r"""(?=(?(q)['"])[ \t]*\|[ \t]*(?:sudo\b[^\n;|&]{0,300}?(?<![\w-])-[A-Za-z]*S\b"""
+            rf"""(?P<head>{PIPED_HEAD}(?P<q>['"])?){PIPED_VALUE}"""
+            r"""(?=(?:\\n)?(?(q)['"])[ \t]*\|[ \t]*(?:sudo\b[^\n;|&]{0,300}?(?<![\w-])-[A-Za-z]*S\b"""
             r"""|[\w-]+\b[^\n;|&]{0,300}?(?<![\w-])--password-stdin(?![\w-])"""
             r"""|(?:sudo[ \t]+)?kinit\b|(?:sudo[ \t]+)?passwd\b[^\n;|&]{0,300}?(?<![\w-])--stdin\b))""")
         # the same commands given it by bash's here-string: sudo -S cmd <<< password,

@@ -1,6 +1,6 @@
 *** Settings ***
-Documentation     Secrets handled the ordinary way, each a value of its own (S01 ... S121), and
-...               values that only look like secrets (L01 ... L72), which must stay readable.
+Documentation     Secrets handled the ordinary way, each a value of its own (S01 ... S127), and
+...               values that only look like secrets (L01 ... L74), which must stay readable.
 Library           Vault.py
 Library           SSHLibrary.py
 Library           Browser.py
@@ -255,6 +255,11 @@ Shapes Next To Their Name
     Log    S120-kinit-Pw again
     Log    Starting process:\nipmitool -I lanplus -H L62-bmc-host -U admin -P S121-ipmi-Pw chassis power status
     Log    S121-ipmi-Pw again
+    Log    Starting process:\nwinrs -r:L73-win-host -u:admin -p:S122-winrs-Pw ipconfig\nschtasks /create /tn backup /tr b.cmd /ru admin /rp S123-task-Pw
+    Log    Starting process:\nxfreerdp /v:L73-win-host /u:admin /p:S124-rdp-Pw /cert:ignore\nlftp -u ci,S125-lftp-Pw sftp://L74-sftp-host
+    Log    machine L74-sftp-host login ci password S126-netrc-Pw!
+    Log    Starting process:\nsh -c "printf 'S127-printf-Pw\\n' | kinit ci@EXAMPLE.COM"
+    Log    S122-winrs-Pw S123-task-Pw S124-rdp-Pw S125-lftp-Pw S126-netrc-Pw! S127-printf-Pw again
     Log    cat: /run/secrets/db_password: No such file or directory\ncat: /etc/ssl/private.key: Permission denied
     Log    Starting process:\nsh -c "passwd -l L63-locked-user"\npasswd: Authentication token manipulation error\npasswd: Success
     Log    key 1 of 3 rotated\npassword 0 attempts remaining
