@@ -94,7 +94,7 @@ alone; (121) IPMI's ``ipmitool ... -P x`` (the host, L62, stays), again alone; W
 (122) ``winrs -p:x``, (123) ``schtasks ... /rp x`` and (124) ``xfreerdp /p:x`` (the host,
 L73, stays), (125) ``lftp -u user,x``, (126) a .netrc's ``machine h login u password x!``
 (the host, L74, stays; the password with its "!"), (127) ``printf 'x\\n' | kinit``, each
-again alone. Seventy-four
+again alone. Seventy-six
 values only look like
 secrets (look-alike names, values too short or too common, a keyword's name holding a
 secret's, ``Open Sidebar``'s "sid", a word after "password" among another keyword's
@@ -114,8 +114,9 @@ secret's name that are no value of it, an operating system's error after a file'
 web framework's validation message, ``{"password": ["This field is required."]}``, a
 negative test's wrong password, ``Enter Password And Submit  id=pw  invalid``; a reference
 to the value in another tool's syntax, a shell's ``$L71_DB_PASSWORD``, a template's ``{{
-L72_vault_api_key }}``: registered, their words, L64-L72, were masked everywhere) and must
-stay readable.
+L72_vault_api_key }}``, a file's path, ``credentials: ~/.aws/L75-credentials``, an
+authentication scheme alone, ``auth: basic`` (L76): registered, their words, L64-L76, were
+masked everywhere) and must stay readable.
 
 Live capture and the imports of output.xml and output.json register the same values, and
 every tool, view, projection, resource and CLI command answers without any of them.
@@ -201,6 +202,7 @@ LOOKALIKES = ("L01-54321-count", "L02-all-tests-passed", "L03-bypass-enabled",
               "L65-Success-kept", "L66-Authentication-kept", "L67-attempts-kept",
               "L68 This field is required.", "L69-expired-kept", "L70-invalid-login-kept",
               "$L71_DB_PASSWORD", "{{ L72_vault_api_key }}", "L73-win-host", "L74-sftp-host",
+              "~/.aws/L75-credentials", "L76-basic-auth-kept",
               # kubeconfig's client-certificate-data: a certificate in base64, public
               "LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0tCk1JSUM1ekNDQWMrZ0F3SUJB")
 # What differs between the stores by nature: ids of the run, where it came from, times.

@@ -182,7 +182,14 @@ _NO_VALUES = ["cat: /run/secrets/db_password: No such file or directory",
               "password: !vault |\n  $ANSIBLE_VAULT;1.1;AES256\ntoken: process.env.TOKEN",
               # a mapping under the name, a prompt: the next line is no value
               "properties:\n  password:\n    type: string\nenv:\n  DB_PASSWORD:\n    valueFrom: x",
-              "Password:\nEnter new password:"]
+              "Password:\nEnter new password:",
+              # kubectl describe secret's sizes, Ansible's no_log placeholder, a scheme alone,
+              # a file's path, a Windows account's SID
+              "Data\n====\npassword:  8 bytes\ntoken:  954 bytes",
+              '{"changed": false, "password": "VALUE_SPECIFIED_IN_NO_LOG_PARAMETER"}',
+              "auth: basic, auth=NTLM, api_key: (set)",
+              "credentials: ~/.aws/credentials password: /run/secrets/db_password token: ./t.txt",
+              "objectSid: S-1-5-21-1004336348-1177238915-682003330-512"]
 
 
 @pytest.mark.parametrize(("text", "shown"), [
@@ -553,6 +560,8 @@ _NO_VALUES = ["cat: /run/secrets/db_password: No such file or directory",
      'token: ***, password: "***" {"password": "***"}'),
     ("password: %Secr3t% token=$ecret-Tk1 pwd=$DB_PASSWORD-x",
      "password: *** token=*** pwd=***"),
+    ("auth: basic-Pw1 token: /9j/4AAQSkZJRgABAQ password: /Pa55/word password: ~Pw/1 sid: s-1-5x",
+     "auth: *** token: *** password: *** password: *** sid: ***"),
     ("Cookie: x=1\nset PHPSESSID=Php-Sess3", "Cookie: ***\nset PHPSESSID=***"),
 ])
 def test_secret_shapes(text: str, shown: str) -> None:

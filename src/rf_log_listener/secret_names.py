@@ -283,10 +283,14 @@ STRUCTURED_VALUE = (r"(?:\([^()\n]{0,300}\)|\[[^\[\]\n]{0,300}\]"
 # (``token: expired``, ``password: required``, ``api_key: missing``, Rails' ``[FILTERED]``,
 # ``passwd: Success``), alone or in brackets. Neither masked beside the name nor registered
 # ("required" was then masked wherever the run showed it: ``known_values``); a value they
-# only begin (``invalid-Pw1``) is one.
+# only begin (``invalid-Pw1``) is one. Ansible's placeholder for a ``no_log`` value; an
+# authentication scheme's name alone (``auth: basic``, ``auth=ntlm``: the scheme, no
+# credential).
 NO_VALUE_WORDS = ("required", "optional", "expired", "invalid", "missing", "unknown", "unset",
-                  "not set", "not found", "n/a", "none", "null", "undefined", "hidden", "redacted",
-                  "masked", "omitted", "filtered", "success")
+                  "set", "not set", "not found", "n/a", "none", "null", "undefined", "hidden",
+                  "redacted", "masked", "omitted", "filtered", "success",
+                  "value_specified_in_no_log_parameter",
+                  "basic", "bearer", "digest", "negotiate", "ntlm", "kerberos", "oauth", "oauth2")
 # A message after a name that is no value of it (masked, its first word was registered:
 # "Permission", "Authentication", "user" were then masked wherever the run showed them):
 # an operating system's error after a file's name (``cat: /run/secrets/db_password: No
@@ -308,7 +312,8 @@ _VALIDATION_MESSAGES = (
     r"this\ (?:field|password|value)\ |ensure\ this\ |size\ must\ |doesn't\ match\ "
     r"|the\ [\w\ ]{1,40}?\ (?:field\ is|must|may\ not|confirmation)\ |should\ not\ be\ "
     r"|must\ (?:be|not|contain|have|match|include)\ |can't\ be\ |cannot\ be\ "
-    r"|is\ (?:required|invalid|too|not|missing)\b")
+    r"|is\ (?:required|invalid|too|not|missing)\b"
+    r"|\d+\ (?:bytes|characters|chars)\b")  # kubectl describe secret's ``password:  8 bytes``
 # A reference to a value kept elsewhere, in another tool's syntax: a shell's or a CI's
 # environment variable (``$DB_PASSWORD``, ``%PASSWORD%``, ``$env:TOKEN``, Azure Pipelines'
 # ``$(TOKEN)``), a template's (Jinja's and Ansible's ``{{ vault_db_password }}``, GitHub
@@ -316,9 +321,13 @@ _VALIDATION_MESSAGES = (
 # that reads the environment or asks (``os.getenv("TOKEN")``, ``process.env.TOKEN``,
 # ``getpass.getpass()``). It names where the value came from, which a failing run's reader
 # wants; registered, the reference was masked wherever a command or a file showed it. Case
-# matters: ``%Secr3t%`` is a password.
+# matters: ``%Secr3t%`` is a password. So is a file's path (``credentials: ~/.aws/credentials``,
+# ``key: /etc/ssl/private/server.key``: relative, home's, or under a system's directory),
+# and a Windows account's SID, which Active Directory's ``objectSid`` names (no session id).
 _REFERENCES = (
     r"\$[A-Z_][A-Z0-9_]*|%[A-Z_][A-Z0-9_]*%|\$env:[A-Za-z_]\w*|\$\([A-Za-z_][\w.]*\)"
+    r"|(?:~|\.\.?|/(?:etc|run|var|home|root|tmp|opt|usr|srv|mnt|secrets|Users))/[^\s'\"]*"
+    r"|[A-Z]:\\[^\s'\"]*|S-1-\d+(?:-\d+)+"
     r"|\$?\{\{[^{}\n]{1,100}\}\}|%\(\w+\)s|!vault|process\.env\.\w+"
     r"|(?:os\.(?:getenv|environ(?:\.get)?)|getpass\.getpass|System\.getenv|ENV(?:\.fetch)?|env)"
     r"""[(\[][^()\[\]\n]{0,100}[)\]]""")

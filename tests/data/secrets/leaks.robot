@@ -1,6 +1,6 @@
 *** Settings ***
 Documentation     Secrets handled the ordinary way, each a value of its own (S01 ... S127), and
-...               values that only look like secrets (L01 ... L74), which must stay readable.
+...               values that only look like secrets (L01 ... L76), which must stay readable.
 Library           Vault.py
 Library           SSHLibrary.py
 Library           Browser.py
@@ -269,6 +269,8 @@ Shapes Next To Their Name
     Log    L68 This field is required. L69-expired-kept L70-invalid-login-kept
     Log    password: $L71_DB_PASSWORD\napi_key: "{{ L72_vault_api_key }}"
     Log    exporting $L71_DB_PASSWORD and {{ L72_vault_api_key }} to the job
+    Log    auth: basic\ncredentials: ~/.aws/L75-credentials
+    Log    L76-basic-auth-kept, cat ~/.aws/L75-credentials
     Log    jira: ATATT3xFfGF0S117atlassianTokenAbCdEfGhIjKlMnOpQrStUvWxYz0123456789=A1B2C3D4\nvault: hvs.CAESIS118vaultTokenAbCdEfGhIjKl
     &{shell} =    Create Dictionary    HOME=/root
     ${shell}[PWD] =    Set Variable    /L54-item-pwd-dir
