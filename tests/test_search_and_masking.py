@@ -562,6 +562,9 @@ _NO_VALUES = ["cat: /run/secrets/db_password: No such file or directory",
      "password: *** token=*** pwd=***"),
     ("auth: basic-Pw1 token: /9j/4AAQSkZJRgABAQ password: /Pa55/word password: ~Pw/1 sid: s-1-5x",
      "auth: *** token: *** password: *** password: *** sid: ***"),
+    # such a word only begins a value that runs on: the value is no such word
+    ('${password} = none of your business\n${token} = Bearer abc123xyz\npassword: "basic auth pw"',
+     '${password} = ***\n${token} = ***\npassword: "***"'),
     ("Cookie: x=1\nset PHPSESSID=Php-Sess3", "Cookie: ***\nset PHPSESSID=***"),
 ])
 def test_secret_shapes(text: str, shown: str) -> None:
@@ -633,6 +636,8 @@ def test_messages_after_a_name_that_are_no_value_register_nothing() -> None:
     assert [redactor.secret_values(text) for text in _NO_VALUES] == [[]] * len(_NO_VALUES)
     assert redactor.secret_values("passwd: Success1\n password 0 cisco\nkey 7 0822455D0A16") == [
         "Success1", "cisco", "0822455D0A16"]
+    assert redactor.secret_values('${password} = none of your business\npassword: "basic auth pw"') == [
+        "none of your business", "basic auth pw"]
 
 
 @pytest.mark.parametrize(("value", "registrable"), [

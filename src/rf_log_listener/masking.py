@@ -446,13 +446,17 @@ class Redactor(StepMasking):
                 if mention["plural"]:  # a collection's values: below; `tokens=4` counts
                     continue
                 after = compiled_shapes().after_name.match(text, mention.end("name"))
-                if after is None or no_value_at(text, after.start("value")):
+                if after is None:
                     continue
-                value = after["value"]
-                close = after["close"] or ""
-                if close == "}" or (after["item"] and not close and _rf_item(text, mention.end("name"))):
-                    # RF's assignment line (``${token} =``, ``${creds}[token] =``): to its end
-                    value = text[after.start("value"):].split("\n", 1)[0]
+                value, close, start = after["value"], after["close"] or "", after.start("value")
+                # RF's assignment line (``${token} =``, ``${creds}[token] =``): to its end
+                line = close == "}" or (after["item"] and not close and _rf_item(text, mention.end("name")))
+                end = (text.find("\n", start) if "\n" in text[start:] else len(text)) if line \
+                    else after.end("value")
+                if no_value_at(text, start, end):
+                    continue
+                if line:
+                    value = text[start:end]
                 elif after["bs"]:  # \"token\": \"x\": JSON in a string (not cut before its end)
                     closed = len(value) >= 2 * len(close) and value.endswith(close)
                     value = value[len(close):-len(close)] if closed else ""
@@ -475,12 +479,12 @@ class Redactor(StepMasking):
             found += [m[2] for m in compiled_shapes().url_credentials.finditer(text)]
         if "</" in text:
             found += [m["value"] for m in self._xml_element.finditer(text)
-                      if not no_value_at(text, m.start("value"))]
+                      if not no_value_at(text, *m.span("value"))]
             found += [m["value"] for m in self._xml_named_text.finditer(text)
-                      if not (holds_no_secret(m["key"], m["value"]) or no_value_at(text, m.start("value")))]
+                      if not (holds_no_secret(m["key"], m["value"]) or no_value_at(text, *m.span("value")))]
         if "value" in lowered:
             found += [unquoted(m["value"]) for m in self._name_value_pair.finditer(text)
-                      if not (holds_no_secret(m["key"], m["value"]) or no_value_at(text, m.start("value")))]
+                      if not (holds_no_secret(m["key"], m["value"]) or no_value_at(text, *m.span("value")))]
         if "curl" in lowered:
             found += curl_credentials(text)
         found += command_passwords(text, lowered)

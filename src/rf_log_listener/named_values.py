@@ -37,7 +37,7 @@ def masked_value(match: re.Match[str]) -> str:
     groups = match.groupdict()
     # whole_line's name is in its lead (``${WIFI_SSID} = ``), before the separator
     key = groups.get("key") or (groups.get("lead") or "").strip(" \t=:>*-")
-    if (key and holds_no_secret(key, inner)) or no_value_at(match.string, match.start("value")):
+    if (key and holds_no_secret(key, inner)) or no_value_at(match.string, *match.span("value")):
         return match[0]
     head = match[0][: match.start("value") - match.start(0)]
     if not quote and "@" in inner and in_url_user(match.string, match.start(0)):

@@ -331,24 +331,28 @@ _REFERENCES = (
     r"|\$?\{\{[^{}\n]{1,100}\}\}|%\(\w+\)s|!vault|process\.env\.\w+"
     r"|(?:os\.(?:getenv|environ(?:\.get)?)|getpass\.getpass|System\.getenv|ENV(?:\.fetch)?|env)"
     r"""[(\[][^()\[\]\n]{0,100}[)\]]""")
-_NO_VALUE = (
-    rf"(?:(?:{_NO_VALUE_MESSAGES})\b|\(user\ [^()\n]*\)\ pam_"
-    r"""|["']?(?:[\[(<]?(?:""" + "|".join(re.escape(word) for word in NO_VALUE_WORDS) + r")[\])>]?"
-    rf"""|(?-i:{_REFERENCES}))(?=\.?(?:[\s,;}}\]"'<]|$))"""
-    rf"""|(?:\[\s*)?["']?(?:{_VALIDATION_MESSAGES}))""")
+_NO_VALUE_MESSAGE = (rf"(?:{_NO_VALUE_MESSAGES})\b|\(user\ [^()\n]*\)\ pam_"
+                     rf"""|(?:\[\s*)?["']?(?:{_VALIDATION_MESSAGES})"""
+                     rf"""|["']?(?-i:{_REFERENCES})(?=\.?(?:[\s,;}}\]"'<]|$))""")
+_NO_VALUE_WORD = (r"""["']?[\[(<]?(?:""" + "|".join(re.escape(word) for word in NO_VALUE_WORDS)
+                  + r""")[\])>]?\.?["']?\s*""")
 
 
 @functools.cache
-def _no_value() -> re.Pattern[str]:
-    return re.compile(_NO_VALUE, re.IGNORECASE)
+def _no_value() -> tuple[re.Pattern[str], re.Pattern[str]]:
+    return (re.compile(_NO_VALUE_MESSAGE, re.IGNORECASE), re.compile(_NO_VALUE_WORD, re.IGNORECASE))
 
 
-def no_value_at(text: str, start: int) -> bool:
-    """Whether ``text`` from ``start``, where a value after a secret's name would begin, is
-    a message or a word that is none (``NO_VALUE_WORDS``, the messages above). Asked of a
-    rule's match, not inside its pattern: its copies in every rule that reads a value made a
+def no_value_at(text: str, start: int, end: int) -> bool:
+    """Whether a rule's value in ``text`` (``start`` to ``end``) is none: a message or a
+    reference begins there (the messages above, which a plain value's first word is cut
+    from; ``_REFERENCES``, which a value's characters may cut: ``${{``), or a word is the
+    whole of it (``NO_VALUE_WORDS``; as a whole only: ``${pw} = none of your business`` and
+    ``"Basic dXNl..."`` are values). Asked of a rule's
+    match, not inside its pattern: its copies in every rule that reads a value made a
     reading command's compiling of them 17 → 31 ms."""
-    return _no_value().match(text, start) is not None
+    message, word = _no_value()
+    return message.match(text, start) is not None or word.fullmatch(text, start, end) is not None
 
 
 # The value after a secret's name and its separator, as the masking rule (``key_value``) and
