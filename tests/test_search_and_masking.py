@@ -560,6 +560,12 @@ _NO_VALUES = ["cat: /run/secrets/db_password: No such file or directory",
      'token: ***, password: "***" {"password": "***"}'),
     ("password: %Secr3t% token=$ecret-Tk1 pwd=$DB_PASSWORD-x",
      "password: *** token=*** pwd=***"),
+    # a form's second copy of a new password (Django's, Rails', Laravel's, Angular's names)
+    ('{"username": "bob", "password1": "Dj-Pw1", "password2": "Dj-Pw1"}',
+     '{"username": "bob", "password1": "***", "password2": "***"}'),
+    ("new_password2=Np-2&password_confirmation=Pc-3&passwordConfirm=Pc-4&password_again=Pa-5",
+     "new_password2=***&password_confirmation=***&passwordConfirm=***&password_again=***"),
+    *[(kept, kept) for kept in ["password3=x", "password_confirmed: true", "passwords: 2"]],
     ("auth: basic-Pw1 token: /9j/4AAQSkZJRgABAQ password: /Pa55/word password: ~Pw/1 sid: s-1-5x",
      "auth: *** token: *** password: *** password: *** sid: ***"),
     # such a word only begins a value that runs on: the value is no such word
@@ -1097,7 +1103,7 @@ def test_the_secret_words_spelled_out_are_their_spellings() -> None:
     assert sorted(secret_names.SECRET_WORD_SPELLINGS) == sorted(spelled)
     assert len(set(spelled)) == len(spelled)
     default, extended = Redactor(), Redactor(["pin"])
-    assert default._secret_endings == (secret_names.SECRET_WORD_SPELLINGS, 16)  # subscription-key
+    assert default._secret_endings == (secret_names.SECRET_WORD_SPELLINGS, 21)  # password-confirmation
     assert set(extended._secret_endings[0]) == {*spelled, "pin"}
     for name in ("db_password", "X-Api-Key", "sessionId", "pin", "tokens", "author", "SID"):
         assert default.names_secret(name) == (name != "pin" and extended.names_secret(name))

@@ -18,6 +18,11 @@ from collections.abc import Iterable
 SECRET_WORDS = (
     r"password", r"passwd", r"passphrase", r"passcode", r"pwd", r"pw", r"[-_]pass", r"secret",
     r"token",
+    # a form's second copy of a new password: Django's ``password1``/``password2`` (and
+    # ``new_password2``), Rails' and Laravel's ``password_confirmation``, ``passwordConfirm``,
+    # ``password_again``, ``password_repeat``
+    r"password[12]", r"password[-_]?confirm", r"password[-_]?confirmation", r"password[-_]?again",
+    r"password[-_]?repeat",
     r"api[-_. ]?key",
     r"access[-_. ]?key", r"secret[-_. ]?key", r"private[-_. ]?key", r"ssh[-_. ]?key",
     r"account[-_. ]?key",  # Azure Storage's connection string: AccountKey=...
@@ -113,7 +118,10 @@ SECRET_WORD_SPELLINGS = (
     "mot_de-passe", "mot_de_passe", "mot_de passe", "mot de-passe", "mot de_passe",
     "mot de passe", "adgangskode", "mot-depasse", "mot_depasse", "mot depasse", "motde-passe",
     "motde_passe", "motde passe", "wachtwoord", "motdepasse", "dockercfg", "passwort",
-    "kennwort", "salasana", "sshpass", "senha", "heslo",
+    "kennwort", "salasana", "sshpass", "senha", "heslo", "password1", "password2",
+    "password-confirm", "password_confirm", "passwordconfirm", "password-confirmation",
+    "password_confirmation", "passwordconfirmation", "password-again", "password_again",
+    "passwordagain", "password-repeat", "password_repeat", "passwordrepeat",
 )
 
 
