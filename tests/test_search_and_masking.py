@@ -646,6 +646,15 @@ def test_messages_after_a_name_that_are_no_value_register_nothing() -> None:
         "none of your business", "basic auth pw"]
 
 
+def test_a_cookie_header_registers_its_values_not_its_names() -> None:
+    """``sessionid=`` of a cookie a logout empties was registered, then masked wherever the
+    run showed it: ``sessionid=abc`` elsewhere became ``***abc``."""
+    redactor = Redactor()
+    assert redactor.secret_values("Set-Cookie: sessionid=; Max-Age=0; Path=/") == []
+    assert set(redactor.secret_values("Set-Cookie: sessionid=Ss-Val1; Path=/")) == {"Ss-Val1"}
+    assert redactor.secret_values('{"cookie": "sid=Ck-Val2"}') == ["Ck-Val2", "Ck-Val2"]
+
+
 @pytest.mark.parametrize(("value", "registrable"), [
     ("invalid", False), ("Required", False), ("(none)", False), ("[FILTERED]", False),
     ("<redacted>", False), ("not set", False), ("invalid-Pw1", True), ("(n0ne)", True)])

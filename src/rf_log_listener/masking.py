@@ -467,6 +467,8 @@ class Redactor(StepMasking):
                 name = whole_name(lowered, mention)
                 if holds_no_secret(name, value):  # the shell's PWD=/path, a network's ssid=x
                     continue
+                if name.endswith("cookie") and "=" in value:  # a cookie's name stays: "sid=" of an
+                    value = value.partition("=")[2]  # emptied one was masked wherever it stood
                 found += structured_secrets(name, value.strip())
         if self._holds_plural(text, lowered):  # api_keys=['a', 'b'], @{TOKENS} = [ a | b ]
             for match in self._plural_collection.finditer(text):
