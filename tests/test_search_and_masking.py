@@ -491,6 +491,10 @@ _NO_VALUES = ["cat: /run/secrets/db_password: No such file or directory",
      "ipmitool -I lanplus -H h -p 623 -U admin -P *** sdr; racadm -r h -u root -p *** getsysinfo"),
     ("redfishtool -r h -u root -p Rf-Pw3 Systems; rdesktop -u bob -p Rd-Pw4 win01",
      "redfishtool -r h -u root -p *** Systems; rdesktop -u bob -p *** win01"),
+    # MQTT's clients (their -p is the port), RabbitMQ's CLI (its -V the vhost), curl's OAuth token
+    ("mosquitto_pub -h h -p 1883 -u bob -P Mq-Pw1 -t t -m x; rabbitmqadmin -V / -u g -p Rb-Pw2 list",
+     "mosquitto_pub -h h -p 1883 -u bob -P *** -t t -m x; rabbitmqadmin -V / -u g -p *** list"),
+    ("curl -s --oauth2-bearer Cu-Tk3 https://api", "curl -s --oauth2-bearer *** https://api"),
     # a password piped to Kerberos' kinit and Red Hat's passwd --stdin; passwd's options stay
     ("echo 'Kr-Pw1' | kinit bob@CORP.EXAMPLE.COM; echo Kr-Pw2 | sudo passwd --stdin alice",
      "echo '***' | kinit bob@CORP.EXAMPLE.COM; echo *** | sudo passwd --stdin alice"),
@@ -695,7 +699,8 @@ _SHAPES = ["ftp://user:pa55@host/f", "Bearer Zm9vYmFyYmF6cXV4", "eyJhbGciOi.eyJz
            "cmdkey /pass:v-32", "echo v-33 | kinit u", "echo v-34 | passwd --stdin u",
            "ipmitool -P v-35", "racadm -p v-36", "winrs -p:v-37", "schtasks /rp v-38",
            "xfreerdp /p:v-39", "lftp -u u,v-40", "machine h login u password v-41",
-           "printf 'v-42\\n' | kinit u"]
+           "printf 'v-42\\n' | kinit u", "mosquitto_pub -P v-43", "rabbitmqadmin -p v-44",
+           "curl --oauth2-bearer v-45"]
 _PIECES = [*_SHAPES, "password", "token", "auth", "cookie", "x-Session-Id", "=", ": ", '"', "'",
            "${", "}", " ", "\n", "Bearer ", "://", "@", "user:pa55", "eyJ", ".fghij", "ghp_",
            "\u0130", "\u0131", "plain words", "42", "inside", "Author", "sid", "\t", "\u00a0",

@@ -103,6 +103,9 @@ PASSWORD_OPTIONS = (
     # ``ipmitool -U admin -P x``, Dell's ``racadm -u root -p x``, DMTF's ``redfishtool -p x``;
     # and ``rdesktop -p x``
     (r"ipmitool", ("-P",), APART), (r"racadm|redfishtool|rdesktop", ("-p",), APART),
+    # MQTT's clients (``mosquitto_pub -u bob -P x``), RabbitMQ's CLI, curl's OAuth 2 token
+    (r"mosquitto_(?:pub|sub|rr)", ("-P",), APART), (r"rabbitmqadmin", ("-p",), APART),
+    (r"curl", ("--oauth2-bearer",), APART),
     # Net-SNMP's tools: a v1/v2c community (its password), v3's authentication and privacy
     # pass phrases (-a and -x name their protocols)
     (r"snmp(?:walk|bulkwalk|get|getnext|bulkget|set|table|trap|inform|status|df|netstat|delta)",
@@ -117,10 +120,9 @@ _OPTION_WORDS = (r"token|secret|password|passwd|passphrase"
 # token, a JWT's header, a private key's armour, curl's credentials, SQL's IDENTIFIED BY, a
 # password piped to ``sudo -S`` or ``--password-stdin``, OpenSSL's ``-passin pass:x``, an
 # option named like a secret before a space, a signed URL's signature, a vendor token.
-# (Patterns, bounded as the
-# rules' own context is: CURL_REACH.) A command's password option is looked for apart
-# (``may_hold_password_option``): as a mark, its fifteen commands made the scan of every
-# text a third slower and its compiling 1 ms longer.
+# (Patterns, bounded as the rules' own context is: CURL_REACH.) A command's password option
+# is looked for apart (``may_hold_password_option``): as a mark, its fifteen commands made
+# the scan of every text a third slower and its compiling 1 ms longer.
 SHAPE_MARKS = ("://", "bearer", "eyj", "private key", "ls0tls1crudjti", "curl",
                r"identified[ \t]+(?:by|with)\b", r"set[ \t]+password[ \t]+for\b", r"\|[ \t]*sudo\b",
                "password-stdin", "<<<", r"\|[ \t]*(?:sudo[ \t]+)?kinit\b", "--stdin\\b",

@@ -1,6 +1,6 @@
 *** Settings ***
-Documentation     Secrets handled the ordinary way, each a value of its own (S01 ... S129), and
-...               values that only look like secrets (L01 ... L77), which must stay readable.
+Documentation     Secrets handled the ordinary way, each a value of its own (S01 ... S130), and
+...               values that only look like secrets (L01 ... L78), which must stay readable.
 Library           Vault.py
 Library           SSHLibrary.py
 Library           Browser.py
@@ -262,6 +262,8 @@ Shapes Next To Their Name
     Log    S122-winrs-Pw S123-task-Pw S124-rdp-Pw S125-lftp-Pw S126-netrc-Pw! S127-printf-Pw again
     Log    body={"username": "L77-new-user", "password1": "S128-django-Pw", "password2": "S128-django-Pw"}\nuser[password_confirmation]=S129-rails-Pw
     Log    S128-django-Pw and S129-rails-Pw again
+    Log    Starting process:\nmosquitto_pub -h L78-mqtt-broker -p 1883 -u sensor -P S130-mqtt-Pw -t lab/temp -m 21.5
+    Log    S130-mqtt-Pw again
     Log    cat: /run/secrets/db_password: No such file or directory\ncat: /etc/ssl/private.key: Permission denied
     Log    Starting process:\nsh -c "passwd -l L63-locked-user"\npasswd: Authentication token manipulation error\npasswd: Success
     Log    key 1 of 3 rotated\npassword 0 attempts remaining
