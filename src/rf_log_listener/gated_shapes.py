@@ -73,22 +73,25 @@ def _on_its_tool(match: re.Match[str]) -> bool:
 
 
 _ORACLE_TOOLS = ("sqlplus", "rman", "expdp", "impdp", "sqlldr", "dgmgrl")
-_ORACLE_MARKS = ("jdbc:oracle:", *_ORACLE_TOOLS)  # also asked by ``may_hold_any``
+_ORACLE_MARKS = ("jdbc:oracle:", "conn", *_ORACLE_TOOLS)  # also asked by ``may_hold_any``
 # A value: quoted (to its quote, on its line), or to a blank, a quote or what ends a command
 _VALUE = r"""(?P<value>(?(q)[^'"\n]+|[^\s'";|&]+))"""
 
 GATED_SHAPES = (
-    # Oracle's user/password@database in a JDBC URL (thin, OCI) and on its tools' command
+    # Oracle's user/password@database in a JDBC URL (thin, OCI), on its tools' command
     # lines (``sqlplus -s scott/x@orcl``, ``expdp userid=scott/x``, ``rman target
-    # sys/x@db``): the password; the user and the database stay. The trigger takes each
-    # tool's name with the blank it needs after it: "performance" holds "rman".
+    # sys/x@db``) and in SQL*Plus' CONNECT (``SQL> connect scott/x@orcl``, ``conn sys/x as
+    # sysdba``: a database or a role after it): the password; the user and the database
+    # stay. The trigger takes each tool's name with the blank it needs after it:
+    # "performance" holds "rman".
     GatedShape(
         _ORACLE_MARKS, "/",
-        ("jdbc:oracle:", *(f"{tool}[ \t]" for tool in _ORACLE_TOOLS)),
+        ("jdbc:oracle:", "conn[ \t]", "connect[ \t]", *(f"{tool}[ \t]" for tool in _ORACLE_TOOLS)),
         lazy_pattern(
             r"""(?i)(?P<head>(?:\bjdbc:oracle:(?:thin|oci8?):|\b(?:""" + "|".join(_ORACLE_TOOLS)
-            + r""")(?:[ \t]+(?:-\w+|target|catalog|auxiliary))*[ \t]+(?:\w+=)?['"]?)[\w$#.-]+/)"""
-            r"""(?P<value>[^\s@/'"]+)(?=[@'"\s]|$)""")),
+            + r""")(?:[ \t]+(?:-\w+|target|catalog|auxiliary))*[ \t]+(?:\w+=)?['"]?"""
+            r"""|\b(?P<connect>conn(?:ect)?)[ \t]+)[\w$#.-]+/)"""
+            r"""(?P<value>[^\s@/'"]+)(?(connect)(?=@|[ \t]+as[ \t]+sys)|(?=[@'"\s]|$))""")),
     # Redis's password: its configuration's ``requirepass x`` and ``masterauth x`` (a line of
     # redis.conf, which the value ends: "requirepass is not set" stays; ``CONFIG SET
     # requirepass x``; ``redis-server --requirepass x``), and the AUTH command (``AUTH x``,

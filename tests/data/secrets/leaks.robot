@@ -1,6 +1,6 @@
 *** Settings ***
-Documentation     Secrets handled the ordinary way, each a value of its own (S01 ... S130), and
-...               values that only look like secrets (L01 ... L78), which must stay readable.
+Documentation     Secrets handled the ordinary way, each a value of its own (S01 ... S131), and
+...               values that only look like secrets (L01 ... L79), which must stay readable.
 Library           Vault.py
 Library           SSHLibrary.py
 Library           Browser.py
@@ -264,6 +264,8 @@ Shapes Next To Their Name
     Log    S128-django-Pw and S129-rails-Pw again
     Log    Starting process:\nmosquitto_pub -h L78-mqtt-broker -p 1883 -u sensor -P S130-mqtt-Pw -t lab/temp -m 21.5
     Log    S130-mqtt-Pw again
+    Log    SQL*Plus: Release 19.0.0.0.0\nSQL> connect L79-ora-app/S131-connect-Pw@orclpdb\nConnected.
+    Log    S131-connect-Pw again
     Log    cat: /run/secrets/db_password: No such file or directory\ncat: /etc/ssl/private.key: Permission denied
     Log    Starting process:\nsh -c "passwd -l L63-locked-user"\npasswd: Authentication token manipulation error\npasswd: Success
     Log    key 1 of 3 rotated\npassword 0 attempts remaining
