@@ -38,12 +38,14 @@ from rf_log_listener.gated_shapes import TRIGGER_MARKS, gated_secrets, masked_ga
 from rf_log_listener.known_values import KnownValues, registrable
 from rf_log_listener.named_values import (
     ENVIRONMENT_HEAD,
+    collection_items,
     compared_side,
     environment_value,
     in_url_user,
     masked_collection,
     masked_compared,
     masked_value,
+    structured_secrets,
     unquoted,
     whole_name,
 )
@@ -72,7 +74,6 @@ from rf_log_listener.secret_shapes import (
     PROSE_MARK,
     PROSE_PASSWORD,
     TYPED_HEAD,
-    collection_items,
     command_passwords,
     compiled_shapes,
     curl_credentials,
@@ -96,7 +97,6 @@ from rf_log_listener.secret_shapes import (
     secure_strings,
     shape_marks,
     sql_passwords,
-    structured_secrets,
     typed_password,
 )
 from rf_log_listener.step_masking import StepMasking

@@ -3,8 +3,10 @@
 kept; a URL's host kept after a user name that names one), both values of RF's ``Key
 password: a != b``, a collection under a plural name, the value OperatingSystem says it set
 a secret-named environment variable to, the values of an HTML table's column a secret's
-name heads (which the registry registers); and where a name or a URL's user begins.
-``masking.Redactor`` finds the matches (``secret_names``' patterns) and hands them here.
+name heads (which the registry registers); what of such a value the registry registers (a
+tuple's, list's or dict's strings: ``structured_secrets``, ``collection_items``); and where
+a name or a URL's user begins. ``masking.Redactor`` finds the matches (``secret_names``'
+patterns) and hands them here.
 """
 
 from __future__ import annotations
@@ -13,8 +15,8 @@ import re
 from collections.abc import Callable
 
 from rf_log_listener.known_values import registrable
-from rf_log_listener.secret_names import holds_no_secret, no_value_at
-from rf_log_listener.secret_shapes import MASK, collection_items, lazy_pattern
+from rf_log_listener.secret_names import credential_pair, holds_no_secret, no_value_at
+from rf_log_listener.secret_shapes import MASK, lazy_pattern
 from rf_log_listener.step_masking import is_reference
 
 
@@ -147,3 +149,42 @@ def _cell_text(markup: str) -> str:
     import html  # its entities' table: only for a message that holds a table
 
     return html.unescape(_MARKUP().sub("", markup)).strip()
+
+
+_STRUCTURED = lazy_pattern(r"(?:[A-Za-z_][\w.]*)?[(\[].*[)\]]", re.DOTALL)
+_QUOTED_ELEMENT = lazy_pattern(r"'((?:[^'\\\n]|\\.)*)'" + r'|"((?:[^"\\\n]|\\.)*)"')
+
+
+def structured_secrets(name: str, value: str) -> list[str]:
+    """What of ``name``'s secret value to register: the value itself, or of a tuple, list
+    or call (``('bob', 'x')``, ``['bob', 'x']``, ``HTTPBasicAuth('bob', 'x')``, RF's ``[ bob |
+    x ]``) its strings, of a user's credentials (``credential_pair``) the last."""
+    if value[-1:] not in (")", "]") or _STRUCTURED().fullmatch(value) is None:
+        return [value]
+    inner = value[value.index("[" if value[-1] == "]" else "(") + 1:-1]
+    items = [m[1] if m[1] is not None else m[2] for m in _QUOTED_ELEMENT().finditer(inner)]
+    if not items and " | " in inner:  # RF's own list: [ bob | x ]
+        items = [part.strip() for part in inner.split(" | ")]
+    if not items:  # no strings in it (``Pw(1)``, ``(none)``): the value as it is
+        return [value]
+    return items[-1:] if credential_pair(name, len(items)) else items
+
+
+_DICT_VALUE = lazy_pattern(r"""[:=]\s*(?:'((?:[^'\\\n]|\\.)*)'|"((?:[^"\\\n]|\\.)*)")""")
+
+
+def collection_items(value: str) -> list[str]:
+    """The values of a collection as ``secret_names.COLLECTION`` finds it: RF's ``[ a | b ]``
+    and ``{ k=a | j=b }`` (a dict's values, not its keys), a Python list's or tuple's strings,
+    a dict's string values (``{'db': 'x'}``: the key names the value)."""
+    inner = value[1:-1].strip()
+    if not inner:
+        return []
+    quoted = inner[:1] in ("'", '"')
+    if value[0] == "{":
+        if not quoted:  # RF's { db=x | api=y }
+            return [part.partition("=")[2].strip() for part in inner.split(" | ")]
+        return [m[1] if m[1] is not None else m[2] for m in _DICT_VALUE().finditer(inner)]
+    if not quoted and (" | " in inner or value[1:2] == " "):  # RF's [ a | b ]
+        return [part.strip() for part in inner.split(" | ")]
+    return [m[1] if m[1] is not None else m[2] for m in _QUOTED_ELEMENT().finditer(inner)]

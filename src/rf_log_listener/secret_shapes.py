@@ -17,7 +17,6 @@ from .secret_names import (
     SEPARATOR,
     VALUE,
     VALUE_SCHEME,
-    credential_pair,
     escaped_value,
     name_steps,
     shared_prefixes,
@@ -499,45 +498,6 @@ def masked_span(text: str, span: tuple[int, int] | None) -> tuple[str, int]:
     if span is None:
         return text, 0
     return f"{text[:span[0]]}{MASK}{text[span[1]:]}", 1
-
-
-_STRUCTURED = lazy_pattern(r"(?:[A-Za-z_][\w.]*)?[(\[].*[)\]]", re.DOTALL)
-_QUOTED_ELEMENT = lazy_pattern(r"'((?:[^'\\\n]|\\.)*)'" + r'|"((?:[^"\\\n]|\\.)*)"')
-
-
-def structured_secrets(name: str, value: str) -> list[str]:
-    """What of ``name``'s secret value to register: the value itself, or of a tuple, list
-    or call (``('bob', 'x')``, ``['bob', 'x']``, ``HTTPBasicAuth('bob', 'x')``, RF's ``[ bob |
-    x ]``) its strings, of a user's credentials (``credential_pair``) the last."""
-    if value[-1:] not in (")", "]") or _STRUCTURED().fullmatch(value) is None:
-        return [value]
-    inner = value[value.index("[" if value[-1] == "]" else "(") + 1:-1]
-    items = [m[1] if m[1] is not None else m[2] for m in _QUOTED_ELEMENT().finditer(inner)]
-    if not items and " | " in inner:  # RF's own list: [ bob | x ]
-        items = [part.strip() for part in inner.split(" | ")]
-    if not items:  # no strings in it (``Pw(1)``, ``(none)``): the value as it is
-        return [value]
-    return items[-1:] if credential_pair(name, len(items)) else items
-
-
-_DICT_VALUE = lazy_pattern(r"""[:=]\s*(?:'((?:[^'\\\n]|\\.)*)'|"((?:[^"\\\n]|\\.)*)")""")
-
-
-def collection_items(value: str) -> list[str]:
-    """The values of a collection as ``secret_names.COLLECTION`` finds it: RF's ``[ a | b ]``
-    and ``{ k=a | j=b }`` (a dict's values, not its keys), a Python list's or tuple's strings,
-    a dict's string values (``{'db': 'x'}``: the key names the value)."""
-    inner = value[1:-1].strip()
-    if not inner:
-        return []
-    quoted = inner[:1] in ("'", '"')
-    if value[0] == "{":
-        if not quoted:  # RF's { db=x | api=y }
-            return [part.partition("=")[2].strip() for part in inner.split(" | ")]
-        return [m[1] if m[1] is not None else m[2] for m in _DICT_VALUE().finditer(inner)]
-    if not quoted and (" | " in inner or value[1:2] == " "):  # RF's [ a | b ]
-        return [part.strip() for part in inner.split(" | ")]
-    return [m[1] if m[1] is not None else m[2] for m in _QUOTED_ELEMENT().finditer(inner)]
 
 
 def masked_credentials_after(match: re.Match[str]) -> str:
