@@ -182,7 +182,8 @@ _NO_VALUES = ["cat: /run/secrets/db_password: No such file or directory",
               "password: !vault |\n  $ANSIBLE_VAULT;1.1;AES256\ntoken: process.env.TOKEN",
               # a mapping under the name, a prompt: the next line is no value
               "properties:\n  password:\n    type: string\nenv:\n  DB_PASSWORD:\n    valueFrom: x",
-              "Password:\nEnter new password:",
+              "Password:\nEnter new password:", "secrets:\n  token:\n    - a\npassword:\n  # set below",
+              "token: not set, secret: not found\n${api_key} = not configured",
               # kubectl describe secret's sizes, Ansible's no_log placeholder, a scheme alone,
               # a file's path, a Windows account's SID
               "Data\n====\npassword:  8 bytes\ntoken:  954 bytes",
@@ -576,6 +577,9 @@ _NO_VALUES = ["cat: /run/secrets/db_password: No such file or directory",
     *[(kept, kept) for kept in ["password3=x", "password_confirmed: true", "passwords: 2"]],
     ("auth: basic-Pw1 token: /9j/4AAQSkZJRgABAQ password: /Pa55/word password: ~Pw/1 sid: s-1-5x",
      "auth: *** token: *** password: *** password: *** sid: ***"),
+    # YAML's value on the next line, indented: a block scalar's, a plain one's
+    ("db:\n  password: |\n    Yb-Pw1\n  token:\n    Yp-Tk2\n  api_key: >-\n    Yf-Key3",
+     "db:\n  password: |\n    ***\n  token:\n    ***\n  api_key: >-\n    ***"),
     # such a word only begins a value that runs on: the value is no such word
     ('${password} = none of your business\n${token} = Bearer abc123xyz\npassword: "basic auth pw"',
      '${password} = ***\n${token} = ***\npassword: "***"'),
@@ -652,6 +656,8 @@ def test_messages_after_a_name_that_are_no_value_register_nothing() -> None:
         "Success1", "cisco", "0822455D0A16"]
     assert redactor.secret_values('${password} = none of your business\npassword: "basic auth pw"') == [
         "none of your business", "basic auth pw"]
+    assert redactor.secret_values("db:\n  password: |\n    Yb-Pw1\n  token:\n    Yp-Tk2") == [
+        "Yb-Pw1", "Yp-Tk2"]
 
 
 def test_a_cookie_header_registers_its_values_not_its_names() -> None:

@@ -19,7 +19,7 @@ _TOO_COMMON = frozenset({
     "true", "false", "none", "null", "nil", "yes", "no", "on", "off", "empty", "undefined",
     "password", "secret", "token", "changeme", "[]", "{}", "()",
     "public", "private",  # SNMP's default communities: masked where given, not everywhere
-    *NO_VALUE_WORDS,  # a status or a placeholder: "invalid", WebDemo's wrong password
+    *NO_VALUE_WORDS, "not set", "not found",  # a status or a placeholder: "invalid", WebDemo's wrong password
 })
 
 

@@ -295,7 +295,7 @@ STRUCTURED_VALUE = (r"(?:\([^()\n]{0,300}\)|\[[^\[\]\n]{0,300}\]"
 # authentication scheme's name alone (``auth: basic``, ``auth=ntlm``: the scheme, no
 # credential).
 NO_VALUE_WORDS = ("required", "optional", "expired", "invalid", "missing", "unknown", "unset",
-                  "set", "not set", "not found", "n/a", "none", "null", "undefined", "hidden",
+                  "set", "n/a", "none", "null", "undefined", "hidden",
                   "redacted", "masked", "omitted", "filtered", "success",
                   "value_specified_in_no_log_parameter",
                   "basic", "bearer", "digest", "negotiate", "ntlm", "kerberos", "oauth", "oauth2")
@@ -315,7 +315,8 @@ _NO_VALUE_MESSAGES = (
     r"|(?:all\ authentication\ tokens|password)\ updated\ successfully|password\ unchanged"
     r"|password\ expiry\ information\ changed|authentication\ token\ manipulation\ error"
     r"|authentication\ failure|have\ exhausted\ maximum|unknown\ user\ name|bad\ password"
-    r"|user\ '[^'\n]*'\ does\ not\ exist|you\ may\ not\ view\ or\ modify|only\ root\ can")
+    r"|user\ '[^'\n]*'\ does\ not\ exist|you\ may\ not\ view\ or\ modify|only\ root\ can"
+    r"|not\ (?:set|found|configured|provided)")  # placeholders of two words: a plain value ends at "not"
 _VALIDATION_MESSAGES = (
     r"this\ (?:field|password|value)\ |ensure\ this\ |size\ must\ |doesn't\ match\ "
     r"|the\ [\w\ ]{1,40}?\ (?:field\ is|must|may\ not|confirmation)\ |should\ not\ be\ "
@@ -380,6 +381,12 @@ NAME_CLOSE = rf"""(?:{ESCAPED_QUOTE}|["'}}\]]|["']\])"""
 # ``==``, LDIF's ``::`` before a base64 value (``userPassword:: e1NTSEF9...``). The masking's
 # trigger scan and the registry's prefilter take ``?`` and ``+`` before ``:`` or ``=``.
 SEPARATOR = r"(?:=>|::|[:?+=]?=|:)"
+# Where a name's line ends at its separator, YAML's value may be on the next line, indented
+# more: a block scalar's (``password: |`` then ``  x``) or a plain one's; not a mapping's
+# key (``password:`` then ``  type: string``), a list's item, or a line not indented (a
+# prompt, ``Password:`` then ``Enter new password:``). The masking rule and the registry.
+YAML_NEXT_LINE = (r"""(?:(?:[ \t]*[|>][-+]?)?[ \t]*\r?\n[ \t]+(?![ \t])"""
+                  r"""(?![^\s:]+:(?:[ \t]|\r?\n|$)|-[ \t]|[#\r\n]))?""")
 # After a bare name (not quoted, bracketed or RF's ``${...}``), ``=>`` takes only a quoted
 # value: Ruby's and Perl's hashes quote their strings (``:password => "x"``), while
 # JavaScript's arrow function after a parameter so named is code (``token => token.trim()``).
@@ -412,7 +419,7 @@ def key_value(name: str) -> re.Pattern[str]:
         (?P<key> (?P<rf>[$@&%])\{{ {name} \}} | (?P<q>(?P<bs>\\{{1,3}})?["']) {name} (?P=q)
                | (?<![\w$.-]) {name} )
         (?![\w-])
-        (?P<sep> (?P<item>\])?\s*(?:(?P<arrow>=>)|(?!=>){SEPARATOR})[ \t]* {VALUE_SCHEME}? )
+        (?P<sep> (?P<item>\])?\s*(?:(?P<arrow>=>)|(?!=>){SEPARATOR}){YAML_NEXT_LINE}[ \t]* {VALUE_SCHEME}? )
         {BARE_ARROW}
         (?P<value> (?(bs) {escaped_value("q")}
                         | (?:[$@&%]\{{[^{{}}]*\}}(?:\[[^\]]*\])? | {VALUE} ) ) )

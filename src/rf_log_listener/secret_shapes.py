@@ -17,6 +17,7 @@ from .secret_names import (
     SEPARATOR,
     VALUE,
     VALUE_SCHEME,
+    YAML_NEXT_LINE,
     escaped_value,
     name_steps,
     shared_prefixes,
@@ -243,7 +244,7 @@ class _Shapes:
         # value (between escaped quotes after an escaped one: ``escaped_value``).
         self.after_name = re.compile(
             r"""(?P<close>(?P<bs>\\{1,3})?["']|[}])? (?P<item>\])? [ \t]*(?:(?P<arrow>=>)|(?!=>)"""
-            + SEPARATOR + r""")[ \t]*
+            + SEPARATOR + r""")""" + YAML_NEXT_LINE + r"""[ \t]*
                 (?:""" + VALUE_SCHEME + r""")?
                 (?(arrow)(?(close)|(?(item)|(?=["']))))
                 (?P<value> (?(bs) """ + escaped_value("close") + " | (?:" + VALUE + r""") ) )""",
