@@ -57,18 +57,16 @@ _WINDOWS_TOOLS = ("cmdkey", "winrs", "schtasks", "freerdp")  # also asked by ``m
 _TOOLS_OF_OPTION = {"/pass:": ("cmdkey",), "-p:": ("winrs",), "-password:": ("winrs",),
                     "/password:": ("winrs",), "/p:": ("winrs", "freerdp"), "/gp:": ("freerdp",),
                     "/p": ("schtasks",), "/rp": ("schtasks",)}
-_COMMAND_START = lazy_pattern(r"[^\n;|&]*\Z")
 
 
 def _on_its_tool(match: re.Match[str]) -> bool:
-    """Whether ``match``'s option follows, in its command, a tool that takes it so (its
-    value "*" asks for the password)."""
+    """Whether ``match``'s option follows, in its command (300 characters at most), a tool
+    that takes it so (its value "*" asks for the password)."""
     if match["value"] == "*":
         return False
     option = match["option"].rstrip(" \t").lower()
-    start = match.start()
-    command = _COMMAND_START().search(match.string, max(0, start - 300), start)
-    before = command[0].lower() if command else ""
+    before = match.string[max(0, match.start() - 300):match.start()]
+    before = before[max(before.rfind(end) for end in "\n;|&") + 1:].lower()
     return any(tool in before for tool in _TOOLS_OF_OPTION.get(option, ()))
 
 
@@ -131,7 +129,7 @@ GATED_SHAPES = (
         lazy_pattern(
             r"""(?i)(?P<head>(?<=[ \t])(?P<option>/pass:|[-/]p(?:assword)?:|/r?p[ \t]+|/gp:)"""
             r"""(?P<q>['"])?)""" + _VALUE),
-        lambda match: _on_its_tool(match)),
+        _on_its_tool),
     # lftp's user and password given together (``lftp -u bob,x sftp://host``, also in its
     # script, ``lftp -e "open -u bob,x host"``): the part after the comma
     GatedShape(
@@ -145,7 +143,7 @@ GATED_SHAPES = (
         ("machine",), "password", ("machine[ \t]",),
         lazy_pattern(
             r"""(?P<head>\bmachine[ \t]+\S+(?:\s+(?:login|account|port|protocol)[ \t]+\S+){0,4}"""
-            r"""\s+password[ \t]+(?P<q>)?)(?P<value>[^\s'"]\S*)""")),
+            r"""\s+password[ \t]+)(?P<value>[^\s'"]\S*)""")),
     # a network device's configuration (Cisco's IOS and NX-OS, Arista's EOS), as ``show
     # running-config`` prints it over SSHLibrary or Telnet: the value after its type (0
     # plain, 5/8/9 hashes, 7 reversible, EOS' sha512), or a quoted one. Case matters, each

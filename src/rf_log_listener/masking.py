@@ -451,8 +451,8 @@ class Redactor(StepMasking):
                 value, close, start = after["value"], after["close"] or "", after.start("value")
                 # RF's assignment line (``${token} =``, ``${creds}[token] =``): to its end
                 line = close == "}" or (after["item"] and not close and _rf_item(text, mention.end("name")))
-                end = (text.find("\n", start) if "\n" in text[start:] else len(text)) if line \
-                    else after.end("value")
+                end = text.find("\n", start) if line else after.end("value")
+                end = len(text) if end < 0 else end
                 if no_value_at(text, start, end):
                     continue
                 if line:
