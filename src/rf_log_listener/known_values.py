@@ -16,10 +16,11 @@ if TYPE_CHECKING:
 # everywhere would eat ordinary text (a password "1" would turn every "1" into "***").
 MIN_SECRET_CHARS = 4
 _TOO_COMMON = frozenset({
-    "true", "false", "none", "null", "nil", "yes", "no", "on", "off", "empty", "undefined",
+    "true", "false", "nil", "yes", "no", "on", "off", "empty",
     "password", "secret", "token", "changeme", "[]", "{}", "()",
     "public", "private",  # SNMP's default communities: masked where given, not everywhere
-    *NO_VALUE_WORDS, "not set", "not found",  # a status or a placeholder: "invalid", WebDemo's wrong password
+    # a status or a placeholder ("none", "invalid": WebDemo's wrong password, "not set")
+    *NO_VALUE_WORDS, "not set", "not found",
 })
 
 

@@ -330,9 +330,10 @@ _VALIDATION_MESSAGES = (
 # that reads the environment or asks (``os.getenv("TOKEN")``, ``process.env.TOKEN``,
 # ``getpass.getpass()``). It names where the value came from, which a failing run's reader
 # wants; registered, the reference was masked wherever a command or a file showed it. Case
-# matters: ``%Secr3t%`` is a password. So is a file's path (``credentials: ~/.aws/credentials``,
-# ``key: /etc/ssl/private/server.key``: relative, home's, or under a system's directory),
-# and a Windows account's SID, which Active Directory's ``objectSid`` names (no session id).
+# matters: ``%Secr3t%`` is a password. A file's path is such a reference too
+# (``credentials: ~/.aws/credentials``, ``key: /etc/ssl/private/server.key``: relative,
+# home's, or under a system's directory), and a Windows account's SID, which Active
+# Directory's ``objectSid`` names, is no session id.
 _REFERENCES = (
     r"\$[A-Z_][A-Z0-9_]*|%[A-Z_][A-Z0-9_]*%|\$env:[A-Za-z_]\w*|\$\([A-Za-z_][\w.]*\)"
     r"|(?:~|\.\.?|/(?:etc|run|var|home|root|tmp|opt|usr|srv|mnt|secrets|Users))/[^\s'\"]*"
@@ -357,9 +358,9 @@ def no_value_at(text: str, start: int, end: int) -> bool:
     reference begins there (the messages above, which a plain value's first word is cut
     from; ``_REFERENCES``, which a value's characters may cut: ``${{``), or a word is the
     whole of it (``NO_VALUE_WORDS``; as a whole only: ``${pw} = none of your business`` and
-    ``"Basic dXNl..."`` are values). Asked of a rule's
-    match, not inside its pattern: its copies in every rule that reads a value made a
-    reading command's compiling of them 17 → 31 ms."""
+    ``"Basic dXNl..."`` are values). Asked of a rule's match, not inside its pattern: its
+    copies in every rule that reads a value made a reading command's compiling of them
+    17 → 31 ms."""
     message, word = _no_value()
     return message.match(text, start) is not None or word.fullmatch(text, start, end) is not None
 

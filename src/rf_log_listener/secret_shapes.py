@@ -27,8 +27,8 @@ MASK = "***"
 
 
 # What prints a password into a pipe (``echo x |``, ``echo -n x |``, ``printf 'x\n' |``,
-# ``printf '%s\n' x |``), and the password: quoted, or a word; printf's ``\n`` after it is
-# no part of it. Groups q, value.
+# ``printf '%s\n' x |``), and the password (group value): quoted where the caller's group q
+# matched a quote, else a word; printf's ``\n`` after it is no part of it.
 PIPED_HEAD = (r"""\b(?:echo[ \t]+(?:-[neE]{1,3}[ \t]+)*"""
               r"""|printf[ \t]+(?:--[ \t]+)?(?:(?:'%s(?:\\n)?'|"%s(?:\\n)?")[ \t]+)?)""")
 PIPED_VALUE = (r"""(?P<value>(?(q)[^'"\n]+?(?=(?:\\n)?['"])"""
