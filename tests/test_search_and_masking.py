@@ -580,6 +580,10 @@ _NO_VALUES = ["cat: /run/secrets/db_password: No such file or directory",
     # YAML's value on the next line, indented: a block scalar's, a plain one's
     ("db:\n  password: |\n    Yb-Pw1\n  token:\n    Yp-Tk2\n  api_key: >-\n    Yf-Key3",
      "db:\n  password: |\n    ***\n  token:\n    ***\n  api_key: >-\n    ***"),
+    # a block scalar's lines are its value, spaces, key-like text and all (the first word only before)
+    ("password: >-\n  correct horse\n    battery staple\nuser: bob\ntoken: |2\n   user: x #1\n   two",
+     "password: >-\n  ***\nuser: bob\ntoken: |2\n   ***"),
+    *[(kept, kept) for kept in ["password: |\nnot indented", "token: > 5 chars", "password:\n  type: x"]],
     # such a word only begins a value that runs on: the value is no such word
     ('${password} = none of your business\n${token} = Bearer abc123xyz\npassword: "basic auth pw"',
      '${password} = ***\n${token} = ***\npassword: "***"'),
@@ -658,6 +662,9 @@ def test_messages_after_a_name_that_are_no_value_register_nothing() -> None:
         "none of your business", "basic auth pw"]
     assert redactor.secret_values("db:\n  password: |\n    Yb-Pw1\n  token:\n    Yp-Tk2") == [
         "Yb-Pw1", "Yp-Tk2"]
+    # a block scalar as the application reads it: ``|`` keeps its lines, ``>`` folds them
+    assert redactor.secret_values("password: |\n  Yb pw 1\n    Yb pw 2\ntoken: >-\n  Yf tk\n  3") == [
+        "Yb pw 1\n  Yb pw 2", "Yf tk 3"]
 
 
 def test_a_cookie_header_registers_its_values_not_its_names() -> None:

@@ -38,6 +38,7 @@ from rf_log_listener.gated_shapes import TRIGGER_MARKS, gated_secrets, masked_ga
 from rf_log_listener.known_values import KnownValues, registrable
 from rf_log_listener.named_values import (
     ENVIRONMENT_HEAD,
+    block_scalar,
     collection_items,
     compared_side,
     environment_value,
@@ -457,6 +458,8 @@ class Redactor(StepMasking):
                     continue
                 if line:
                     value = text[start:end]
+                elif after["block"]:  # password: | then its lines
+                    value = block_scalar(value, after["block"], after["indent"])
                 elif after["bs"]:  # \"token\": \"x\": JSON in a string (not cut before its end)
                     closed = len(value) >= 2 * len(close) and value.endswith(close)
                     value = value[len(close):-len(close)] if closed else ""

@@ -47,6 +47,13 @@ def masked_value(match: re.Match[str]) -> str:
     return f"{head}{quote}{MASK}{quote}"
 
 
+def block_scalar(value: str, style: str, indent: str) -> str:
+    """A YAML block scalar's value (``secret_names.YAML_BLOCK``) as the application reads it:
+    its lines without the block's indentation, kept apart by ``|``, folded into one by ``>``."""
+    lines = [line.rstrip("\r").removeprefix(indent) for line in value.split("\n")]
+    return ("\n" if style == "|" else " ").join(lines)
+
+
 def unquoted(value: str) -> str:
     """A value without the quotes around it, if it has them."""
     return value[1:-1] if len(value) > 1 and value[0] in "'\"" and value[-1] == value[0] else value

@@ -385,9 +385,15 @@ SEPARATOR = r"(?:=>|::|[:?+=]?=|:)"
 # Where a name's line ends at its separator, YAML's value may be on the next line, indented
 # more: a block scalar's (``password: |`` then ``  x``) or a plain one's; not a mapping's
 # key (``password:`` then ``  type: string``), a list's item, or a line not indented (a
-# prompt, ``Password:`` then ``Enter new password:``). The masking rule and the registry.
-YAML_NEXT_LINE = (r"""(?:(?:[ \t]*[|>][-+]?)?[ \t]*\r?\n[ \t]+(?![ \t])"""
-                  r"""(?![^\s:]+:(?:[ \t]|\r?\n|$)|-[ \t]|[#\r\n]))?""")
+# prompt, ``Password:`` then ``Enter new password:``); a block scalar's lines are its value
+# whatever they hold. The masking rule and the registry.
+# Groups: block, a block scalar's indicator; indent, the value's line's indentation.
+YAML_NEXT_LINE = (r"""(?:(?:[ \t]*(?P<block>[|>])[-+1-9]{0,2})?[ \t]*\r?\n(?P<indent>[ \t]+)(?![ \t])"""
+                  r"""(?(block)|(?![^\s:]+:(?:[ \t]|\r?\n|$)|-[ \t]|[#\r\n])))?""")
+# A block scalar's value (after YAML_NEXT_LINE's block): its first line and each next one
+# indented as much (or more), spaces and all: ``password: >-`` then ``  correct horse`` and
+# ``  battery staple`` is one value, not the word "correct".
+YAML_BLOCK = r"[^\r\n]*(?:\r?\n(?P=indent)[^\r\n]*)*"
 # After a bare name (not quoted, bracketed or RF's ``${...}``), ``=>`` takes only a quoted
 # value: Ruby's and Perl's hashes quote their strings (``:password => "x"``), while
 # JavaScript's arrow function after a parameter so named is code (``token => token.trim()``).
@@ -422,8 +428,9 @@ def key_value(name: str) -> re.Pattern[str]:
         (?![\w-])
         (?P<sep> (?P<item>\])?\s*(?:(?P<arrow>=>)|(?!=>){SEPARATOR}){YAML_NEXT_LINE}[ \t]* {VALUE_SCHEME}? )
         {BARE_ARROW}
-        (?P<value> (?(bs) {escaped_value("q")}
-                        | (?:[$@&%]\{{[^{{}}]*\}}(?:\[[^\]]*\])? | {VALUE} ) ) )
+        (?P<value> (?(block) {YAML_BLOCK}
+                   | (?(bs) {escaped_value("q")}
+                          | (?:[$@&%]\{{[^{{}}]*\}}(?:\[[^\]]*\])? | {VALUE} ) ) ) )
         """
     )
 

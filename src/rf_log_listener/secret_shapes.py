@@ -17,6 +17,7 @@ from .secret_names import (
     SEPARATOR,
     VALUE,
     VALUE_SCHEME,
+    YAML_BLOCK,
     YAML_NEXT_LINE,
     escaped_value,
     name_steps,
@@ -247,7 +248,8 @@ class _Shapes:
             + SEPARATOR + r""")""" + YAML_NEXT_LINE + r"""[ \t]*
                 (?:""" + VALUE_SCHEME + r""")?
                 (?(arrow)(?(close)|(?(item)|(?=["']))))
-                (?P<value> (?(bs) """ + escaped_value("close") + " | (?:" + VALUE + r""") ) )""",
+                (?P<value> (?(block) """ + YAML_BLOCK + r""" | (?(bs) """ + escaped_value("close")
+            + " | (?:" + VALUE + r""") ) ) )""",
             re.IGNORECASE | re.VERBOSE)
 
 
