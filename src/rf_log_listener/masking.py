@@ -12,7 +12,8 @@ never leave half a secret without its key), and ``service`` passes every string 
 finished response through :meth:`Redactor.text` once more, as a safety net.
 
 Values once known to be secret (a run's registered values, see ``registry``) are masked
-wherever they occur, before the shape rules run: :meth:`Redactor.for_run`.
+wherever they occur, before the shape rules run: :meth:`Redactor.for_run`. Which values a
+text's secrets have, to be registered, is ``value_finding``'s (mixed into ``Redactor``).
 
 An operator can add key words (``RF_LOG_MCP_SECRET_KEYS=pin,otp``) and regular expressions
 (``RF_LOG_MCP_SECRET_PATTERNS``: one regex, or a JSON list; group 1 is masked when the
@@ -28,27 +29,17 @@ import re
 from collections.abc import Callable, Iterable
 from functools import cache
 
-from rf_log_listener.argument_passwords import (
-    argument_password_spans,
-    argument_passwords,
-    masked_argument_passwords,
-)
+from rf_log_listener.argument_passwords import masked_argument_passwords
 from rf_log_listener.errors import ResultError
-from rf_log_listener.gated_shapes import TRIGGER_MARKS, gated_secrets, masked_gated
-from rf_log_listener.known_values import KnownValues, registrable
+from rf_log_listener.gated_shapes import TRIGGER_MARKS, masked_gated
+from rf_log_listener.known_values import KnownValues
 from rf_log_listener.named_values import (
-    ENVIRONMENT_HEAD,
-    block_scalar,
-    collection_items,
-    compared_side,
+    LIBRARY_MESSAGES,
     environment_value,
-    in_url_user,
     masked_collection,
     masked_compared,
     masked_value,
-    structured_secrets,
-    unquoted,
-    whole_name,
+    may_compare,
 )
 from rf_log_listener.secret_names import (
     NAME_CLOSE,
@@ -57,12 +48,10 @@ from rf_log_listener.secret_names import (
     SECRET_WORDS,
     alternation,
     compared_values,
-    holds_no_secret,
     key_value,
     name_steps,
     name_value_pair,
     network_name,
-    no_value_at,
     plural_collection,
     shared_prefixes,
     spellings,
@@ -74,10 +63,7 @@ from rf_log_listener.secret_shapes import (
     MASK,
     PROSE_MARK,
     PROSE_PASSWORD,
-    TYPED_HEAD,
-    command_passwords,
     compiled_shapes,
-    curl_credentials,
     lazy_pattern,
     masked_base64_key,
     masked_credentials,
@@ -92,15 +78,11 @@ from rf_log_listener.secret_shapes import (
     masked_span,
     masked_vendor_token,
     may_hold_password_option,
-    piped_passwords,
-    prose_passwords,
-    secret_options,
-    secure_strings,
     shape_marks,
-    sql_passwords,
     typed_password,
 )
 from rf_log_listener.step_masking import StepMasking
+from rf_log_listener.value_finding import ValueFinding
 
 _DEFAULT_NAMES = sorted(SECRET_WORDS, key=len, reverse=True)  # a Redactor's without extra words
 ENV_KEYS = "RF_LOG_MCP_SECRET_KEYS"
@@ -113,12 +95,9 @@ _WORD = lazy_pattern(r"[^\W_]+")  # a word of a keyword's name (snake_case: word
 
 
 _NO_VALUES = KnownValues(())
-# How the library messages that name their secret by a field or variable begin
-# (``secret_shapes.typed_password``, ``named_values.environment_value``)
-_LIBRARY_MESSAGES = (TYPED_HEAD, ENVIRONMENT_HEAD)
 
 
-class Redactor(StepMasking):
+class Redactor(StepMasking, ValueFinding):
     """Masks secret values in texts and in the structured parts of nodes; counts them."""
 
     known: KnownValues = _NO_VALUES
@@ -329,7 +308,7 @@ class Redactor(StepMasking):
         value, known = self.known.mask(value)
         # SeleniumLibrary's typing message and OperatingSystem's environment variable set, by
         # finds before the trigger: as marks, they would run every rule on each such message
-        if value.startswith(_LIBRARY_MESSAGES):
+        if value.startswith(LIBRARY_MESSAGES):
             value, typed = masked_span(value, typed_password(value))
             value, environment = masked_span(value, environment_value(value, self.names_secret))
             known += typed + environment
@@ -361,7 +340,7 @@ class Redactor(StepMasking):
             shapes = compiled_shapes()
             text = sub(shapes.private_key, text, masked_key)
             text = sub(self._whole_line, text, masked_value)
-            if _may_compare(text):
+            if may_compare(text):
                 text = sub(self._compared_values, text, masked_compared)
             text = sub(self._key_value, text, masked_value)
             if self._holds_plural(text):
@@ -400,115 +379,6 @@ class Redactor(StepMasking):
         """``mentions_secret`` of a text already lower-cased."""
         return self._mentions.search(lowered) is not None
 
-    def may_name_a_value(self, text: str, lowered: str) -> bool:
-        """Whether :meth:`secret_values` can find anything in ``text`` (lower-cased as
-        ``lowered``): a secret's name and a separator (or a name-value pair's), a
-        secret-named XML element, URL or curl credentials, a shape a rule reads."""
-        if ":" in text or "=" in text:  # the name rules, URL and curl credentials need one
-            backwards = self._named_value_backwards
-            if backwards is None:
-                named = self._named_value.search(lowered) is not None
-            else:
-                named = backwards.search(lowered[::-1]) is not None
-            if named or ("://" in text and "@" in text) or (
-                    "curl" in lowered and curl_credentials(text)) or (
-                    "value" in lowered and self._name_value_pair.search(text) is not None):
-                return True
-        # each shape's own substring first: this runs on every message the writer sees (a
-        # command's options, sudo's -S and --password-stdin follow " -"; a kinit line holds none)
-        if (" -" in text and (command_passwords(text, lowered) or secret_options(text, lowered)
-                              or secure_strings(text, lowered))) or (
-                (" -" in text or "kinit" in lowered) and piped_passwords(text)) or (
-                "pass:" in text and command_passwords(text, lowered)) or (
-                ("identified" in lowered or "password" in lowered) and sql_passwords(text, lowered)) or (
-                gated_secrets(text, lowered)) or (
-                text.startswith(_LIBRARY_MESSAGES) and (typed_password(text) or (
-                    environment_value(text, self.names_secret) is not None))) or (
-                argument_password_spans(text)):
-            return True
-        if "</" in text and (self._xml_element.search(text) or self._xml_named_text.search(text)):
-            return True
-        if _may_compare(text) and self._compared_values.search(text) is not None:
-            return True
-        return "pass" in lowered and bool(prose_passwords(text, lowered))
-
-    def secret_values(self, text: str, lowered: str | None = None) -> list[str]:
-        """The values that follow a secret's name in ``text`` (``password=x``, ``"token":
-        "x"``, ``Authorization: Bearer x``, ``${API_KEY} = x``, to the end of the line), URL
-        and curl credentials and secret-named XML elements' texts, unquoted: what becomes a
-        run's known value. Found from each mention of a secret word onwards, not by the
-        masking rules' scan of every position: the writer runs this on every message that
-        mentions one. Self-describing shapes (private keys, JWTs, vendor tokens, webhook
-        URLs) are masked wherever they occur and need no registering."""
-        found = []
-        lowered = text.lower() if lowered is None else lowered
-        if len(lowered) == len(text):  # else positions would shift: no name to follow
-            for mention in self._named_value.finditer(lowered):
-                if mention["plural"]:  # a collection's values: below; `tokens=4` counts
-                    continue
-                after = compiled_shapes().after_name.match(text, mention.end("name"))
-                if after is None:
-                    continue
-                value, close, start = after["value"], after["close"] or "", after.start("value")
-                # RF's assignment line (``${token} =``, ``${creds}[token] =``): to its end
-                line = close == "}" or (after["item"] and not close and _rf_item(text, mention.end("name")))
-                end = text.find("\n", start) if line else after.end("value")
-                end = len(text) if end < 0 else end
-                if no_value_at(text, start, end):
-                    continue
-                if line:
-                    value = text[start:end]
-                elif after["block"]:  # password: | then its lines
-                    value = block_scalar(value, after["block"], after["indent"])
-                elif after["bs"]:  # \"token\": \"x\": JSON in a string (not cut before its end)
-                    closed = len(value) >= 2 * len(close) and value.endswith(close)
-                    value = value[len(close):-len(close)] if closed else ""
-                elif (bare := unquoted(value)) != value:
-                    value = bare
-                elif "@" in value and in_url_user(text, mention.start("name")):
-                    value = value[:value.index("@")]
-                name = whole_name(lowered, mention)
-                if holds_no_secret(name, value):  # the shell's PWD=/path, a network's ssid=x
-                    continue
-                if name.endswith("cookie") and "=" in value:  # a cookie's name stays: "sid=" of an
-                    value = value.partition("=")[2]  # emptied one was masked wherever it stood
-                found += structured_secrets(name, value.strip())
-        if self._holds_plural(text, lowered):  # api_keys=['a', 'b'], @{TOKENS} = [ a | b ]
-            for match in self._plural_collection.finditer(text):
-                if not self.names_secret(match["key"]):  # credentials=(user, x): a pair's
-                    found += collection_items(match["value"])
-        if _may_compare(text):  # Key password: a != b
-            found += [compared_side(m[side]) for m in self._compared_values.finditer(text)
-                      for side in ("first", "second")]
-        if "://" in text and "@" in text:
-            found += [m[2] for m in compiled_shapes().url_credentials.finditer(text)]
-        if "</" in text:
-            found += [m["value"] for m in self._xml_element.finditer(text)
-                      if not no_value_at(text, *m.span("value"))]
-            found += [m["value"] for m in self._xml_named_text.finditer(text)
-                      if not (holds_no_secret(m["key"], m["value"]) or no_value_at(text, *m.span("value")))]
-        if "value" in lowered:
-            found += [unquoted(m["value"]) for m in self._name_value_pair.finditer(text)
-                      if not (holds_no_secret(m["key"], m["value"]) or no_value_at(text, *m.span("value")))]
-        if "curl" in lowered:
-            found += curl_credentials(text)
-        found += command_passwords(text, lowered)
-        found += sql_passwords(text, lowered)
-        found += gated_secrets(text, lowered)
-        found += piped_passwords(text)
-        found += secure_strings(text, lowered)
-        found += argument_passwords(text)
-        if " -" in text or text.startswith("-"):
-            found += secret_options(text, lowered)
-        for span in (typed_password(text), environment_value(text, self.names_secret)):
-            if span is not None:
-                found.append(text[span[0]:span[1]])
-        # prose ends a password at a sentence's stop; a rule above may read it whole (a
-        # .netrc's "password x!"): then the cut copy is no value of its own
-        found += [cut for cut in prose_passwords(text, lowered)
-                  if not any(v.startswith(cut) and not v[len(cut):].strip("!?.,;:") for v in found)]
-        return [value for value in found if registrable(value)]
-
     def names_secrets(self, text: str) -> bool:
         """``text`` ends with a secret's name in the plural (``@{API_TOKENS}``, ``passwords``):
         a collection of secrets when its value is one (``plural_collection``)."""
@@ -541,17 +411,6 @@ class Redactor(StepMasking):
         return known
 
 
-def _rf_item(text: str, end: int) -> bool:
-    """Whether the name ending at ``end`` is an RF variable's item (``${creds}[token]``)."""
-    start = text.rfind("[", 0, end)
-    return start > 0 and text[start - 1] == "}" and "\n" not in text[start:end]
-
-
-def _may_compare(text: str) -> bool:
-    """Whether ``text`` may hold RF's comparison under a name (``compared_values``): by
-    substrings, so a failure such as "Expected status: 500 != 200" compiles no pattern."""
-    return " != " in text and ("Key " in text or "Index " in text
-                               or "Value of dictionary key '" in text)
 
 
 def _masked_group(match: re.Match[str]) -> str:

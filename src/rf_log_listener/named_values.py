@@ -16,7 +16,7 @@ from collections.abc import Callable
 
 from rf_log_listener.known_values import registrable
 from rf_log_listener.secret_names import credential_pair, holds_no_secret, no_value_at
-from rf_log_listener.secret_shapes import MASK, lazy_pattern
+from rf_log_listener.secret_shapes import MASK, TYPED_HEAD, lazy_pattern
 from rf_log_listener.step_masking import is_reference
 
 
@@ -67,6 +67,13 @@ def masked_compared(match: re.Match[str]) -> str:
     return f"{head}{first} != {second}"
 
 
+def may_compare(text: str) -> bool:
+    """Whether ``text`` may hold RF's comparison under a name (``compared_values``): by
+    substrings, so a failure such as "Expected status: 500 != 200" compiles no pattern."""
+    return " != " in text and ("Key " in text or "Index " in text
+                               or "Value of dictionary key '" in text)
+
+
 def compared_side(side: str) -> str:
     """A value as RF's failure shows it, without the quotes and type it adds where two
     values print alike (``'1' (string) != 1 (integer)``)."""
@@ -107,6 +114,9 @@ def in_url_user(text: str, at: int) -> bool:
 # separator, so the name rules do not read it; found by finds: it is one of many messages.
 ENVIRONMENT_HEAD, _ENVIRONMENT_SET_TO, _ENVIRONMENT_END = (
     "Environment variable '", "' set to value '", "'.")
+# How the library messages that name their secret by a field or variable begin
+# (``secret_shapes.typed_password``, ``environment_value``)
+LIBRARY_MESSAGES = (TYPED_HEAD, ENVIRONMENT_HEAD)
 
 
 def environment_value(text: str, names_secret: Callable[[str], bool]) -> tuple[int, int] | None:
