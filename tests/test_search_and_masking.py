@@ -588,6 +588,18 @@ _NO_VALUES = ["cat: /run/secrets/db_password: No such file or directory",
     ('${password} = none of your business\n${token} = Bearer abc123xyz\npassword: "basic auth pw"',
      '${password} = ***\n${token} = ***\npassword: "***"'),
     ("Cookie: x=1\nset PHPSESSID=Php-Sess3", "Cookie: ***\nset PHPSESSID=***"),
+    # PowerShell's variables and environment: a variable ($x) and a call stay, its string is read
+    ('Set-Variable -Name "DB_PASSWORD" -Scope Global -Value "Ps pw 1" -Force\n'
+     "Set-Item -Path Env:API_TOKEN -Value Ps-Tk2\n"
+     '[Environment]::SetEnvironmentVariable("SECRET_KEY", "Ps-Key3", "User")\n'
+     "New-Variable -Name token -Value $tok; Set-Variable -Name Password -Value (Get-Pw)",
+     'Set-Variable -Name "DB_PASSWORD" -Scope Global -Value "***" -Force\n'
+     "Set-Item -Path Env:API_TOKEN -Value ***\n"
+     '[Environment]::SetEnvironmentVariable("SECRET_KEY", "***", "User")\n'
+     "New-Variable -Name token -Value $tok; Set-Variable -Name Password -Value (Get-Pw)"),
+    *[(kept, kept) for kept in ["Set-Variable -Name PasswordLength -Value 12",
+                                "Get-Process -Name password-manager -Value x",
+                                "SetEnvironmentVariable('API_TOKEN', $tok)"]],
 ])
 def test_secret_shapes(text: str, shown: str) -> None:
     masked, count = Redactor().text(text)
@@ -662,6 +674,9 @@ def test_messages_after_a_name_that_are_no_value_register_nothing() -> None:
         "none of your business", "basic auth pw"]
     assert redactor.secret_values("db:\n  password: |\n    Yb-Pw1\n  token:\n    Yp-Tk2") == [
         "Yb-Pw1", "Yp-Tk2"]
+    assert redactor.secret_values('Set-Variable -Name Password -Value "Ps pw 1"\n'
+                                  "[Environment]::SetEnvironmentVariable('API_KEY', 'Ps-Key2')") == [
+        "Ps pw 1", "Ps-Key2"]
     # a block scalar as the application reads it: ``|`` keeps its lines, ``>`` folds them
     assert redactor.secret_values("password: |\n  Yb pw 1\n    Yb pw 2\ntoken: >-\n  Yf tk\n  3") == [
         "Yb pw 1\n  Yb pw 2", "Yf tk 3"]

@@ -44,6 +44,7 @@ from rf_log_listener.named_values import (
 from rf_log_listener.secret_names import (
     NAME_CLOSE,
     PAIR_BETWEEN,
+    PARAMETERS_BETWEEN,
     SECRET_WORD_SPELLINGS,
     SECRET_WORDS,
     alternation,
@@ -161,9 +162,10 @@ class Redactor(StepMasking, ValueFinding):
         # and ``'password' does not match:`` (``compared_values``); or a name-value pair's
         # value key after it (``"name": "API_TOKEN", "value":``, ``name_value_pair``); or an
         # attribute's quote and its tag's end, or a key or name element's (``xml_named_text``)
-        return "|".join((*shape_marks(TRIGGER_MARKS), PROSE_MARK,
+        return "|".join((*shape_marks(TRIGGER_MARKS), PROSE_MARK, r"setenvironmentvariable\(",
                          rf"""(?:{self._names_tree})s?(?:(?:{NAME_CLOSE}|\)|' does not match)?\s*[?+]?[:=]"""
-                         rf"""|\s*>|{PAIR_BETWEEN}|["'][^<>]{{0,500}}>|\s*</(?:key|name)>)"""))
+                         rf"""|\s*>|{PAIR_BETWEEN}|["']?{PARAMETERS_BETWEEN}|["'][^<>]{{0,500}}>"""
+                         r"""|\s*</(?:key|name)>)"""))
 
     @functools.cached_property
     def _mentions(self) -> re.Pattern[str]:
@@ -348,7 +350,7 @@ class Redactor(StepMasking, ValueFinding):
             text = sub(self._xml_element, text, masked_value)
             if "</" in text:
                 text = sub(self._xml_named_text, text, masked_value)
-            if "alue" in text:  # Value, value: the pair's value key
+            if "alue" in text or "ariable(" in text:  # the value key, PowerShell's -Value, its call
                 text = sub(self._name_value_pair, text, masked_value)
             text = sub(shapes.url_credentials, text, masked_credentials)
             text = sub(shapes.curl_user, text, masked_curl_user)

@@ -491,6 +491,10 @@ _PAIR_VALUE_KEY = r"""["']?(?:parameter)?value["']?\s*[:=]"""
 _PAIR_FIELD = (rf"""(?!{_PAIR_VALUE_KEY})["']?[\w-]+["']?[ \t]*[:=][ \t]*"""
                r"""(?:"[^"\n]{0,100}"|'[^'\n]{0,100}'|[\w./-]{1,100})""" + _PAIR_GAP)
 PAIR_BETWEEN = rf"""["']?{_PAIR_GAP}(?:{_PAIR_FIELD}){{0,3}}{_PAIR_VALUE_KEY}"""
+# PowerShell's: the parameters between ``-Name x`` (or ``-Path Env:x``) and ``-Value``, up to
+# three (``-Scope Global``, ``-Force``)
+PARAMETERS_BETWEEN = (r"""(?:[ \t]+-(?!value\b)\w+(?:[ \t]+(?!-)(?:"[^"\n]*"|'[^'\n]*'|\S+))?){0,3}"""
+                      r"""[ \t]+-value[ \t]+""")
 
 
 def name_value_pair(name: str) -> re.Pattern[str]:
@@ -499,12 +503,20 @@ def name_value_pair(name: str) -> re.Pattern[str]:
     parameters (``{"Name": "/prod/db/password", "Value": "x"}``, ``ParameterKey=DbPassword,
     ParameterValue=x``), .NET's and Ant's settings (``<add key="ApiKey" value="x"/>``,
     ``<property name="db.password" value="x"/>``), a cookie as SeleniumLibrary lists it
-    (``{'name': 'sessionid', 'value': 'x'}``). Groups: key (the secret's name), value."""
+    (``{'name': 'sessionid', 'value': 'x'}``), PowerShell's variables and environment
+    (``Set-Variable -Name Password -Value x``, ``Set-Item -Path Env:API_TOKEN -Value x``,
+    ``[Environment]::SetEnvironmentVariable("DB_PASSWORD", "x", "User")``; ``$x`` is a
+    variable, a value in parentheses a call: ``secret_shapes``' SecureString reads its
+    string). Groups: key (the secret's name), value."""
     return re.compile(
         rf"""(?ix)
-        (?<![\w-]) ["']? (?:parameter)?(?:name|key) ["']? \s*[:=]\s* (?P<q>["']?)
-        (?P<key> [\w./-]*?(?:{name}) ) (?P=q) (?= {PAIR_BETWEEN} )
-        {PAIR_BETWEEN} \s* {VALUE_SCHEME}?
+        (?<![\w-]) (?: (?P<call> setenvironmentvariable\(\s* )
+                     | (?P<ps> -name[ \t]+ | -path[ \t]+(?=["']?env:) )
+                     | ["']? (?:parameter)?(?:name|key) ["']? \s*[:=]\s* ) (?P<q>["']?) (?(ps) (?:env:\\?)? )
+        (?P<key> [\w./-]*?(?:{name}) ) (?P=q)
+        (?(call) \s*,(?!\s*\$)
+                 | (?(ps) {PARAMETERS_BETWEEN} (?!\s*[($]) | (?= {PAIR_BETWEEN} ) {PAIR_BETWEEN} ) )
+        \s* {VALUE_SCHEME}?
         (?P<value> {VALUE} )
         """
     )

@@ -67,8 +67,11 @@ class ValueFinding:
                 named = backwards.search(lowered[::-1]) is not None
             if named or ("://" in text and "@" in text) or (
                     "curl" in lowered and curl_credentials(text)) or (
-                    "value" in lowered and self._name_value_pair.search(text) is not None):
+                    ("value" in lowered or "variable(" in lowered)  # [Environment]::SetEnvironmentVariable(
+                    and self._name_value_pair.search(text) is not None):
                 return True
+        elif " -value" in lowered and self._name_value_pair.search(text):  # -Name x -Value y
+            return True
         # each shape's own substring first: this runs on every message the writer sees (a
         # command's options, sudo's -S and --password-stdin follow " -"; a kinit line holds none)
         if (" -" in text and (command_passwords(text, lowered) or secret_options(text, lowered)
@@ -142,7 +145,7 @@ class ValueFinding:
                       if not no_value_at(text, *m.span("value"))]
             found += [m["value"] for m in self._xml_named_text.finditer(text)
                       if not (holds_no_secret(m["key"], m["value"]) or no_value_at(text, *m.span("value")))]
-        if "value" in lowered:
+        if "value" in lowered or "variable(" in lowered:
             found += [unquoted(m["value"]) for m in self._name_value_pair.finditer(text)
                       if not (holds_no_secret(m["key"], m["value"]) or no_value_at(text, *m.span("value")))]
         if "curl" in lowered:
