@@ -167,6 +167,8 @@ _NO_VALUES = ["cat: /run/secrets/db_password: No such file or directory",
               "passwd: Authentication token manipulation error", "passwd: Unknown user name 'bob'.",
               "passwd: user 'bob' does not exist", "chpasswd: (user bob) pam_chauthtok() failed, error:",
               "key 1 of 3 rotated\nkey 0 not found\npassword 0 attempts remaining\nkey 7 times",
+              # libpwquality's and cracklib's verdict on a new password ("The", "it" were masked)
+              "BAD PASSWORD: The password is shorter than 8 characters\nBAD PASSWORD: it is WAY too short",
               # a status or a placeholder where the value would be
               "token: expired; password: required, api_key: missing\nPassword: (none)",
               'password=invalid "secret": "[FILTERED]" token: <not set> <password>required</password>',

@@ -304,7 +304,9 @@ NO_VALUE_WORDS = ("required", "optional", "expired", "invalid", "missing", "unkn
 # an operating system's error after a file's name (``cat: /run/secrets/db_password: No
 # such file or directory``, ``tls.key: Permission denied``); what ``passwd`` and
 # ``chpasswd`` print after their own name (shadow's, Linux-PAM's: ``passwd: password updated
-# successfully``, ``passwd: Authentication token manipulation error``); a web framework's
+# successfully``, ``passwd: Authentication token manipulation error``) and libpwquality's and
+# cracklib's verdict on a new one (``BAD PASSWORD: The password is shorter than 8
+# characters``, ``BAD PASSWORD: it is based on a dictionary word``); a web framework's
 # validation message under the field's name, quoted or in a list (Django REST framework's
 # ``{"password": ["This field is required."]}``, Rails' ``"can't be blank"``, Laravel's,
 # Joi's, Bean Validation's ``must not be blank``).
@@ -316,6 +318,7 @@ _NO_VALUE_MESSAGES = (
     r"|password\ expiry\ information\ changed|authentication\ token\ manipulation\ error"
     r"|authentication\ failure|have\ exhausted\ maximum|unknown\ user\ name|bad\ password"
     r"|user\ '[^'\n]*'\ does\ not\ exist|you\ may\ not\ view\ or\ modify|only\ root\ can"
+    r"|the\ password\ (?:is|fails|contains|differs|does)\b|it\ (?:is|does)\ (?:based|too|way|not|all)\b"
     r"|not\ (?:set|found|configured|provided)")  # placeholders of two words: a plain value ends at "not"
 _VALIDATION_MESSAGES = (
     r"this\ (?:field|password|value)\ |ensure\ this\ |size\ must\ |doesn't\ match\ "
