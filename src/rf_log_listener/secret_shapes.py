@@ -107,6 +107,7 @@ PASSWORD_OPTIONS = (
     # MQTT's clients (``mosquitto_pub -u bob -P x``), RabbitMQ's CLI, curl's OAuth 2 token
     (r"mosquitto_(?:pub|sub|rr)", ("-P",), APART), (r"rabbitmqadmin", ("-p",), APART),
     (r"curl", ("--oauth2-bearer",), APART),
+    (r"openssl[ \t]+(?:enc|aes-\d+-\w+|des3?\w*|bf\w*)", ("-k",), APART),  # ``openssl enc -k x``
     # Net-SNMP's tools: a v1/v2c community (its password), v3's authentication and privacy
     # pass phrases (-a and -x name their protocols)
     (r"snmp(?:walk|bulkwalk|get|getnext|bulkget|set|table|trap|inform|status|df|netstat|delta)",

@@ -70,12 +70,13 @@ class ValueFinding:
                     ("value" in lowered or "variable(" in lowered)  # [Environment]::SetEnvironmentVariable(
                     and self._name_value_pair.search(text) is not None):
                 return True
-        elif " -value" in lowered and self._name_value_pair.search(text):  # -Name x -Value y
-            return True
+        elif (" -value" in lowered or "variable(" in lowered) and self._name_value_pair.search(text):
+            return True  # PowerShell's -Name x -Value y, SetEnvironmentVariable("x", "y")
         # each shape's own substring first: this runs on every message the writer sees (a
         # command's options, sudo's -S and --password-stdin follow " -"; a kinit line holds none)
-        if (" -" in text and (command_passwords(text, lowered) or secret_options(text, lowered)
-                              or secure_strings(text, lowered))) or (
+        if ((" -" in text or text[:1] == "-") and (
+                command_passwords(text, lowered) or secret_options(text, lowered)
+                or secure_strings(text, lowered))) or (
                 (" -" in text or "kinit" in lowered) and piped_passwords(text)) or (
                 "pass:" in text and command_passwords(text, lowered)) or (
                 ("identified" in lowered or "password" in lowered) and sql_passwords(text, lowered)) or (
