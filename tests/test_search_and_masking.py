@@ -688,6 +688,25 @@ def test_messages_after_a_name_that_are_no_value_register_nothing() -> None:
         "Yb pw 1\n  Yb pw 2", "Yf tk 3"]
 
 
+def test_an_authorization_header_s_parameters_register_no_names() -> None:
+    """Digest's ``username="bob"`` registered "username=" and AWS's scheme "AWS4-HMAC-SHA256"
+    was registered: each was then masked wherever the run showed it (``?username=bob``
+    became ``?***bob``). The line is masked whole; a parameter that is a secret registers
+    by its own name (OAuth 1's ``oauth_token``)."""
+    redactor = Redactor()
+    digest = 'Authorization: Digest username="bob", realm="api", nonce="n1", response="6629fae4"'
+    aws = ("Authorization: AWS4-HMAC-SHA256 Credential=AKIDEXAMPLE/20260101/eu-west-1/s3/aws4_request, "
+           "SignedHeaders=host, Signature=fe5f80f7")
+    assert [redactor.text(text)[0] for text in (digest, aws)] == [
+        "Authorization: Digest ***", "Authorization: ***"]
+    assert redactor.secret_values(digest) == []
+    assert "AWS4-HMAC-SHA256" not in redactor.secret_values(aws)
+    assert redactor.secret_values('Authorization: OAuth oauth_consumer_key="k1", oauth_token="Oa-Tk1"') == [
+        "Oa-Tk1"]
+    assert redactor.secret_values("Authorization: Bearer Br-Tk2\nProxy-Authorization: Basic Ym9iOng=") == [
+        "Br-Tk2", "Ym9iOng="]
+
+
 def test_a_cookie_header_registers_its_values_not_its_names() -> None:
     """``sessionid=`` of a cookie a logout empties was registered, then masked wherever the
     run showed it: ``sessionid=abc`` elsewhere became ``***abc``."""

@@ -47,6 +47,21 @@ def masked_value(match: re.Match[str]) -> str:
     return f"{head}{quote}{MASK}{quote}"
 
 
+# An Authorization header's parameters after its scheme: Digest's (``username="bob",
+# response="..."``), AWS's Signature Version 4 (``AWS4-HMAC-SHA256 Credential=...,
+# Signature=...``), OAuth 1's (``OAuth oauth_consumer_key="...", oauth_token="..."``)
+_AUTH_PARAMETERS = lazy_pattern(r"""[\w-]+=["']|[\w-]+[ \t]+[\w-]+=""")
+
+
+def auth_parameters_at(text: str, start: int) -> bool:
+    """Whether an Authorization header's value at ``start`` is a list of parameters: the
+    whole line is masked, and nothing of it is the credential to register (Digest's
+    "username=" and AWS's scheme "AWS4-HMAC-SHA256" were, then masked wherever they stood:
+    ``?username=bob`` became ``?***bob``); a parameter that is one registers by its own name
+    (``oauth_token``)."""
+    return _AUTH_PARAMETERS().match(text, start) is not None
+
+
 def block_scalar(value: str, style: str, indent: str) -> str:
     """A YAML block scalar's value (``secret_names.YAML_BLOCK``) as the application reads it:
     its lines without the block's indentation, kept apart by ``|``, folded into one by ``>``."""

@@ -13,6 +13,7 @@ from rf_log_listener.gated_shapes import gated_secrets
 from rf_log_listener.known_values import registrable
 from rf_log_listener.named_values import (
     LIBRARY_MESSAGES,
+    auth_parameters_at,
     block_scalar,
     collection_items,
     compared_side,
@@ -131,6 +132,8 @@ class ValueFinding:
                     continue
                 if name.endswith("cookie") and "=" in value:  # a cookie's name stays: "sid=" of an
                     value = value.partition("=")[2]  # emptied one was masked wherever it stood
+                if name.endswith("authorization") and auth_parameters_at(text, start):
+                    continue
                 found += structured_secrets(name, value.strip())
         if self._holds_plural(text, lowered):  # api_keys=['a', 'b'], @{TOKENS} = [ a | b ]
             for match in self._plural_collection.finditer(text):
