@@ -102,7 +102,9 @@ YAML block scalar (``password: >-`` then two lines; the user after it, L80, stay
 alone, folded; (133) PowerShell's ``Set-Variable -Name ApiToken -Value x`` on a command
 line (``Set-Item -Path Env:BUILD_ID -Value x`` beside it, L81, stays), again alone.
 A Digest Authorization header registers no parameter's name ("username=" was, and masked
-the query's ``username=``, L82). Eighty-two values only look like
+the query's ``username=``, L82). A state a check reports under a secret's name (``token:
+valid``, ``auth=enabled``, ``password: changed``, ``secret: default``) is not registered
+("valid" was, and masked wherever the run wrote it: L83). Eighty-three values only look like
 secrets (look-alike names, values too short or too common, a keyword's name holding a
 secret's, ``Open Sidebar``'s "sid", a word after "password" among another keyword's
 arguments, text filled into a user-name field, ``Count Tokenizer Rules``' return, a
@@ -213,7 +215,7 @@ LOOKALIKES = ("L01-54321-count", "L02-all-tests-passed", "L03-bypass-enabled",
               "$L71_DB_PASSWORD", "{{ L72_vault_api_key }}", "L73-win-host", "L74-sftp-host",
               "~/.aws/L75-credentials", "L76-basic-auth-kept", "L77-new-user", "L78-mqtt-broker",
               "L79-ora-app", "L80-yaml-user", "L81-build-kept",
-              "username=L82-query-user",
+              "username=L82-query-user", "L83 valid login, enabled and changed by default",
               # kubeconfig's client-certificate-data: a certificate in base64, public
               "LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0tCk1JSUM1ekNDQWMrZ0F3SUJB")
 # What differs between the stores by nature: ids of the run, where it came from, times.

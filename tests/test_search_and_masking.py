@@ -167,6 +167,8 @@ _NO_VALUES = ["cat: /run/secrets/db_password: No such file or directory",
               "passwd: Authentication token manipulation error", "passwd: Unknown user name 'bob'.",
               "passwd: user 'bob' does not exist", "chpasswd: (user bob) pam_chauthtok() failed, error:",
               "key 1 of 3 rotated\nkey 0 not found\npassword 0 attempts remaining\nkey 7 times",
+              # a state a check reports ("valid" was registered, then masked wherever it stood)
+              "token: valid, auth=enabled; password: changed\napi_key: present, password: reset, Pw: OK",
               # libpwquality's and cracklib's verdict on a new password ("The", "it" were masked)
               "BAD PASSWORD: The password is shorter than 8 characters\nBAD PASSWORD: it is WAY too short",
               # a status or a placeholder where the value would be
@@ -683,6 +685,10 @@ def test_messages_after_a_name_that_are_no_value_register_nothing() -> None:
     assert redactor.secret_values('Set-Variable -Name Password -Value "Ps pw 1"\n'
                                   "[Environment]::SetEnvironmentVariable('API_KEY', 'Ps-Key2')") == [
         "Ps pw 1", "Ps-Key2"]
+    # a verdict on a password, or one everybody may type: masked where it stands, not registered
+    assert redactor.text("token: default; password: wrong; password: same") == (
+        "token: ***; password: ***; password: ***", 3)
+    assert redactor.secret_values("token: default; password: wrong; password: same; password: weak") == []
     # a block scalar as the application reads it: ``|`` keeps its lines, ``>`` folds them
     assert redactor.secret_values("password: |\n  Yb pw 1\n    Yb pw 2\ntoken: >-\n  Yf tk\n  3") == [
         "Yb pw 1\n  Yb pw 2", "Yf tk 3"]

@@ -19,6 +19,8 @@ _TOO_COMMON = frozenset({
     "true", "false", "nil", "yes", "no", "on", "off", "empty",
     "password", "secret", "token", "changeme", "[]", "{}", "()",
     "public", "private",  # SNMP's default communities: masked where given, not everywhere
+    # a verdict on a password, or one everybody may type: masked beside its name, not everywhere
+    "default", "same", "correct", "wrong", "weak", "strong",
     # a status or a placeholder ("none", "invalid": WebDemo's wrong password, "not set")
     *NO_VALUE_WORDS, "not set", "not found",
 })

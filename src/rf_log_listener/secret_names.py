@@ -293,10 +293,17 @@ STRUCTURED_VALUE = (r"(?:\([^()\n]{0,300}\)|\[[^\[\]\n]{0,300}\]"
 # ("required" was then masked wherever the run showed it: ``known_values``); a value they
 # only begin (``invalid-Pw1``) is one. Ansible's placeholder for a ``no_log`` value; an
 # authentication scheme's name alone (``auth: basic``, ``auth=ntlm``: the scheme, no
-# credential).
+# credential). A state a check reports (``token: valid``, ``auth=enabled``, ``password:
+# changed``, ``api_key: present``) registered "valid", and "Login With Valid Credentials"
+# lost its word.
 NO_VALUE_WORDS = ("required", "optional", "expired", "invalid", "missing", "unknown", "unset",
                   "set", "n/a", "none", "null", "undefined", "hidden",
-                  "redacted", "masked", "omitted", "filtered", "success",
+                  "redacted", "masked", "omitted", "filtered", "success", "ok",
+                  "valid", "incorrect", "enabled", "disabled", "active", "inactive", "present",
+                  "provided", "configured", "changed", "unchanged", "updated", "refreshed", "reset",
+                  "rotated", "revoked", "locked", "unlocked", "verified", "accepted", "rejected",
+                  "granted", "denied", "failed", "saved", "cleared", "removed", "deleted", "created",
+                  "generated", "ignored", "matched", "mismatch",
                   "value_specified_in_no_log_parameter",
                   "basic", "bearer", "digest", "negotiate", "ntlm", "kerberos", "oauth", "oauth2")
 # A message after a name that is no value of it (masked, its first word was registered:

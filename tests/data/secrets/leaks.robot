@@ -1,6 +1,6 @@
 *** Settings ***
 Documentation     Secrets handled the ordinary way, each a value of its own (S01 ... S133), and
-...               values that only look like secrets (L01 ... L82), which must stay readable.
+...               values that only look like secrets (L01 ... L83), which must stay readable.
 Library           Vault.py
 Library           SSHLibrary.py
 Library           Browser.py
@@ -272,6 +272,8 @@ Shapes Next To Their Name
     Log    S133-ps-Tk again
     Log    GET /protected\nAuthorization: Digest username="bob", realm="api", nonce="n1", response="6629fae4"
     Log    GET /api/users?username=L82-query-user
+    Log    token: valid, auth=enabled, password: changed, api_key: present, secret: default
+    Log    L83 valid login, enabled and changed by default
     Log    cat: /run/secrets/db_password: No such file or directory\ncat: /etc/ssl/private.key: Permission denied
     Log    Starting process:\nsh -c "passwd -l L63-locked-user"\npasswd: Authentication token manipulation error\npasswd: Success
     Log    key 1 of 3 rotated\npassword 0 attempts remaining
