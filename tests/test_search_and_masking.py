@@ -169,6 +169,9 @@ _NO_VALUES = ["cat: /run/secrets/db_password: No such file or directory",
               "key 1 of 3 rotated\nkey 0 not found\npassword 0 attempts remaining\nkey 7 times",
               # a state a check reports ("valid" was registered, then masked wherever it stood)
               "token: valid, auth=enabled; password: changed\napi_key: present, password: reset, Pw: OK",
+              # a terminal's reply on its prompt's line ("Login", "Connection" were registered)
+              "Password: Login incorrect\nbob@h's password: Connection closed by h\nPassword: Welcome to X",
+              "Password: Access denied\ntoken: Unauthorized; password: timeout, api_key: forbidden",
               # libpwquality's and cracklib's verdict on a new password ("The", "it" were masked)
               "BAD PASSWORD: The password is shorter than 8 characters\nBAD PASSWORD: it is WAY too short",
               # a status or a placeholder where the value would be

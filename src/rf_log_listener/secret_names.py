@@ -303,7 +303,7 @@ NO_VALUE_WORDS = ("required", "optional", "expired", "invalid", "missing", "unkn
                   "provided", "configured", "changed", "unchanged", "updated", "refreshed", "reset",
                   "rotated", "revoked", "locked", "unlocked", "verified", "accepted", "rejected",
                   "granted", "denied", "failed", "saved", "cleared", "removed", "deleted", "created",
-                  "generated", "ignored", "matched", "mismatch",
+                  "generated", "ignored", "matched", "mismatch", "timeout", "unauthorized", "forbidden",
                   "value_specified_in_no_log_parameter",
                   "basic", "bearer", "digest", "negotiate", "ntlm", "kerberos", "oauth", "oauth2")
 # A message after a name that is no value of it (masked, its first word was registered:
@@ -313,7 +313,9 @@ NO_VALUE_WORDS = ("required", "optional", "expired", "invalid", "missing", "unkn
 # ``chpasswd`` print after their own name (shadow's, Linux-PAM's: ``passwd: password updated
 # successfully``, ``passwd: Authentication token manipulation error``) and libpwquality's and
 # cracklib's verdict on a new one (``BAD PASSWORD: The password is shorter than 8
-# characters``, ``BAD PASSWORD: it is based on a dictionary word``); a web framework's
+# characters``, ``BAD PASSWORD: it is based on a dictionary word``); a terminal's reply on
+# its prompt's line (SSHLibrary's and Telnet's output: ``Password: Login incorrect``,
+# ``bob@h's password: Connection closed by h``, ``Password: Welcome to Ubuntu``); a web framework's
 # validation message under the field's name, quoted or in a list (Django REST framework's
 # ``{"password": ["This field is required."]}``, Rails' ``"can't be blank"``, Laravel's,
 # Joi's, Bean Validation's ``must not be blank``).
@@ -326,6 +328,7 @@ _NO_VALUE_MESSAGES = (
     r"|authentication\ failure|have\ exhausted\ maximum|unknown\ user\ name|bad\ password"
     r"|user\ '[^'\n]*'\ does\ not\ exist|you\ may\ not\ view\ or\ modify|only\ root\ can"
     r"|the\ password\ (?:is|fails|contains|differs|does)\b|it\ (?:is|does)\ (?:based|too|way|not|all)\b"
+    r"|login\ incorrect|access\ denied|connection\ (?:closed|reset|refused|timed\ out|lost)|welcome\ to"
     r"|not\ (?:set|found|configured|provided)")  # placeholders of two words: a plain value ends at "not"
 _VALIDATION_MESSAGES = (
     r"this\ (?:field|password|value)\ |ensure\ this\ |size\ must\ |doesn't\ match\ "
