@@ -611,6 +611,11 @@ _NO_VALUES = ["cat: /run/secrets/db_password: No such file or directory",
     *[(kept, kept) for kept in ["Set-Variable -Name PasswordLength -Value 12",
                                 "Get-Process -Name password-manager -Value x",
                                 "SetEnvironmentVariable('API_TOKEN', $tok)"]],
+    # a setter called with a name and its value, both quoted (a getter's second value is a default)
+    ("localStorage.setItem('auth_token', 'Js-Tk1'); System.setProperty(\"db.password\", \"Jv-Pw2\")",
+     "localStorage.setItem('auth_token', '***'); System.setProperty(\"db.password\", \"***\")"),
+    *[(kept, kept) for kept in ['os.getenv("API_TOKEN", "dev-default")', 'reset("password", "x1")',
+                                'setenv("API_TOKEN", token_value, 1);']],
 ])
 def test_secret_shapes(text: str, shown: str) -> None:
     masked, count = Redactor().text(text)
@@ -768,9 +773,10 @@ _SHAPES = ["ftp://user:pa55@host/f", "Bearer Zm9vYmFyYmF6cXV4", "eyJhbGciOi.eyJz
            "xfreerdp /p:v-39", "lftp -u u,v-40", "machine h login u password v-41",
            "printf 'v-42\\n' | kinit u", "mosquitto_pub -P v-43", "rabbitmqadmin -p v-44",
            "curl --oauth2-bearer v-45", "Set-Variable -Name pw -Value v-47",
-           "SetEnvironmentVariable('token', 'v-48')", "password: >-\n  v 49\n  x", "openssl enc -k v-50"]
-_PIECES = [*_SHAPES, "-Name ", " -Value ", "Env:", "SetEnvironmentVariable(", ": |\n  ", "openssl enc ",
-           " -k ", "password", "token", "auth", "cookie", "x-Session-Id", "=", ": ", '"', "'",
+           "SetEnvironmentVariable('token', 'v-48')", "setItem('pwd', 'v-51')", "password: >-\n  v 49\n  x",
+           "openssl enc -k v-50"]
+_PIECES = [*_SHAPES, "-Name ", " -Value ", "Env:", "SetEnvironmentVariable(", ".setItem(", ": |\n  ",
+           "openssl enc ", " -k ", "password", "token", "auth", "cookie", "x-Session-Id", "=", ": ", '"', "'",
            "${", "}", " ", "\n", "Bearer ", "://", "@", "user:pa55", "eyJ", ".fghij", "ghp_",
            "\u0130", "\u0131", "plain words", "42", "inside", "Author", "sid", "\t", "\u00a0",
            "PRIVATE KEY", "-----BEGIN RSA ", "-----", " BLOCK", "<", ">", "</", "<password>",

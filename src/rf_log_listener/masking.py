@@ -161,11 +161,12 @@ class Redactor(StepMasking, ValueFinding):
         # separator an escaped quote (``\"token\":``) or RF's comparisons' ``(Password):``
         # and ``'password' does not match:`` (``compared_values``); or a name-value pair's
         # value key after it (``"name": "API_TOKEN", "value":``, ``name_value_pair``); or an
-        # attribute's quote and its tag's end, or a key or name element's (``xml_named_text``)
-        return "|".join((*shape_marks(TRIGGER_MARKS), PROSE_MARK, r"setenvironmentvariable\(",
+        # attribute's quote and its tag's end, or a key or name element's (``xml_named_text``),
+        # or a setter's next argument (``setItem('token', 'x')``: ``name_value_pair``)
+        return "|".join((*shape_marks(TRIGGER_MARKS), PROSE_MARK,
                          rf"""(?:{self._names_tree})s?(?:(?:{NAME_CLOSE}|\)|' does not match)?\s*[?+]?[:=]"""
                          rf"""|\s*>|{PAIR_BETWEEN}|["']?{PARAMETERS_BETWEEN}|["'][^<>]{{0,500}}>"""
-                         r"""|\s*</(?:key|name)>)"""))
+                         r"""|\s*</(?:key|name)>|["']\s*,\s*["'])"""))
 
     @functools.cached_property
     def _mentions(self) -> re.Pattern[str]:
@@ -350,7 +351,7 @@ class Redactor(StepMasking, ValueFinding):
             text = sub(self._xml_element, text, masked_value)
             if "</" in text:
                 text = sub(self._xml_named_text, text, masked_value)
-            if "alue" in text or "ariable(" in text:  # the value key, PowerShell's -Value, its call
+            if "alue" in text or "(" in text:  # the value key, PowerShell's -Value, a setter's call
                 text = sub(self._name_value_pair, text, masked_value)
             text = sub(shapes.url_credentials, text, masked_credentials)
             text = sub(shapes.curl_user, text, masked_curl_user)

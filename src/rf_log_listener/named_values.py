@@ -15,7 +15,7 @@ import re
 from collections.abc import Callable
 
 from rf_log_listener.known_values import registrable
-from rf_log_listener.secret_names import credential_pair, holds_no_secret, no_value_at
+from rf_log_listener.secret_names import SETTER_CALL, credential_pair, holds_no_secret, no_value_at
 from rf_log_listener.secret_shapes import MASK, TYPED_HEAD, lazy_pattern
 from rf_log_listener.step_masking import is_reference
 
@@ -60,6 +60,15 @@ def auth_parameters_at(text: str, start: int) -> bool:
     ``?username=bob`` became ``?***bob``); a parameter that is one registers by its own name
     (``oauth_token``)."""
     return _AUTH_PARAMETERS().match(text, start) is not None
+
+
+_SETTER_CALL = lazy_pattern(rf"(?<![\w-]){SETTER_CALL}")
+
+
+def setter_call(text: str, lowered: str) -> bool:
+    """Whether ``text`` (lower-cased as ``lowered``) may call a setter with a name and its
+    value (``secret_names.SETTER_CALL``); by a substring first: the writer asks every message."""
+    return "(" in text and _SETTER_CALL().search(lowered) is not None
 
 
 def block_scalar(value: str, style: str, indent: str) -> str:

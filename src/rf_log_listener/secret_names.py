@@ -508,6 +508,12 @@ PAIR_BETWEEN = rf"""["']?{_PAIR_GAP}(?:{_PAIR_FIELD}){{0,3}}{_PAIR_VALUE_KEY}"""
 # three (``-Scope Global``, ``-Force``)
 PARAMETERS_BETWEEN = (r"""(?:[ \t]+-(?!value\b)\w+(?:[ \t]+(?!-)(?:"[^"\n]*"|'[^'\n]*'|\S+))?){0,3}"""
                       r"""[ \t]+-value[ \t]+""")
+# A setter called with a name and its value, both quoted: .NET's environment, Java's
+# properties, the browser's storage (``Execute JavaScript  localStorage.setItem('token',
+# 'x')``: a test that signs in by its token), a map's, a header's, a cookie's, C's and
+# Python's environment (``setenv``, ``putenv``). Not a getter: its second argument is a default.
+SETTER_CALL = (r"""(?:set(?:environmentvariable|property|item|cookie|header|requestheader|env)?"""
+               r"""|put(?:env)?|add_?header|set_(?:cookie|header|item))\(\s*(?=["'])""")
 
 
 def name_value_pair(name: str) -> re.Pattern[str]:
@@ -520,14 +526,15 @@ def name_value_pair(name: str) -> re.Pattern[str]:
     (``Set-Variable -Name Password -Value x``, ``Set-Item -Path Env:API_TOKEN -Value x``,
     ``[Environment]::SetEnvironmentVariable("DB_PASSWORD", "x", "User")``; ``$x`` is a
     variable, a value in parentheses a call: ``secret_shapes``' SecureString reads its
-    string). Groups: key (the secret's name), value."""
+    string), a setter's call (``SETTER_CALL``: ``localStorage.setItem('token', 'x')``,
+    ``System.setProperty("db.password", "x")``). Groups: key (the secret's name), value."""
     return re.compile(
         rf"""(?ix)
-        (?<![\w-]) (?: (?P<call> setenvironmentvariable\(\s* )
+        (?<![\w-]) (?: (?P<call> {SETTER_CALL} )
                      | (?P<ps> -name[ \t]+ | -path[ \t]+(?=["']?env:) )
                      | ["']? (?:parameter)?(?:name|key) ["']? \s*[:=]\s* ) (?P<q>["']?) (?(ps) (?:env:\\?)? )
         (?P<key> [\w./-]*?(?:{name}) ) (?P=q)
-        (?(call) \s*,(?!\s*\$)
+        (?(call) \s*,\s*(?=["'])
                  | (?(ps) {PARAMETERS_BETWEEN} (?!\s*[($]) | (?= {PAIR_BETWEEN} ) {PAIR_BETWEEN} ) )
         \s* {VALUE_SCHEME}?
         (?P<value> {VALUE} )

@@ -20,6 +20,7 @@ from rf_log_listener.named_values import (
     environment_value,
     in_url_user,
     may_compare,
+    setter_call,
     structured_secrets,
     unquoted,
     whole_name,
@@ -68,16 +69,17 @@ class ValueFinding:
                 named = backwards.search(lowered[::-1]) is not None
             if named or ("://" in text and "@" in text) or (
                     "curl" in lowered and curl_credentials(text)) or (
-                    ("value" in lowered or "variable(" in lowered)  # [Environment]::SetEnvironmentVariable(
+                    ("value" in lowered or ("(" in text and setter_call(text, lowered)))
                     and self._name_value_pair.search(text) is not None):
                 return True
-        elif (" -value" in lowered or "variable(" in lowered) and self._name_value_pair.search(text):
-            return True  # PowerShell's -Name x -Value y, SetEnvironmentVariable("x", "y")
+        elif (" -value" in lowered or ("(" in text and setter_call(text, lowered))) and \
+                self._name_value_pair.search(text):
+            return True  # PowerShell's -Name x -Value y, a setter's call (localStorage.setItem)
         # each shape's own substring first: this runs on every message the writer sees (a
         # command's options, sudo's -S and --password-stdin follow " -"; a kinit line holds none)
         if ((" -" in text or text[:1] == "-") and (
-                command_passwords(text, lowered) or secret_options(text, lowered)
-                or secure_strings(text, lowered))) or (
+                command_passwords(text, lowered) or secret_options(text, lowered))) or (
+                secure_strings(text, lowered)) or (
                 (" -" in text or "kinit" in lowered) and piped_passwords(text)) or (
                 "pass:" in text and command_passwords(text, lowered)) or (
                 ("identified" in lowered or "password" in lowered) and sql_passwords(text, lowered)) or (
@@ -149,7 +151,7 @@ class ValueFinding:
                       if not no_value_at(text, *m.span("value"))]
             found += [m["value"] for m in self._xml_named_text.finditer(text)
                       if not (holds_no_secret(m["key"], m["value"]) or no_value_at(text, *m.span("value")))]
-        if "value" in lowered or "variable(" in lowered:
+        if "value" in lowered or setter_call(text, lowered):
             found += [unquoted(m["value"]) for m in self._name_value_pair.finditer(text)
                       if not (holds_no_secret(m["key"], m["value"]) or no_value_at(text, *m.span("value")))]
         if "curl" in lowered:

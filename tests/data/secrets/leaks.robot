@@ -1,6 +1,6 @@
 *** Settings ***
-Documentation     Secrets handled the ordinary way, each a value of its own (S01 ... S133), and
-...               values that only look like secrets (L01 ... L83), which must stay readable.
+Documentation     Secrets handled the ordinary way, each a value of its own (S01 ... S134), and
+...               values that only look like secrets (L01 ... L84), which must stay readable.
 Library           Vault.py
 Library           SSHLibrary.py
 Library           Browser.py
@@ -270,6 +270,8 @@ Shapes Next To Their Name
     Log    S132-yaml correct horse-Pw again
     Log    Starting process:\npowershell -Command "Set-Variable -Name ApiToken -Value S133-ps-Tk -Scope Global; Set-Item -Path Env:L81_BUILD_ID -Value L81-build-kept"
     Log    S133-ps-Tk again
+    Log    window.localStorage.setItem("auth_token", "S134-storage-Tk"); localStorage.setItem("L84-theme", "dark")
+    Log    S134-storage-Tk again
     Log    GET /protected\nAuthorization: Digest username="bob", realm="api", nonce="n1", response="6629fae4"
     Log    GET /api/users?username=L82-query-user
     Log    token: valid, auth=enabled, password: changed, api_key: present, secret: default
