@@ -68,13 +68,16 @@ class ValueFinding:
             else:
                 named = backwards.search(lowered[::-1]) is not None
             if named or ("://" in text and "@" in text) or (
-                    "curl" in lowered and curl_credentials(text)) or (
-                    ("value" in lowered or ("(" in text and setter_call(text, lowered)))
-                    and self._name_value_pair.search(text) is not None):
+                    "curl" in lowered and curl_credentials(text)):
                 return True
-        elif (" -value" in lowered or ("(" in text and setter_call(text, lowered))) and \
-                self._name_value_pair.search(text):
-            return True  # PowerShell's -Name x -Value y, a setter's call (localStorage.setItem)
+            value_key = "value" in lowered  # a pair's value key (``"value":``, ``-Value``)
+        else:  # without a separator, only PowerShell's ``-Name x -Value y``
+            value_key = " -value" in lowered
+        # a name-value pair, or a setter's call (``localStorage.setItem('token', 'x')``); "("
+        # asked here first: the call of setter_call alone cost every message ~0.05-0.1 µs
+        if (value_key or ("(" in text and setter_call(text, lowered))) and \
+                self._name_value_pair.search(text) is not None:
+            return True
         # each shape's own substring first: this runs on every message the writer sees (a
         # command's options, sudo's -S and --password-stdin follow " -"; a kinit line holds none)
         if ((" -" in text or text[:1] == "-") and (
