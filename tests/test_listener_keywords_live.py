@@ -157,3 +157,76 @@ def test_a_keyword_begun_after_a_teardown_the_look_had_not_seen_ends_when_it_end
     statuses = [event[1] for event in events if event[0] == CLOSE]
     assert opened[-3:] == [("body",), ("leaving",), ("teardown",)]
     assert statuses == ["PASS", "PASS", "PASS", "PASS"]  # body, leaving, teardown, the keyword
+
+
+def test_a_while_s_first_iteration_ending_during_a_look_keeps_its_place() -> None:
+    """A look reads whether a WHILE's first iteration has ended or begun, then the loop's
+    body. In between, robot's thread can end that iteration (RF sets its status before its
+    elapsed time) and append the next: the look left the first out as not begun and opened
+    the second in its place, and both iterations in the store were the second, its messages
+    under the first's id (once in 160 runs of the PostgreSQL live race beside CI). Real RF
+    result objects; the iteration's status read is where robot's thread moves on."""
+    from datetime import datetime, timedelta
+
+    from robot.result import Message, TestCase, WhileIteration
+
+    from rf_log_listener.event_pipe import CLOSE, MESSAGE, OPEN
+    from rf_log_listener.result_events import OpenNodes, follows_the_model
+
+    assert follows_the_model()
+    at = datetime(2026, 12, 8, 0, 0)
+    ms = timedelta(milliseconds=1)
+    test = TestCase(name="T", start_time=at)
+    loop = test.body.create_while(condition="$n < 2", status="NOT SET", start_time=at)
+
+    def evaluate(iteration: WhileIteration, n: int, ended: bool) -> None:
+        step = iteration.body.create_keyword(name="Evaluate", args=("$n + 1",),
+                                             status="PASS" if ended else "NOT SET",
+                                             start_time=at + n * 10 * ms + 3 * ms)
+        step.body.append(Message(f"Arguments: [ '{n} + 1' ]", "TRACE", timestamp=step.start_time))
+        if ended:
+            step.elapsed_time = ms
+
+    class MovesOn(WhileIteration):
+        """The first iteration: reading its status, once armed, is where robot's thread ends
+        it (status set, elapsed time not yet) and runs on into the next."""
+        __slots__ = ("armed",)
+
+        @property
+        def status(self) -> str:
+            value = WhileIteration.status.__get__(self)
+            if getattr(self, "armed", False):
+                self.armed = False
+                self.elapsed_time = 8 * ms
+                evaluate(loop.body.create_iteration(status="NOT SET", start_time=at + 9 * ms), 1,
+                         ended=False)
+            return value
+
+        @status.setter
+        def status(self, value: str) -> None:
+            WhileIteration.status.__set__(self, value)
+
+    first = loop.body.append(MovesOn(status="FAIL", start_time=at))  # made before start_while
+    starts = loop.body.create_keyword(name="Log", args=("loop starts",), status="NOT SET",
+                                      start_time=at + ms)
+    events: list[tuple] = []
+    nodes = OpenNodes(events.append)
+    nodes.open_root(test, "TEST", (OPEN, "TEST", "test", "T", None, None, None, None))
+    nodes.follow(ended=False)  # the listener's keyword runs, the iteration not begun
+    starts.status, starts.elapsed_time = "PASS", ms
+    evaluate(first, 0, ended=True)  # the first iteration ran, no look meanwhile
+    first.status, first.armed = "PASS", True
+    nodes.follow(ended=False)
+    second = loop.body[2]
+    second.body[0].status, second.body[0].elapsed_time = "PASS", ms
+    second.status, second.elapsed_time = "PASS", 8 * ms
+    loop.status, loop.elapsed_time = "PASS", 20 * ms
+    test.status, test.elapsed_time = "PASS", 20 * ms
+    nodes.follow(ended=True)
+    opened_and_logged = [(event[1], event[5]) if event[0] == OPEN else event[2]
+                         for event in events if event[0] in (OPEN, MESSAGE)]
+    assert opened_and_logged == [
+        ("TEST", None), ("WHILE", None), ("KEYWORD", ("loop starts",)),
+        ("ITERATION", None), ("KEYWORD", ("$n + 1",)), "Arguments: [ '0 + 1' ]",
+        ("ITERATION", None), ("KEYWORD", ("$n + 1",)), "Arguments: [ '1 + 1' ]"]
+    assert [event[1] for event in events if event[0] == CLOSE] == ["PASS"] * 6

@@ -451,20 +451,25 @@ def _while_in_file_order(body: list[Any]) -> list[Any]:
     runs there (``BuiltIn().run_keyword`` in ``start_keyword``/``start_while``) follow that
     iteration in RF's model and precede it in the files. They are put first; until the
     iteration has begun, it is left out: it follows them, and a keyword still running is
-    the last item, as the rest of :meth:`OpenNodes.follow` reads a body."""
-    if len(body) < 2 or getattr(body[0], "type", None) != ev.ITERATION:
+    the last item, as the rest of :meth:`OpenNodes.follow` reads a body.
+
+    The body's length is read before the iteration's state: robot's thread may end the
+    iteration between the two reads (its status set, its elapsed time not yet) and append
+    the next, which would then stand in the first's place."""
+    count = len(body)
+    if count < 2 or getattr(body[0], "type", None) != ev.ITERATION:
         return body
     first = body[0]
     ended = getattr(first, "_elapsed_time", None) is not None
     began = ended or first.status in _STARTED
     until = first.end_time if ended else None
     moved = 1  # a keyword after the iteration ran before it: before it began, or ended
-    while moved < len(body) and getattr(body[moved], "type", None) in _KEYWORD_TYPES \
+    while moved < count and getattr(body[moved], "type", None) in _KEYWORD_TYPES \
             and (until is None or body[moved].start_time < until):
         moved += 1
     if moved == 1:
         return body
-    return [*body[1:moved], *([first] if began else ()), *body[moved:]]
+    return [*body[1:moved], *([first] if began else ()), *body[moved:count]]
 
 
 def _body_items(result: Any) -> Any:
