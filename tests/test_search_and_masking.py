@@ -616,6 +616,17 @@ _NO_VALUES = ["cat: /run/secrets/db_password: No such file or directory",
      "localStorage.setItem('auth_token', '***'); System.setProperty(\"db.password\", \"***\")"),
     *[(kept, kept) for kept in ['os.getenv("API_TOKEN", "dev-default")', 'reset("password", "x1")',
                                 'setenv("API_TOKEN", token_value, 1);']],
+    # a connection string's value runs to its ";", spaces and all; ODBC's braces quote one
+    ("Server=db;User Id=app;Password=Cs pass phrase 1;Encrypt=True",
+     "Server=db;User Id=app;Password=***;Encrypt=True"),
+    ("DRIVER={ODBC Driver 18 for SQL Server};SERVER=db;UID=sa;PWD={Od;bc }}Pw2};Encrypt=yes",
+     "DRIVER={ODBC Driver 18 for SQL Server};SERVER=db;UID=sa;PWD=***;Encrypt=yes"),
+    ("pyodbc.connect('DRIVER={ODBC Driver 18};SERVER=h;UID=u;PWD=Last pair 3')",
+     "pyodbc.connect('DRIVER={ODBC Driver 18};SERVER=h;UID=u;PWD=***')"),
+    # not a connection string: the value ends at its first blank, as before
+    ("Login failed; password=Pw4x and then; more", "Login failed; password=*** and then; more"),
+    *[(kept, kept) for kept in ["password={0}", "Server=h;PWD={password};", 'auth: {"type": "basic"};',
+                                "host=db dbname=x; sslmode=require"]],
 ])
 def test_secret_shapes(text: str, shown: str) -> None:
     masked, count = Redactor().text(text)
@@ -774,8 +785,9 @@ _SHAPES = ["ftp://user:pa55@host/f", "Bearer Zm9vYmFyYmF6cXV4", "eyJhbGciOi.eyJz
            "printf 'v-42\\n' | kinit u", "mosquitto_pub -P v-43", "rabbitmqadmin -p v-44",
            "curl --oauth2-bearer v-45", "Set-Variable -Name pw -Value v-47",
            "SetEnvironmentVariable('token', 'v-48')", "setItem('pwd', 'v-51')", "password: >-\n  v 49\n  x",
-           "openssl enc -k v-50"]
+           "openssl enc -k v-50", "Server=h;Password=v 52;", "a;PWD={v;53}"]
 _PIECES = [*_SHAPES, "-Name ", " -Value ", "Env:", "SetEnvironmentVariable(", ".setItem(", ": |\n  ",
+           ";PWD=", ";Password=", "{v;1}", "}}", ";Server=h", "v 2;",
            "openssl enc ", " -k ", "password", "token", "auth", "cookie", "x-Session-Id", "=", ": ", '"', "'",
            "${", "}", " ", "\n", "Bearer ", "://", "@", "user:pa55", "eyJ", ".fghij", "ghp_",
            "\u0130", "\u0131", "plain words", "42", "inside", "Author", "sid", "\t", "\u00a0",

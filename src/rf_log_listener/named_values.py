@@ -79,7 +79,10 @@ def block_scalar(value: str, style: str, indent: str) -> str:
 
 
 def unquoted(value: str) -> str:
-    """A value without the quotes around it, if it has them."""
+    """A value without the quotes around it, if it has them: ODBC's braces too (``PWD={p;w}``:
+    ``secret_names.CONNECTION_VALUE``, the only value that begins with one), "}}" in them a brace."""
+    if len(value) > 1 and value[0] == "{" and value[-1] == "}":
+        return value[1:-1].replace("}}", "}")
     return value[1:-1] if len(value) > 1 and value[0] in "'\"" and value[-1] == value[0] else value
 
 

@@ -378,9 +378,22 @@ def no_value_at(text: str, start: int, end: int) -> bool:
     return message.match(text, start) is not None or word.fullmatch(text, start, end) is not None
 
 
+# In a connection string (ODBC's, ADO.NET's: ``Server=h;UID=u;PWD=x;``) a value runs to
+# the next ";", spaces and commas its own (``Password=my pass phrase;`` showed "pass phrase"),
+# and ODBC's braces quote one that holds ";" (``PWD={p;w rd}``, "}}" a brace in it: nothing
+# was masked, a value that began with "{" was taken for a dict; one with ":" or a quote still
+# is, and a format's field, ``{0}``, ``{password}``, is none). Only where a ";" and the next
+# pair, a quote or the line's end follow the value, or where the string's last pair is ODBC's
+# or ADO.NET's password (``...;PWD=two words'``).
+_CONNECTION_ONE = (r"""(?:\{(?!(?-i:\d*|[a-z_][a-z0-9_]*)\})(?:[^{}\n:'"]|\}\}){1,200}\}"""
+                   r"""|[^\s;&'"<>=(){}\[\]|][^;&'"<>=\n]{0,200}?)""")
+CONNECTION_VALUE = (rf"""{_CONNECTION_ONE}(?=[ \t]*;[ \t]*(?:[A-Za-z][\w .-]{{0,40}}=|["'\n]|$))"""
+                    rf"""|(?:(?<=;pwd=)|(?<=;password=)){_CONNECTION_ONE}(?=[ \t]*(?:["'\n]|\)?$))""")
 # The value after a secret's name and its separator, as the masking rule (``key_value``) and
-# the registry (``secret_shapes``' ``after_name``) both read it: quoted, structured, or plain.
+# the registry (``secret_shapes``' ``after_name``) both read it: quoted, structured, in a
+# connection string, or plain.
 VALUE = (r""""(?:[^"\\\n]|\\.)*"|'(?:[^'\\\n]|\\.)*'|""" + STRUCTURED_VALUE
+         + "|" + CONNECTION_VALUE
          + r"""|(?:\((?!['"])|[^\s,;&'"<>()\]}|{\[])[^\s,;&'"<>)\]}|]*""")
 
 
