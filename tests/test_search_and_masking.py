@@ -256,6 +256,8 @@ _NO_VALUES = ["cat: /run/secrets/db_password: No such file or directory",
     ("GET https://x/a?token=t@1.com", "GET https://x/a?token=***"),
     ('the password "letmein" expired', 'the password "***" expired'),
     ("the password 'abc' is short; password 'Reset.'", "the password 'abc' is short; password 'Reset.'"),
+    # a quoted one may hold spaces (a passphrase); a quoted sentence is none
+    ("Login as ops with passphrase 'open sesame 7' failed", "Login as ops with passphrase '***' failed"),
     ("echo hunter2 | sudo -S apt update", "echo *** | sudo -S apt update"),
     ("echo -n 'two words' | sudo -kS ls", "echo -n '***' | sudo -kS ls"),
     ("echo hello | sudo -s ls; echo x | grep sudo -S", "echo hello | sudo -s ls; echo x | grep sudo -S"),
@@ -785,7 +787,8 @@ _SHAPES = ["ftp://user:pa55@host/f", "Bearer Zm9vYmFyYmF6cXV4", "eyJhbGciOi.eyJz
            "printf 'v-42\\n' | kinit u", "mosquitto_pub -P v-43", "rabbitmqadmin -p v-44",
            "curl --oauth2-bearer v-45", "Set-Variable -Name pw -Value v-47",
            "SetEnvironmentVariable('token', 'v-48')", "setItem('pwd', 'v-51')", "password: >-\n  v 49\n  x",
-           "openssl enc -k v-50", "Server=h;Password=v 52;", "a;PWD={v;53}"]
+           "openssl enc -k v-50", "Server=h;Password=v 52;", "a;PWD={v;53}",
+           "with passphrase 'v 54 x'"]
 _PIECES = [*_SHAPES, "-Name ", " -Value ", "Env:", "SetEnvironmentVariable(", ".setItem(", ": |\n  ",
            ";PWD=", ";Password=", "{v;1}", "}}", ";Server=h", "v 2;",
            "openssl enc ", " -k ", "password", "token", "auth", "cookie", "x-Session-Id", "=", ": ", '"', "'",

@@ -260,15 +260,18 @@ compiled_shapes = functools.cache(_Shapes)
 # one of ._-+/=) or is quoted, so "password field", "password is incorrect" and "password
 # reset" stay.
 # Compiled on its own: robot's writer asks it of every message that holds "pass".
+# A quoted one may hold spaces, a passphrase ("with passphrase 'open sesame'" was shown).
 _PROSE_WORDS = r"pass(?:word|wd|phrase)[ \t]+(?:(?:is|was|of)[ \t]+)?"
-_PROSE_LEAD = _PROSE_WORDS + r"""['"]?"""
 _PROSE_CHAR = r"""[^\s'",;:=()\[\]{}<>]"""
+_PROSE_QUOTED = r"""[^'"\n]{3,99}[^'"\n.!?]"""  # a sentence quoted ('Reset.') is none
+_PROSE_PLAIN = rf"""{_PROSE_CHAR}{{3,}}[^\s'",;:=()\[\]{{}}<>.!?]"""
 PROSE_PASSWORD = lazy_pattern(
-    rf"(?i)\b({_PROSE_LEAD})({_PROSE_CHAR}{{3,}}[^\s'\",;:=()\[\]{{}}<>.!?])")
+    rf"""(?i)\b(?P<lead>{_PROSE_WORDS}(?P<quote>['"])?)"""
+    rf"""(?P<value>(?(quote)(?:{_PROSE_QUOTED}(?=(?P=quote))|{_PROSE_PLAIN})|{_PROSE_PLAIN}))""")
 # What the trigger scan looks for of it: the lead and a value with a digit or one of
 # _-+/ (or a dot inside it), so "Password Reset" in a test's name compiles no rule.
 PROSE_MARK = (rf"""{_PROSE_WORDS}(?:['"]?{_PROSE_CHAR}*?(?:[0-9_+/-]|\.{_PROSE_CHAR})"""
-              rf"""|'{_PROSE_CHAR}{{4,}}'|"{_PROSE_CHAR}{{4,}}")""")
+              rf"""|'{_PROSE_QUOTED}'|"{_PROSE_QUOTED}")""")
 
 
 def masked_base64_key(match: re.Match[str]) -> str:
@@ -513,21 +516,21 @@ def prose_passwords(text: str, lowered: str) -> list[str]:
     """The passwords ``PROSE_PASSWORD`` finds in ``text`` (lower-cased as ``lowered``)."""
     if "pass" not in lowered:  # most messages: no regex at all
         return []
-    return [m[2] for m in PROSE_PASSWORD().finditer(text) if _prose_value(m)]
+    return [m["value"] for m in PROSE_PASSWORD().finditer(text) if _prose_value(m)]
 
 
 def masked_prose_password(match: re.Match[str]) -> str:
-    return f"{match[1]}{MASK}" if _prose_value(match) else match[0]
+    return f"{match['lead']}{MASK}" if _prose_value(match) else match[0]
 
 
 def _prose_value(match: re.Match[str]) -> bool:
     """A password's value after "password": one that cannot be an English word and is no
     command's option (``passwd -l bob``, ``passwd --stdin``), or any word quoted (``PASSWORD
     'hunter'`` of SQL's CREATE ROLE, "the password 'hunter' expired")."""
-    value, quote = match[2], match[1][-1]
+    value = match["value"]
     if value == MASK:
         return False
-    if quote in "'\"" and match.string.startswith(quote, match.end()):
+    if match["quote"] and match.string.startswith(match["quote"], match.end()):
         return True
     return looks_random(value) and not value.startswith("-")
 

@@ -1,6 +1,6 @@
 *** Settings ***
-Documentation     Secrets handled the ordinary way, each a value of its own (S01 ... S136), and
-...               values that only look like secrets (L01 ... L85), which must stay readable.
+Documentation     Secrets handled the ordinary way, each a value of its own (S01 ... S137), and
+...               values that only look like secrets (L01 ... L86), which must stay readable.
 Library           Vault.py
 Library           SSHLibrary.py
 Library           Browser.py
@@ -274,6 +274,8 @@ Shapes Next To Their Name
     Log    S134-storage-Tk again
     Log    Connecting with DRIVER={ODBC Driver 18};SERVER=L85-sql-host;UID=app;PWD={S135;odbc}}Pw};Encrypt=yes\nServer=L85-sql-host;User Id=app;Password=S136 ado pass phrase;Pooling=true
     Log    S135;odbc}Pw and S136 ado pass phrase again
+    Log    Unlocking the vault of L86-ops-user with passphrase 'S137 open sesame'
+    Log    S137 open sesame again
     Log    GET /protected\nAuthorization: Digest username="bob", realm="api", nonce="n1", response="6629fae4"
     Log    GET /api/users?username=L82-query-user
     Log    token: valid, auth=enabled, password: changed, api_key: present, secret: default
