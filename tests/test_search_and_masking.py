@@ -256,6 +256,11 @@ _NO_VALUES = ["cat: /run/secrets/db_password: No such file or directory",
     ("GET https://x/a?token=t@1.com", "GET https://x/a?token=***"),
     ('the password "letmein" expired', 'the password "***" expired'),
     ("the password 'abc' is short; password 'Reset.'", "the password 'abc' is short; password 'Reset.'"),
+    # a URL's scheme is no separator; Teams' (Office 365's) and Zapier's webhooks
+    ("otpauth://totp/ACME:bob?secret=JBSWY3DPEHPK3PXP&issuer=ACME",
+     "otpauth://totp/ACME:bob?secret=***&issuer=ACME"),
+    ("POST https://outlook.office.com/webhook/a1@b2/IncomingWebhook/c3/d4 and https://hooks.zapier.com/hooks/catch/1/ab/",
+     "POST https://outlook.office.com/webhook/*** and https://hooks.zapier.com/hooks/catch/***"),
     # a quoted one may hold spaces (a passphrase); a quoted sentence is none
     ("Login as ops with passphrase 'open sesame 7' failed", "Login as ops with passphrase '***' failed"),
     ("echo hunter2 | sudo -S apt update", "echo *** | sudo -S apt update"),
@@ -788,7 +793,7 @@ _SHAPES = ["ftp://user:pa55@host/f", "Bearer Zm9vYmFyYmF6cXV4", "eyJhbGciOi.eyJz
            "curl --oauth2-bearer v-45", "Set-Variable -Name pw -Value v-47",
            "SetEnvironmentVariable('token', 'v-48')", "setItem('pwd', 'v-51')", "password: >-\n  v 49\n  x",
            "openssl enc -k v-50", "Server=h;Password=v 52;", "a;PWD={v;53}",
-           "with passphrase 'v 54 x'"]
+           "with passphrase 'v 54 x'", "https://outlook.office.com/webhook/v@55/IncomingWebhook/x/y"]
 _PIECES = [*_SHAPES, "-Name ", " -Value ", "Env:", "SetEnvironmentVariable(", ".setItem(", ": |\n  ",
            ";PWD=", ";Password=", "{v;1}", "}}", ";Server=h", "v 2;",
            "openssl enc ", " -k ", "password", "token", "auth", "cookie", "x-Session-Id", "=", ": ", '"', "'",

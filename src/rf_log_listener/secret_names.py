@@ -406,8 +406,10 @@ NAME_CLOSE = rf"""(?:{ESCAPED_QUOTE}|["'}}\]]|["']\])"""
 # Between a name and its value: ``=`` or ``:``, Ruby's, PHP's and Perl's ``=>`` (a hash's
 # inspect, ``print_r``, Data::Dumper), Go's and make's ``:=``, ``?=``, ``+=``, a comparison's
 # ``==``, LDIF's ``::`` before a base64 value (``userPassword:: e1NTSEF9...``). The masking's
-# trigger scan and the registry's prefilter take ``?`` and ``+`` before ``:`` or ``=``.
-SEPARATOR = r"(?:=>|::|[:?+=]?=|:)"
+# trigger scan and the registry's prefilter take ``?`` and ``+`` before ``:`` or ``=``. A
+# URL's scheme is none: ``otpauth://totp/ACME:bob?secret=x`` (an authenticator's secret, as a
+# test of MFA logs it) had its whole URL masked as "otpauth"'s value, and registered.
+SEPARATOR = r"(?:=>|::|[:?+=]?=|:(?!//))"
 # Where a name's line ends at its separator, YAML's value may be on the next line, indented
 # more: a block scalar's (``password: |`` then ``  x``) or a plain one's; not a mapping's
 # key (``password:`` then ``  type: string``), a list's item, or a line not indented (a

@@ -75,7 +75,8 @@ _PLAIN_MARK = "auth[ \t]plain[ \t]" + "[a-z0-9+/]" * 8
 # Webhook URLs whose path is their credential (anyone holding one posts as the team): the
 # URL's start, kept; the rest of it is masked.
 _WEBHOOKS = (r"hooks\.slack\.com/(?:services|workflows|triggers)/",
-             r"(?:[\w-]+\.)?discord(?:app)?\.com/api/webhooks/", r"[\w-]+\.webhook\.office\.com/")
+             r"(?:[\w-]+\.)?discord(?:app)?\.com/api/webhooks/", r"[\w-]+\.webhook\.office\.com/",
+             r"outlook\.office(?:365)?\.com/webhook/", r"hooks\.zapier\.com/hooks/catch/")
 # Commands whose options take a password on their command line (a test logs the command it
 # runs: Process, SSHLibrary, OperatingSystem): the command, a pattern as it is written before
 # the option on its line; its password options, whose case matters (MySQL's -P is its port,

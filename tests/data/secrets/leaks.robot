@@ -1,6 +1,6 @@
 *** Settings ***
-Documentation     Secrets handled the ordinary way, each a value of its own (S01 ... S137), and
-...               values that only look like secrets (L01 ... L86), which must stay readable.
+Documentation     Secrets handled the ordinary way, each a value of its own (S01 ... S138), and
+...               values that only look like secrets (L01 ... L87), which must stay readable.
 Library           Vault.py
 Library           SSHLibrary.py
 Library           Browser.py
@@ -276,6 +276,8 @@ Shapes Next To Their Name
     Log    S135;odbc}Pw and S136 ado pass phrase again
     Log    Unlocking the vault of L86-ops-user with passphrase 'S137 open sesame'
     Log    S137 open sesame again
+    Log    Scan otpauth://totp/ACME:L87-mfa-user?secret=S138MFASEED&issuer=ACME
+    Log    S138MFASEED again
     Log    GET /protected\nAuthorization: Digest username="bob", realm="api", nonce="n1", response="6629fae4"
     Log    GET /api/users?username=L82-query-user
     Log    token: valid, auth=enabled, password: changed, api_key: present, secret: default
