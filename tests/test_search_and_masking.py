@@ -256,6 +256,9 @@ _NO_VALUES = ["cat: /run/secrets/db_password: No such file or directory",
     ("GET https://x/a?token=t@1.com", "GET https://x/a?token=***"),
     ('the password "letmein" expired', 'the password "***" expired'),
     ("the password 'abc' is short; password 'Reset.'", "the password 'abc' is short; password 'Reset.'"),
+    # Spanish's name as code spells it, Norwegian's
+    ('{"usuario": "bob", "contrasena": "Es-Pw1"} brukernavn=bob passord=No-Pw2',
+     '{"usuario": "bob", "contrasena": "***"} brukernavn=bob passord=***'),
     # a URL's scheme is no separator; Teams' (Office 365's) and Zapier's webhooks
     ("otpauth://totp/ACME:bob?secret=JBSWY3DPEHPK3PXP&issuer=ACME",
      "otpauth://totp/ACME:bob?secret=***&issuer=ACME"),

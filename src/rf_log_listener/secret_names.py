@@ -36,11 +36,15 @@ SECRET_WORDS = (
     # a Kubernetes secret's registry credentials: base64 of a JSON that holds them
     r"dockerconfigjson", r"dockercfg",
     # the word in other languages, where it is one word and ASCII (German, Dutch, Finnish,
-    # Portuguese, Danish, Czech and Slovak, French): a name beyond ASCII ("lösenord") would
-    # make the trigger scan of every text case-fold, ten times slower; an operator's words
-    # may be any (RF_LOG_MCP_SECRET_KEYS)
+    # Portuguese, Danish, Czech and Slovak, French, Norwegian), or as names in code spell it
+    # without its accent (Spanish "contraseña"): a name beyond ASCII would make the trigger
+    # scan of every text case-fold, ten times slower; each word whose first letters the other
+    # names do not begin with costs that scan too (Swedish "losenord", Polish "haslo", Turkish
+    # "sifre", Hungarian "jelszo": +0.3 us a message, 2%); an operator's words may be any
+    # (RF_LOG_MCP_SECRET_KEYS)
     r"passwort", r"kennwort", r"wachtwoord", r"salasana", r"senha", r"adgangskode", r"heslo",
-    r"mot[-_ ]?de[-_ ]?passe",
+    r"mot[-_ ]?de[-_ ]?passe", r"passord", r"contrasena",
+
 )
 
 # The shell's working directories, PWD and OLDPWD, end with "pwd" (a password's short name:
@@ -118,7 +122,8 @@ SECRET_WORD_SPELLINGS = (
     "mot_de-passe", "mot_de_passe", "mot_de passe", "mot de-passe", "mot de_passe",
     "mot de passe", "adgangskode", "mot-depasse", "mot_depasse", "mot depasse", "motde-passe",
     "motde_passe", "motde passe", "wachtwoord", "motdepasse", "dockercfg", "passwort",
-    "kennwort", "salasana", "sshpass", "senha", "heslo", "password1", "password2",
+    "kennwort", "salasana", "sshpass", "senha", "heslo", "passord", "contrasena",
+    "password1", "password2",
     "password-confirm", "password_confirm", "passwordconfirm", "password-confirmation",
     "password_confirmation", "passwordconfirmation", "password-again", "password_again",
     "passwordagain", "password-repeat", "password_repeat", "passwordrepeat",
