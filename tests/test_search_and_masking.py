@@ -256,6 +256,16 @@ _NO_VALUES = ["cat: /run/secrets/db_password: No such file or directory",
     ("GET https://x/a?token=t@1.com", "GET https://x/a?token=***"),
     ('the password "letmein" expired', 'the password "***" expired'),
     ("the password 'abc' is short; password 'Reset.'", "the password 'abc' is short; password 'Reset.'"),
+    # a prompt's string is no pair; what expect or pexpect sends to it is the password
+    ('expect -c \'spawn ssh bob@h; expect "password:"; send "Ex-Pw1\\r"\'',
+     'expect -c \'spawn ssh bob@h; expect "password:"; send "***\\r"\''),
+    ("child.expect('Password:')\nchild.sendline('Px-Pw2')\nurl = \"https://h/?password=\" + pw",
+     "child.expect('Password:')\nchild.sendline('***')\nurl = \"https://h/?password=\" + pw"),
+    ('expect "*assword*" { send "$pw\\r" }', 'expect "*assword*" { send "$pw\\r" }'),
+    # more tools' password options
+    ("jarsigner -storepass Js-Pw3 -keypass Jk-Pw4 a.jar k\nhdbsql -u SYSTEM -p Hd-Pw5\ncqlsh -p Cq-Pw6",
+     "jarsigner -storepass *** -keypass *** a.jar k\nhdbsql -u SYSTEM -p ***\ncqlsh -p ***"),
+    ("isql -Usa -PSy-Pw7 -Ssrv; tsql -S h -U sa -P Ts-Pw8", "isql -Usa -P*** -Ssrv; tsql -S h -U sa -P ***"),
     # Spanish's name as code spells it, Norwegian's
     ('{"usuario": "bob", "contrasena": "Es-Pw1"} brukernavn=bob passord=No-Pw2',
      '{"usuario": "bob", "contrasena": "***"} brukernavn=bob passord=***'),
@@ -796,9 +806,12 @@ _SHAPES = ["ftp://user:pa55@host/f", "Bearer Zm9vYmFyYmF6cXV4", "eyJhbGciOi.eyJz
            "curl --oauth2-bearer v-45", "Set-Variable -Name pw -Value v-47",
            "SetEnvironmentVariable('token', 'v-48')", "setItem('pwd', 'v-51')", "password: >-\n  v 49\n  x",
            "openssl enc -k v-50", "Server=h;Password=v 52;", "a;PWD={v;53}",
-           "with passphrase 'v 54 x'", "https://outlook.office.com/webhook/v@55/IncomingWebhook/x/y"]
+           "with passphrase 'v 54 x'", "https://outlook.office.com/webhook/v@55/IncomingWebhook/x/y",
+           'expect "assword:"; send "v-56\\r"', "jarsigner -storepass v-57", "hdbsql -p v-58",
+           "isql -Pv-59"]
 _PIECES = [*_SHAPES, "-Name ", " -Value ", "Env:", "SetEnvironmentVariable(", ".setItem(", ": |\n  ",
-           ";PWD=", ";Password=", "{v;1}", "}}", ";Server=h", "v 2;",
+           ";PWD=", ";Password=", "{v;1}", "}}", ";Server=h", "v 2;", 'expect "', 'password:"',
+           "; send ", "sendline('", "\\r", "jarsigner ", "hdbsql ", "cqlsh ", "isql ",
            "openssl enc ", " -k ", "password", "token", "auth", "cookie", "x-Session-Id", "=", ": ", '"', "'",
            "${", "}", " ", "\n", "Bearer ", "://", "@", "user:pa55", "eyJ", ".fghij", "ghp_",
            "\u0130", "\u0131", "plain words", "42", "inside", "Author", "sid", "\t", "\u00a0",

@@ -178,6 +178,19 @@ GATED_SHAPES = (
             r"""\(\s*(?P<lq>['"])(?P<locator>[^'"\n]{1,200})(?P=lq)\s*\)(?:\[\d+\])?"""
             r"""\.(?:value\s*=\s*|val\(\s*)(?P<q>['"]))(?P<value>[^'"\n]+)"""),
         lambda match: password_field(match["locator"])),
+    # what an expect script (Tcl's ``expect "password:"; send "x\r"``, ``expect "*assword*"
+    # { send "x\r" }``) or pexpect (``child.expect('Password:')``, then ``child.sendline('x')``)
+    # sends to a password prompt: the string sent, its \r or \n escape kept; a variable
+    # (``$pw``, ``[lindex $argv 0]``) stays
+    GatedShape(
+        ("assword", "passwd", "passphrase"), "send",
+        ("send[ \t(]?['\"]", "sendline[ \t(]?['\"]", "send[ \t]--[ \t]['\"]"),
+        lazy_pattern(
+            r"""(?i)(?P<head>\bexpect\b[ \t(]*(?:-\w+[ \t]+)*(?P<pq>['"])[^'"\n]{0,60}?"""
+            r"""(?:assword|passwd|passphrase)[^'"\n]{0,40}(?P=pq)[ \t)]*(?:[;\n{][ \t]*)*"""
+            r"""(?:\w+\.)?(?:exp_)?send(?:line)?[ \t(]*(?:--[ \t]+)?(?P<q>['"]))"""
+            r"""(?P<value>(?:[^'"\\\n]|\\(?![rn]))+)"""),
+        lambda match: match["value"][:1] not in "$["),
     # SMTP's AUTH LOGIN: after the server's challenge "Password:" in base64 (334
     # UGFzc3dvcmQ6), the client's next line is the password in base64, as smtplib's debug
     # output (``send: 'aHVudGVy\r\n'``) or a session's transcript (``C: aHVudGVy``) shows it
@@ -199,7 +212,7 @@ def may_hold_any(text: str, lowered: str) -> bool:
     marks asked one by one cost ~1 µs a message, these ~0.2."""
     return ("pass" in lowered or "auth" in lowered or "key" in lowered or "secret" in lowered
             or "community" in lowered or "redis" in lowered or "gfzc3dvcmq6" in lowered
-            or ".val" in lowered
+            or ".val" in lowered or "assword" in lowered  # expect's glob: "*assword:*"
             or ((" -" in text or " /" in text) and (  # a command's option: its tool's name
                 "lftp" in lowered or "winrs" in lowered or "schtasks" in lowered or "freerdp" in lowered))
             or ("/" in text and any(map(lowered.__contains__, _ORACLE_MARKS))))

@@ -128,6 +128,16 @@ def whole_name(lowered: str, mention: re.Match[str]) -> str:
     return lowered[start:mention.end("name")]
 
 
+def prompt_string(text: str, name_start: int, after: re.Match[str]) -> bool:
+    """Whether a bare name at ``name_start`` begins a string that its separator ends, the
+    value ``after`` read beginning with that string's quote: a prompt (``expect
+    "password:"; send "x"``), not a pair (``secret_names.PROMPT_END``, the masking rule's)."""
+    quote = text[name_start - 1:name_start]
+    start = after.start("value")
+    return (bool(quote) and quote in "'\"" and not after["close"] and text.startswith(quote, start)
+            and text[start - 1] in ":=>")
+
+
 def in_url_user(text: str, at: int) -> bool:
     """Whether ``at`` is in a URL's user name (``https://x-access-token:x@github.com/o/r``):
     the value after it ends at ``@``, as URL credentials do."""

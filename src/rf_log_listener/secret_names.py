@@ -384,12 +384,10 @@ def no_value_at(text: str, start: int, end: int) -> bool:
 
 
 # In a connection string (ODBC's, ADO.NET's: ``Server=h;UID=u;PWD=x;``) a value runs to
-# the next ";", spaces and commas its own (``Password=my pass phrase;`` showed "pass phrase"),
-# and ODBC's braces quote one that holds ";" (``PWD={p;w rd}``, "}}" a brace in it: nothing
-# was masked, a value that began with "{" was taken for a dict; one with ":" or a quote still
-# is, and a format's field, ``{0}``, ``{password}``, is none). Only where a ";" and the next
-# pair, a quote or the line's end follow the value, or where the string's last pair is ODBC's
-# or ADO.NET's password (``...;PWD=two words'``).
+# its ";", spaces and all (``Password=my pass phrase;``), and ODBC's braces quote one with
+# ";" or "}}" in it (``PWD={p;w}``; not a dict's, with ":" or a quote, nor a format's field,
+# ``{0}``): where a ";" and the next pair, a quote or the line's end follow the value, or
+# the string's last pair is ODBC's or ADO.NET's password (``...;PWD=two words'``).
 _CONNECTION_ONE = (r"""(?:\{(?!(?-i:\d*|[a-z_][a-z0-9_]*)\})(?:[^{}\n:'"]|\}\}){1,200}\}"""
                    r"""|[^\s;&'"<>=(){}\[\]|][^;&'"<>=\n]{0,200}?)""")
 CONNECTION_VALUE = (rf"""{_CONNECTION_ONE}(?=[ \t]*;[ \t]*(?:[A-Za-z][\w .-]{{0,40}}=|["'\n]|$))"""
@@ -444,22 +442,29 @@ def escaped_value(quote: str) -> str:
             rf"(?:(?<!\\)(?P={quote})|(?=\n|\Z))")
 
 
+# A bare name beginning a string its separator ends is a prompt (``expect "password:"; send
+# "x\r"``: "; send" was the value), not a pair. Group open: the name begins a string.
+PROMPT_END = r"""(?(open)(?!["']))"""
+
+
 def key_value(name: str) -> re.Pattern[str]:
     """``name=value``, ``name: value``, ``"name": "value"``, ``&{d}[name]=value``, a
     subscript's or PHP's ``[name] => value``, Ruby's ``{"name"=>"value"}``, and with
     escaped quotes (``\\"name\\": \\"value\\"``, ESCAPED_QUOTE); the value may be quoted (then it
-    may hold spaces). Groups: key, sep, value; q, the key's quote, and bs, its backslashes
-    when it is escaped (the value then is between the same: one copy of the names fewer than
-    an alternative of its own, which cost every command that masks 1 ms to compile).
+    may hold spaces); not a prompt's string (``PROMPT_END``). Groups: key, sep, value; q,
+    the key's quote, and bs, its backslashes when it is escaped (the value then is between
+    the same: one copy of the names fewer than an alternative of its own, which cost every
+    command that masks 1 ms to compile).
 
     A bare name starts only where a run of name characters starts (the lookbehind), so a
     long identifier-like text (an id, base64) is scanned once, not once per character."""
     return re.compile(
         rf"""(?ix)
         (?P<key> (?P<rf>[$@&%])\{{ {name} \}} | (?P<q>(?P<bs>\\{{1,3}})?["']) {name} (?P=q)
-               | (?<![\w$.-]) {name} )
+               | (?<![\w$.-]) (?:(?P<open>(?<=["']))|(?<!["'])) {name} )
         (?![\w-])
-        (?P<sep> (?P<item>\])?\s*(?:(?P<arrow>=>)|(?!=>){SEPARATOR}){YAML_NEXT_LINE}[ \t]* {VALUE_SCHEME}? )
+        (?P<sep> (?P<item>\])?\s*(?:(?P<arrow>=>)|(?!=>){SEPARATOR}){PROMPT_END}
+                 {YAML_NEXT_LINE}[ \t]* {VALUE_SCHEME}? )
         {BARE_ARROW}
         (?P<value> (?(block) {YAML_BLOCK}
                    | (?(bs) {escaped_value("q")}

@@ -92,10 +92,13 @@ PASSWORD_OPTIONS = (
     (r"7z[ar]?", ("-p",), ATTACHED),
     (r"redis-cli", ("-a", "--pass"), APART),
     (r"sqlcmd|bcp", ("-P",), EITHER),
+    # FreeTDS' tsql and Sybase's isql (``isql -Usa -Px``; unixODBC's isql takes none), SAP
+    # HANA's hdbsql, Cassandra's cqlsh, NcFTP
+    (r"tsql|isql", ("-P",), EITHER), (r"hdbsql|cqlsh|ncftp\w*", ("-p",), APART),
     (r"mongo(?:sh|dump|restore|import|export|stat|top|files)?", ("-p",), APART),
     (r"ldap(?:search|add|modify|delete|modrdn|compare|whoami|passwd|exop)", ("-w",), APART),
     (r"ldappasswd", ("-a", "-s"), APART),  # the old and the new password
-    (r"keytool", ("-storepass", "-keypass", "-srcstorepass", "-deststorepass", "-srckeypass",
+    (r"keytool|jarsigner", ("-storepass", "-keypass", "-srcstorepass", "-deststorepass", "-srckeypass",
                   "-destkeypass", "-new"), APART),
     (r"ssh-keygen", ("-N", "-P"), APART),  # the new and the old passphrase
     (r"zip|unzip|zipcloak", ("-P",), APART),
@@ -564,5 +567,7 @@ def masked_vendor_token(match: re.Match[str]) -> str:
 
 
 def looks_random(token: str) -> bool:
-    """A bearer credential, not an English word after "Bearer" (``Bearer authentication``)."""
-    return any(c.isdigit() or c in "._-+/=" for c in token)
+    """A bearer credential, not an English word after "Bearer" (``Bearer authentication``).
+    ASCII digits, as the trigger's marks read them: ``str.isdigit`` also takes "²", which no
+    mark did (a password in prose "???²" was masked only when every rule ran)."""
+    return any(c in "0123456789._-+/=" for c in token)

@@ -20,6 +20,7 @@ from rf_log_listener.named_values import (
     environment_value,
     in_url_user,
     may_compare,
+    prompt_string,
     setter_call,
     structured_secrets,
     unquoted,
@@ -133,8 +134,9 @@ class ValueFinding:
                 elif "@" in value and in_url_user(text, mention.start("name")):
                     value = value[:value.index("@")]
                 name = whole_name(lowered, mention)
-                if holds_no_secret(name, value):  # the shell's PWD=/path, a network's ssid=x
-                    continue
+                if holds_no_secret(name, value) or prompt_string(text, mention.end("name") - len(name),
+                                                                 after):
+                    continue  # the shell's PWD=/path, a network's ssid=x; expect "password:"
                 if name.endswith("cookie") and "=" in value:  # a cookie's name stays: "sid=" of an
                     value = value.partition("=")[2]  # emptied one was masked wherever it stood
                 if name.endswith("authorization") and auth_parameters_at(text, start):
