@@ -266,6 +266,11 @@ _NO_VALUES = ["cat: /run/secrets/db_password: No such file or directory",
     ("jarsigner -storepass Js-Pw3 -keypass Jk-Pw4 a.jar k\nhdbsql -u SYSTEM -p Hd-Pw5\ncqlsh -p Cq-Pw6",
      "jarsigner -storepass *** -keypass *** a.jar k\nhdbsql -u SYSTEM -p ***\ncqlsh -p ***"),
     ("isql -Usa -PSy-Pw7 -Ssrv; tsql -S h -U sa -P Ts-Pw8", "isql -Usa -P*** -Ssrv; tsql -S h -U sa -P ***"),
+    # DB2's CONNECT: the password after USING; a variable stays
+    ("db2 connect to sample user db2inst1 using Db-Pw1\nCONNECT TO S USER bob USING 'Db Pw2';",
+     "db2 connect to sample user db2inst1 using ***\nCONNECT TO S USER bob USING '***';"),
+    *[(kept, kept) for kept in ["db2 connect to sample user bob using $PW",
+                                "connect to the server using ssh"]],
     # Spanish's name as code spells it, Norwegian's
     ('{"usuario": "bob", "contrasena": "Es-Pw1"} brukernavn=bob passord=No-Pw2',
      '{"usuario": "bob", "contrasena": "***"} brukernavn=bob passord=***'),
@@ -808,10 +813,11 @@ _SHAPES = ["ftp://user:pa55@host/f", "Bearer Zm9vYmFyYmF6cXV4", "eyJhbGciOi.eyJz
            "openssl enc -k v-50", "Server=h;Password=v 52;", "a;PWD={v;53}",
            "with passphrase 'v 54 x'", "https://outlook.office.com/webhook/v@55/IncomingWebhook/x/y",
            'expect "assword:"; send "v-56\\r"', "jarsigner -storepass v-57", "hdbsql -p v-58",
-           "isql -Pv-59"]
+           "isql -Pv-59", "connect to db user u using v-60"]
 _PIECES = [*_SHAPES, "-Name ", " -Value ", "Env:", "SetEnvironmentVariable(", ".setItem(", ": |\n  ",
            ";PWD=", ";Password=", "{v;1}", "}}", ";Server=h", "v 2;", 'expect "', 'password:"',
-           "; send ", "sendline('", "\\r", "jarsigner ", "hdbsql ", "cqlsh ", "isql ",
+           "; send ", "sendline('", "\\r", "jarsigner ", "hdbsql ", "cqlsh ", "isql ", "connect to ",
+           " user ", " using ",
            "openssl enc ", " -k ", "password", "token", "auth", "cookie", "x-Session-Id", "=", ": ", '"', "'",
            "${", "}", " ", "\n", "Bearer ", "://", "@", "user:pa55", "eyJ", ".fghij", "ghp_",
            "\u0130", "\u0131", "plain words", "42", "inside", "Author", "sid", "\t", "\u00a0",

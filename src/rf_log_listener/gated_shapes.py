@@ -178,6 +178,14 @@ GATED_SHAPES = (
             r"""\(\s*(?P<lq>['"])(?P<locator>[^'"\n]{1,200})(?P=lq)\s*\)(?:\[\d+\])?"""
             r"""\.(?:value\s*=\s*|val\(\s*)(?P<q>['"]))(?P<value>[^'"\n]+)"""),
         lambda match: password_field(match["locator"])),
+    # DB2's CONNECT (its command line processor's ``db2 connect to sample user bob using x``,
+    # a script's ``CONNECT TO sample USER bob USING 'x'``): the password after USING
+    GatedShape(
+        ("connect to",), "", ("connect[ \t]to[ \t]",),
+        lazy_pattern(
+            r"""(?i)(?P<head>\bconnect[ \t]+to[ \t]+[\w$#@.-]+[ \t]+user[ \t]+\S+[ \t]+using[ \t]+"""
+            r"""(?P<q>['"])?)""" + _VALUE),
+        lambda match: match["value"][:1] not in "$:?"),
     # what an expect script (Tcl's ``expect "password:"; send "x\r"``, ``expect "*assword*"
     # { send "x\r" }``) or pexpect (``child.expect('Password:')``, then ``child.sendline('x')``)
     # sends to a password prompt: the string sent, its \r or \n escape kept; a variable
@@ -213,6 +221,7 @@ def may_hold_any(text: str, lowered: str) -> bool:
     return ("pass" in lowered or "auth" in lowered or "key" in lowered or "secret" in lowered
             or "community" in lowered or "redis" in lowered or "gfzc3dvcmq6" in lowered
             or ".val" in lowered or "assword" in lowered  # expect's glob: "*assword:*"
+            or "connect to" in lowered
             or ((" -" in text or " /" in text) and (  # a command's option: its tool's name
                 "lftp" in lowered or "winrs" in lowered or "schtasks" in lowered or "freerdp" in lowered))
             or ("/" in text and any(map(lowered.__contains__, _ORACLE_MARKS))))

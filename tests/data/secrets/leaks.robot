@@ -1,6 +1,6 @@
 *** Settings ***
-Documentation     Secrets handled the ordinary way, each a value of its own (S01 ... S140), and
-...               values that only look like secrets (L01 ... L89), which must stay readable.
+Documentation     Secrets handled the ordinary way, each a value of its own (S01 ... S141), and
+...               values that only look like secrets (L01 ... L90), which must stay readable.
 Library           Vault.py
 Library           SSHLibrary.py
 Library           Browser.py
@@ -282,6 +282,8 @@ Shapes Next To Their Name
     Log    S139-expect-Pw again
     Log    Starting process:\nhdbsql -n L89-hana-host:30015 -u SYSTEM -p S140-hana-Pw "select 1"
     Log    S140-hana-Pw again
+    Log    Starting process:\ndb2 connect to L90-db2-db user db2inst1 using S141-db2-Pw
+    Log    S141-db2-Pw again
     Log    GET /protected\nAuthorization: Digest username="bob", realm="api", nonce="n1", response="6629fae4"
     Log    GET /api/users?username=L82-query-user
     Log    token: valid, auth=enabled, password: changed, api_key: present, secret: default
