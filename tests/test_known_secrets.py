@@ -110,11 +110,14 @@ authenticator's secret in its ``otpauth://`` URL (the account, L87, stays: the U
 for "otpauth"'s value), again alone; (139) what an expect script sends to a password
 prompt (``expect "password:"; send "x\\r"``: "; send" was registered, the password shown;
 the user, L88, stays), (140) SAP HANA's ``hdbsql -p x`` (the host, L89, stays) and (141)
-DB2's ``db2 connect to db user u using x`` (the database, L90, stays), each again alone.
+DB2's ``db2 connect to db user u using x`` (the database, L90, stays), each again alone;
+(142) a framework's session cookie as the Browser library's ``Get Cookies`` returns it
+(``'name': 'laravel_session', 'value': 'x'``; the domain, L91, and ``max_session=10``
+stay), again alone.
 A Digest Authorization header registers no parameter's name ("username=" was, and masked
 the query's ``username=``, L82). A state a check reports under a secret's name (``token:
 valid``, ``auth=enabled``, ``password: changed``, ``secret: default``) is not registered
-("valid" was, and masked wherever the run wrote it: L83). Ninety values only look like
+("valid" was, and masked wherever the run wrote it: L83). Ninety-one values only look like
 secrets (look-alike names, values too short or too common, a keyword's name holding a
 secret's, ``Open Sidebar``'s "sid", a word after "password" among another keyword's
 arguments, text filled into a user-name field, ``Count Tokenizer Rules``' return, a
@@ -194,7 +197,7 @@ SECRETS = ("S01-Hunter2-pass", "S03-deep-Pw-9", "S05-set-var-Sec", "S07-var-pk-1
            "S130-mqtt-Pw", "S131-connect-Pw", "S132-yaml correct horse-Pw",
            "S133-ps-Tk", "S134-storage-Tk", "S135;odbc}Pw", "S136 ado pass phrase",
            "S137 open sesame", "S138MFASEED", "S139-expect-Pw", "S140-hana-Pw",
-           "S141-db2-Pw")
+           "S141-db2-Pw", "S142-laravel-Sess")
 # Masked by its shape wherever it occurs, so never registered as a run's value.
 BY_SHAPE = ("S27webhooksecret99", "S69sasSignature%2B9", "S89presignedSig0a1b",
             # (82) HTTP Basic credentials out of a header, (83) an npm token
@@ -230,6 +233,7 @@ LOOKALIKES = ("L01-54321-count", "L02-all-tests-passed", "L03-bypass-enabled",
               "username=L82-query-user", "L83 valid login, enabled and changed by default",
               "L84-theme", "L85-sql-host", "L86-ops-user", "L87-mfa-user",
               "L88-exp-user", "L89-hana-host", "L90-db2-db",
+              "L91-shop-host",
               # kubeconfig's client-certificate-data: a certificate in base64, public
               "LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0tCk1JSUM1ekNDQWMrZ0F3SUJB")
 # What differs between the stores by nature: ids of the run, where it came from, times.

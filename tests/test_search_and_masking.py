@@ -266,6 +266,10 @@ _NO_VALUES = ["cat: /run/secrets/db_password: No such file or directory",
     ("jarsigner -storepass Js-Pw3 -keypass Jk-Pw4 a.jar k\nhdbsql -u SYSTEM -p Hd-Pw5\ncqlsh -p Cq-Pw6",
      "jarsigner -storepass *** -keypass *** a.jar k\nhdbsql -u SYSTEM -p ***\ncqlsh -p ***"),
     ("isql -Usa -PSy-Pw7 -Ssrv; tsql -S h -U sa -P Ts-Pw8", "isql -Usa -P*** -Ssrv; tsql -S h -U sa -P ***"),
+    # a framework's session cookie (Rails', Laravel's); a setting of sessions stays
+    ("${cookies} = _shop_session=Rs-Sess1; theme=dark\n[{'name': 'laravel_session', 'value': 'Lv-Sess2'}]",
+     "${cookies} = _shop_session=***; theme=dark\n[{'name': 'laravel_session', 'value': '***'}]"),
+    *[(kept, kept) for kept in ["max_session=10, use_session=true, sessions: 4, session-timeout=30"]],
     # DB2's CONNECT: the password after USING; a variable stays
     ("db2 connect to sample user db2inst1 using Db-Pw1\nCONNECT TO S USER bob USING 'Db Pw2';",
      "db2 connect to sample user db2inst1 using ***\nCONNECT TO S USER bob USING '***';"),
@@ -813,7 +817,8 @@ _SHAPES = ["ftp://user:pa55@host/f", "Bearer Zm9vYmFyYmF6cXV4", "eyJhbGciOi.eyJz
            "openssl enc -k v-50", "Server=h;Password=v 52;", "a;PWD={v;53}",
            "with passphrase 'v 54 x'", "https://outlook.office.com/webhook/v@55/IncomingWebhook/x/y",
            'expect "assword:"; send "v-56\\r"', "jarsigner -storepass v-57", "hdbsql -p v-58",
-           "isql -Pv-59", "connect to db user u using v-60"]
+           "isql -Pv-59", "connect to db user u using v-60",
+           "_app_session=v-61"]
 _PIECES = [*_SHAPES, "-Name ", " -Value ", "Env:", "SetEnvironmentVariable(", ".setItem(", ": |\n  ",
            ";PWD=", ";Password=", "{v;1}", "}}", ";Server=h", "v 2;", 'expect "', 'password:"',
            "; send ", "sendline('", "\\r", "jarsigner ", "hdbsql ", "cqlsh ", "isql ", "connect to ",

@@ -40,6 +40,7 @@ from rf_log_listener.named_values import (
     masked_compared,
     masked_value,
     may_compare,
+    network_name,
 )
 from rf_log_listener.secret_names import (
     NAME_CLOSE,
@@ -52,7 +53,6 @@ from rf_log_listener.secret_names import (
     key_value,
     name_steps,
     name_value_pair,
-    network_name,
     plural_collection,
     shared_prefixes,
     spellings,

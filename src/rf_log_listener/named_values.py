@@ -15,9 +15,55 @@ import re
 from collections.abc import Callable
 
 from rf_log_listener.known_values import registrable
-from rf_log_listener.secret_names import SETTER_CALL, credential_pair, holds_no_secret, no_value_at
+from rf_log_listener.secret_names import SETTER_CALL, bare_key, credential_pair, no_value_at
 from rf_log_listener.secret_shapes import MASK, TYPED_HEAD, lazy_pattern
 from rf_log_listener.step_masking import is_reference
+
+# The shell's working directories, PWD and OLDPWD, end with "pwd" (a password's short name:
+# ODBC's ``UID=sa;PWD=x``) and hold an absolute path: known as a secret, the run's directory
+# hid every path of the run (the Process library logs the environment a process gets).
+_WORKING_DIRECTORIES = frozenset({"pwd", "oldpwd"})
+
+
+def network_name(name: str) -> bool:
+    """Whether ``name`` (as written: quoted, ``${...}`` or bare) is a Wi-Fi network's: SSID,
+    BSSID, ESSID (``WIFI_SSID``, ``ap-ssid``) end with "sid", a session id's short name, and
+    a router's or a device's tests log them everywhere; PHPSESSID ends with "ssid" too, and
+    is a session."""
+    bare = bare_key(name)
+    return bare.endswith("ssid") and not bare.endswith("sessid")
+
+
+def holds_no_secret(name: str, value: str) -> bool:
+    """Whether ``name`` ends like a secret's and its ``value`` is none: a network's name
+    (``network_name``), the shell's working directory (``working_directory``), or a
+    setting of sessions (``session_setting``)."""
+    return network_name(name) or working_directory(name, value) or session_setting(name, value)
+
+
+_SETTING_WORDS = frozenset({"true", "false", "yes", "no", "on", "off", "none", "null"})
+
+
+def session_setting(name: str, value: str) -> bool:
+    """Whether ``name`` ends with "session" (a framework's session cookie: ``_app_session``)
+    and ``value`` is a number or a switch: a setting (``max_session=10``), no session."""
+    if not bare_key(name).endswith("session"):
+        return False
+    bare = value.strip("'\"").lower()
+    return bare.isdigit() or bare in _SETTING_WORDS
+
+
+def working_directory(name: str, value: str) -> bool:
+    """Whether ``name`` (a key as written: quoted, ``${...}`` or bare) and its ``value`` are
+    the shell's PWD or OLDPWD: that name alone, an absolute path (``/x``, ``C:\\x``,
+    ``\\\\host``, perhaps after a quote). By string tests: robot's process imports this
+    module, and a pattern compiled at import costs every run."""
+    if bare_key(name) not in _WORKING_DIRECTORIES:
+        return False
+    path = value[1:] if value[:1] in ("'", '"') else value
+    return path.startswith(("/", "\\\\")) or (
+        path[:1].isascii() and path[:1].isalpha() and path[1:2] == ":" and path[2:3] in ("\\", "/"))
+
 
 
 def masked_value(match: re.Match[str]) -> str:

@@ -55,12 +55,11 @@ from . import events as ev
 from .events import Node
 from .known_values import HEAD_MARK, KnownValues, registrable
 from .masking import Redactor, lazy_pattern
-from .named_values import table_column_values
+from .named_values import holds_no_secret, table_column_values
 from .secret_names import (
     AUTH_SCHEMES,
     FIELD,
     PAIRS,
-    holds_no_secret,
     secret_getter,
     signature_key,
     signature_secret,

@@ -19,7 +19,8 @@ from pathlib import Path
 from typing import Any
 
 from .events import INSTALLED, keyword_key
-from .secret_names import credential_pair, holds_no_secret
+from .named_values import holds_no_secret
+from .secret_names import credential_pair
 
 Definition = tuple[str, str, "str | None", "int | None"]  # library, keyword key, file, line
 

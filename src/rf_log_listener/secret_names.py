@@ -31,6 +31,7 @@ SECRET_WORDS = (
     r"subscription[-_. ]?key", r"functions[-_. ]?key",
     r"signing[-_. ]?key", r"encryption[-_. ]?key", r"auth", r"authorization", r"credentials?",
     r"cookie", r"session[-_. ]?id", r"sessid", r"sid",
+    r"[-_]session",  # a framework's session cookie: Rails' ``_app_session``, ``laravel_session``
     r"psk",  # a Wi-Fi network's pre-shared key (wpa_supplicant's psk="x", NetworkManager's)
     r"sshpass",  # sshpass -e reads the password from SSHPASS
     # a Kubernetes secret's registry credentials: base64 of a JSON that holds them
@@ -47,46 +48,13 @@ SECRET_WORDS = (
 
 )
 
-# The shell's working directories, PWD and OLDPWD, end with "pwd" (a password's short name:
-# ODBC's ``UID=sa;PWD=x``) and hold an absolute path: known as a secret, the run's directory
-# hid every path of the run (the Process library logs the environment a process gets).
-_WORKING_DIRECTORIES = frozenset({"pwd", "oldpwd"})
-
-
-def _bare(name: str) -> str:
+def bare_key(name: str) -> str:
     """A key as written (quoted, ``${...}``, bare, an item's ``${env}[PWD]``) lower-cased
     without its decoration."""
     bare = name.strip("'\"${}%@&").lower()
     if bare.endswith("]") and "[" in bare:  # an item: its own name (``os.environ['PWD']``)
         bare = bare[bare.rindex("[") + 1:-1].strip("'\"")
     return bare
-
-
-def network_name(name: str) -> bool:
-    """Whether ``name`` (as written: quoted, ``${...}`` or bare) is a Wi-Fi network's: SSID,
-    BSSID, ESSID (``WIFI_SSID``, ``ap-ssid``) end with "sid", a session id's short name, and
-    a router's or a device's tests log them everywhere; PHPSESSID ends with "ssid" too, and
-    is a session."""
-    bare = _bare(name)
-    return bare.endswith("ssid") and not bare.endswith("sessid")
-
-
-def holds_no_secret(name: str, value: str) -> bool:
-    """Whether ``name`` ends like a secret's and its ``value`` is none: a network's name
-    (``network_name``), or the shell's working directory (``working_directory``)."""
-    return network_name(name) or working_directory(name, value)
-
-
-def working_directory(name: str, value: str) -> bool:
-    """Whether ``name`` (a key as written: quoted, ``${...}`` or bare) and its ``value`` are
-    the shell's PWD or OLDPWD: that name alone, an absolute path (``/x``, ``C:\\x``,
-    ``\\\\host``, perhaps after a quote). By string tests: robot's process imports this
-    module, and a pattern compiled at import costs every run."""
-    if _bare(name) not in _WORKING_DIRECTORIES:
-        return False
-    path = value[1:] if value[:1] in ("'", '"') else value
-    return path.startswith(("/", "\\\\")) or (
-        path[:1].isascii() and path[:1].isalpha() and path[1:2] == ":" and path[2:3] in ("\\", "/"))
 
 
 # Names of a user's credentials as a pair (or a domain, a user and a password): ``auth``,
@@ -99,7 +67,7 @@ _PAIR_ENDINGS = ("auth", "credentials", "credential", "creds", "cred")
 def credential_pair(name: str, items: int) -> bool:
     """Whether ``items`` values under ``name`` (as written: quoted, ``${...}`` or bare) are
     a user's credentials, the last one the secret."""
-    return 2 <= items <= 3 and _bare(name).endswith(_PAIR_ENDINGS)
+    return 2 <= items <= 3 and bare_key(name).endswith(_PAIR_ENDINGS)
 
 
 # Every text SECRET_WORDS match (``spellings``), written out: the listener asks whether each
@@ -118,7 +86,8 @@ SECRET_WORD_SPELLINGS = (
     "authorization", "api-key", "api_key", "api.key", "api key", "apikey", "ssh-key", "ssh_key",
     "ssh.key", "ssh key", "sshkey", "credentials", "credential", "passphrase", "password",
     "passwd", "passcode", "secret", "cookie", "sessid", "token", "auth", "pwd", "sid", "-pass",
-    "_pass", "pw", "psk", "dockerconfigjson", "mot-de-passe", "mot-de_passe", "mot-de passe",
+    "_pass", "-session", "_session", "pw", "psk", "dockerconfigjson", "mot-de-passe", "mot-de_passe",
+    "mot-de passe",
     "mot_de-passe", "mot_de_passe", "mot_de passe", "mot de-passe", "mot de_passe",
     "mot de passe", "adgangskode", "mot-depasse", "mot_depasse", "mot depasse", "motde-passe",
     "motde_passe", "motde passe", "wachtwoord", "motdepasse", "dockercfg", "passwort",

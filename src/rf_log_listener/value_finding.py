@@ -18,6 +18,7 @@ from rf_log_listener.named_values import (
     collection_items,
     compared_side,
     environment_value,
+    holds_no_secret,
     in_url_user,
     may_compare,
     prompt_string,
@@ -26,7 +27,7 @@ from rf_log_listener.named_values import (
     unquoted,
     whole_name,
 )
-from rf_log_listener.secret_names import holds_no_secret, no_value_at
+from rf_log_listener.secret_names import no_value_at
 from rf_log_listener.secret_shapes import (
     command_passwords,
     compiled_shapes,

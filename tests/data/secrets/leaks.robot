@@ -1,6 +1,6 @@
 *** Settings ***
-Documentation     Secrets handled the ordinary way, each a value of its own (S01 ... S141), and
-...               values that only look like secrets (L01 ... L90), which must stay readable.
+Documentation     Secrets handled the ordinary way, each a value of its own (S01 ... S142), and
+...               values that only look like secrets (L01 ... L91), which must stay readable.
 Library           Vault.py
 Library           SSHLibrary.py
 Library           Browser.py
@@ -284,6 +284,8 @@ Shapes Next To Their Name
     Log    S140-hana-Pw again
     Log    Starting process:\ndb2 connect to L90-db2-db user db2inst1 using S141-db2-Pw
     Log    S141-db2-Pw again
+    Log    [{'name': 'laravel_session', 'value': 'S142-laravel-Sess', 'domain': 'L91-shop-host'}]\nmax_session=10
+    Log    S142-laravel-Sess again
     Log    GET /protected\nAuthorization: Digest username="bob", realm="api", nonce="n1", response="6629fae4"
     Log    GET /api/users?username=L82-query-user
     Log    token: valid, auth=enabled, password: changed, api_key: present, secret: default
