@@ -113,11 +113,12 @@ the user, L88, stays), (140) SAP HANA's ``hdbsql -p x`` (the host, L89, stays) a
 DB2's ``db2 connect to db user u using x`` (the database, L90, stays), each again alone;
 (142) a framework's session cookie as the Browser library's ``Get Cookies`` returns it
 (``'name': 'laravel_session', 'value': 'x'``; the domain, L91, and ``max_session=10``
-stay), again alone.
+stay), again alone; a handle's name in a variable so named (``${API_SESSION}``, an alias:
+Lninetytwo, no digit in it) stays.
 A Digest Authorization header registers no parameter's name ("username=" was, and masked
 the query's ``username=``, L82). A state a check reports under a secret's name (``token:
 valid``, ``auth=enabled``, ``password: changed``, ``secret: default``) is not registered
-("valid" was, and masked wherever the run wrote it: L83). Ninety-one values only look like
+("valid" was, and masked wherever the run wrote it: L83). Ninety-two values only look like
 secrets (look-alike names, values too short or too common, a keyword's name holding a
 secret's, ``Open Sidebar``'s "sid", a word after "password" among another keyword's
 arguments, text filled into a user-name field, ``Count Tokenizer Rules``' return, a
@@ -233,7 +234,7 @@ LOOKALIKES = ("L01-54321-count", "L02-all-tests-passed", "L03-bypass-enabled",
               "username=L82-query-user", "L83 valid login, enabled and changed by default",
               "L84-theme", "L85-sql-host", "L86-ops-user", "L87-mfa-user",
               "L88-exp-user", "L89-hana-host", "L90-db2-db",
-              "L91-shop-host",
+              "L91-shop-host", "Lninetytwo-api-alias",
               # kubeconfig's client-certificate-data: a certificate in base64, public
               "LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0tCk1JSUM1ekNDQWMrZ0F3SUJB")
 # What differs between the stores by nature: ids of the run, where it came from, times.

@@ -269,7 +269,8 @@ _NO_VALUES = ["cat: /run/secrets/db_password: No such file or directory",
     # a framework's session cookie (Rails', Laravel's); a setting of sessions stays
     ("${cookies} = _shop_session=Rs-Sess1; theme=dark\n[{'name': 'laravel_session', 'value': 'Lv-Sess2'}]",
      "${cookies} = _shop_session=***; theme=dark\n[{'name': 'laravel_session', 'value': '***'}]"),
-    *[(kept, kept) for kept in ["max_session=10, use_session=true, sessions: 4, session-timeout=30"]],
+    *[(kept, kept) for kept in ["max_session=10, use_session=true, sessions: 4, session-timeout=30",
+                                "${GITHUB_SESSION} = github"]],
     # DB2's CONNECT: the password after USING; a variable stays
     ("db2 connect to sample user db2inst1 using Db-Pw1\nCONNECT TO S USER bob USING 'Db Pw2';",
      "db2 connect to sample user db2inst1 using ***\nCONNECT TO S USER bob USING '***';"),

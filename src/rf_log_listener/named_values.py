@@ -41,16 +41,16 @@ def holds_no_secret(name: str, value: str) -> bool:
     return network_name(name) or working_directory(name, value) or session_setting(name, value)
 
 
-_SETTING_WORDS = frozenset({"true", "false", "yes", "no", "on", "off", "none", "null"})
-
-
 def session_setting(name: str, value: str) -> bool:
     """Whether ``name`` ends with "session" (a framework's session cookie: ``_app_session``)
-    and ``value`` is a number or a switch: a setting (``max_session=10``), no session."""
+    and ``value`` is no session's id, which is random: letters and digits mixed, or long. A
+    number or a switch is a setting (``max_session=10``), a word a handle's name (RF's
+    ``${GITHUB_SESSION} = github``, RequestsLibrary's alias), which registered would hide
+    that word wherever the run wrote it."""
     if not bare_key(name).endswith("session"):
         return False
-    bare = value.strip("'\"").lower()
-    return bare.isdigit() or bare in _SETTING_WORDS
+    bare = value.strip("'\"")
+    return len(bare) < 24 and not (any(c.isdigit() for c in bare) and any(c.isalpha() for c in bare))
 
 
 def working_directory(name: str, value: str) -> bool:

@@ -254,7 +254,8 @@ class SecretRegistry:
         for arg, template, resolved in self._pairs(node, args, traced, logged, opening):
             named = _NAMED().match(arg)
             if named and named[2] == template and self.names_secret(named[1]):
-                self.add(resolved)  # password=${PW}: what was passed as the password
+                if not holds_no_secret(named[1], resolved):  # password=${PW}: what was passed
+                    self.add(resolved)
             else:
                 self._align(template, resolved)
 
@@ -268,7 +269,7 @@ class SecretRegistry:
         if references and traced is not None:
             resolved = {arg: value for arg, _, value in _traced(args, traced)}
             for reference in references:
-                if reference in resolved:
+                if reference in resolved and not holds_no_secret(reference, resolved[reference]):
                     self.add(resolved[reference])
         if logged is not None and kind == FIELD and references:  # a password's field: see step
             found = _TEXT_FILLED().fullmatch(logged)
@@ -354,8 +355,8 @@ class SecretRegistry:
         match = re.fullmatch(pattern, resolved, re.DOTALL)
         if match is None:
             return
-        for i, is_secret in enumerate(secret):
-            if is_secret:
+        for i, is_secret in enumerate(secret):  # not what such a name holds that is none
+            if is_secret and not holds_no_secret(names[i], match[f"v{i}"]):  # (${API_SESSION} = api)
                 self.add(match[f"v{i}"])
 
     def _secret_reference(self, name: str) -> bool:

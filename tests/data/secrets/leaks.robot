@@ -1,6 +1,6 @@
 *** Settings ***
 Documentation     Secrets handled the ordinary way, each a value of its own (S01 ... S142), and
-...               values that only look like secrets (L01 ... L91), which must stay readable.
+...               values that only look like secrets (L01 ... L92), which must stay readable.
 Library           Vault.py
 Library           SSHLibrary.py
 Library           Browser.py
@@ -286,6 +286,8 @@ Shapes Next To Their Name
     Log    S141-db2-Pw again
     Log    [{'name': 'laravel_session', 'value': 'S142-laravel-Sess', 'domain': 'L91-shop-host'}]\nmax_session=10
     Log    S142-laravel-Sess again
+    VAR    ${API_SESSION}    Lninetytwo-api-alias
+    Log    ${API_SESSION} is the session's alias
     Log    GET /protected\nAuthorization: Digest username="bob", realm="api", nonce="n1", response="6629fae4"
     Log    GET /api/users?username=L82-query-user
     Log    token: valid, auth=enabled, password: changed, api_key: present, secret: default
