@@ -65,7 +65,6 @@ def working_directory(name: str, value: str) -> bool:
         path[:1].isascii() and path[:1].isalpha() and path[1:2] == ":" and path[2:3] in ("\\", "/"))
 
 
-
 def masked_value(match: re.Match[str]) -> str:
     """The value of a name rule's match (``key_value``, ``whole_line``, ``xml_element``)
     masked, its quotes kept; a reference, a mask or the shell's working directory stays."""

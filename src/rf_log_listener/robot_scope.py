@@ -188,8 +188,8 @@ class ScopeSecrets:
                 values += value[-1:] if name in secret and credential_pair(name, len(value)) else value
             elif isinstance(value, dict):
                 values += value.values()
-            elif name in secret and not holds_no_secret(name, str(value)):
-                values.append(value)  # a plural name's single value counts something (`tokens=4`)
+            elif name in secret and not holds_no_secret(name, str(value)):  # ${PWD}: a path
+                values.append(value)  # (a plural name's single value counts something: `tokens=4`)
         for name, raw in dictionaries:  # &{USER} with a password key
             if name not in secret:
                 try:
