@@ -276,6 +276,13 @@ _NO_VALUES = ["cat: /run/secrets/db_password: No such file or directory",
      "db2 connect to sample user db2inst1 using ***\nCONNECT TO S USER bob USING '***';"),
     *[(kept, kept) for kept in ["db2 connect to sample user bob using $PW",
                                 "connect to the server using ssh"]],
+    # a package manager's token or password set to keep; a shell's variable stays
+    ("npm config set //registry.npmjs.org/:_authToken Np-Tk1\nyarn config set npmAuthToken Yn-Tk2\n"
+     "poetry config pypi-token.pypi Pp-Tk3\npoetry config http-basic.corp bob Pb-Pw4",
+     "npm config set //registry.npmjs.org/:_authToken ***\nyarn config set npmAuthToken ***\n"
+     "poetry config pypi-token.pypi ***\npoetry config http-basic.corp bob ***"),
+    *[(kept, kept) for kept in ["npm config set //r/:_authToken $NPM_TOKEN", "npm config set registry https://r",
+                                "htpasswd -b f bob $HTPW"]],
     # Spanish's name as code spells it, Norwegian's
     ('{"usuario": "bob", "contrasena": "Es-Pw1"} brukernavn=bob passord=No-Pw2',
      '{"usuario": "bob", "contrasena": "***"} brukernavn=bob passord=***'),
@@ -819,7 +826,7 @@ _SHAPES = ["ftp://user:pa55@host/f", "Bearer Zm9vYmFyYmF6cXV4", "eyJhbGciOi.eyJz
            "with passphrase 'v 54 x'", "https://outlook.office.com/webhook/v@55/IncomingWebhook/x/y",
            'expect "assword:"; send "v-56\\r"', "jarsigner -storepass v-57", "hdbsql -p v-58",
            "isql -Pv-59", "connect to db user u using v-60",
-           "_app_session=v-61"]
+           "_app_session=v-61", "npm config set //r/:_authToken v-62"]
 _PIECES = [*_SHAPES, "-Name ", " -Value ", "Env:", "SetEnvironmentVariable(", ".setItem(", ": |\n  ",
            ";PWD=", ";Password=", "{v;1}", "}}", ";Server=h", "v 2;", 'expect "', 'password:"',
            "; send ", "sendline('", "\\r", "jarsigner ", "hdbsql ", "cqlsh ", "isql ", "connect to ",

@@ -10,23 +10,35 @@ from .secret_shapes import CURL_REACH, MASK, lazy_pattern
 # command it runs): Samba's ``-U user%password`` (smbclient, rpcclient, net, ...), ``htpasswd
 # -b[n] [file] user password``, ``rabbitmqctl add_user|change_password user password``,
 # Windows' ``net use \\srv\share password`` and ``net user name password``, ``mysqladmin
-# ... password new`` and Vault's ``vault login token``. Read from the command's name over its
-# words on its line, not by a pattern of each shape.
+# ... password new``, Vault's ``vault login token``, and a package manager's token or password
+# it is given to keep (``npm config set //registry/:_authToken x``, ``yarn config set
+# npmAuthToken x``, ``poetry config pypi-token.pypi x``, ``poetry config http-basic.repo user
+# x``). Read from the command's name over its words on its line, not by a pattern of each shape.
 _ARGUMENT_COMMANDS = lazy_pattern(
     r"(?i)(?<![\w.-])(smbclient|rpcclient|smbcacls|smbget|smbtree|wbinfo|samba-tool|pdbedit"
-    r"|net|htpasswd|rabbitmqctl|mysqladmin|vault|aws)(?![\w-])")
+    r"|net|htpasswd|rabbitmqctl|mysqladmin|vault|aws|npm|yarn|pnpm|poetry)(?![\w-])")
 # a word (its span: inside its quotes), or what ends the command
 _COMMAND_WORDS = lazy_pattern(r"""'([^'\n]*)'|"([^"\n]*)"|([^\s'";|&]+)|([;|&\n])""")
 _SAMBA_USER_OPTIONS = ("-U", "--user", "--username")
 # the options of htpasswd (its cost, its rounds) and rabbitmqctl that take a value apart
 _VALUED_OPTIONS = {"htpasswd": ("-C", "-r"), "rabbitmqctl": ("-n", "-t", "-l", "--node", "--timeout"),
                    "net": (), "vault": (), "aws": ("--profile", "--region", "--output"),
+                   "npm": ("-L", "--location"), "pnpm": ("--location",), "yarn": (), "poetry": (),
                    "mysqladmin": ("-u", "-h", "-P", "-S", "--user", "--host", "--port", "--socket")}
 
 
 # what ``aws configure set NAME VALUE`` sets that is a credential (a profile's too:
 # ``profile.ci.aws_secret_access_key``)
 _AWS_SECRETS = ("aws_secret_access_key", "aws_session_token")
+# what a package manager's ``config set NAME VALUE`` sets that is a credential (npm's, pnpm's
+# ``//registry/:_authToken``, ``_auth``, ``_password``; Yarn's ``npmAuthToken``,
+# ``npmAuthIdent``)
+_PACKAGE_SECRETS = ("_authtoken", ":_auth", ":_password", "npmauthtoken", "npmauthident")
+
+
+# a shell's or cmd's variable standing for the password (``$NPM_TOKEN``, ``%PW%``), as a
+# reference after a secret's name is (``secret_names.no_value_at``): capitals only
+_SHELL_REFERENCE = lazy_pattern(r"\$\{?[A-Z_][A-Z0-9_]*\}?|%[A-Z_][A-Z0-9_]*%")
 
 
 def _words_after(text: str, at: int) -> list[tuple[int, int, str]]:
@@ -82,12 +94,19 @@ def _positional_password(words: list[tuple[int, int, str]], command: str) -> tup
     elif command == "aws":  # aws configure set aws_secret_access_key x (or a session token)
         index = 3 if names[:2] == ["configure", "set"] and len(names) > 2 \
             and names[2].rpartition(".")[2] in _AWS_SECRETS else None
+    elif command in ("npm", "pnpm", "yarn"):  # npm config set //registry/:_authToken x
+        index = 3 if names[:2] == ["config", "set"] and len(names) > 2 \
+            and names[2].endswith(_PACKAGE_SECRETS) else None
+    elif command == "poetry":  # poetry config pypi-token.pypi x; http-basic.repo user x
+        setting = names[1] if names[:1] == ["config"] and len(names) > 1 else ""
+        index = 2 if setting.startswith("pypi-token.") else 3 if setting.startswith("http-basic.") else None
     elif names[:1] == ["use"]:  # net use [device] \\server\share password
         found = [n for n, name in enumerate(names) if name.startswith("\\\\")]
         index = found[0] + 1 if found else None
     else:  # net user name password
         index = 2 if names[:1] == ["user"] else None
-    if index is None or index >= len(positional) or positional[index][2] == "*":
+    if index is None or index >= len(positional) or positional[index][2] == "*" \
+            or _SHELL_REFERENCE().fullmatch(positional[index][2]):
         return None
     return positional[index][:2]
 
@@ -96,8 +115,9 @@ def argument_password_spans(text: str) -> list[tuple[int, int]]:
     """Where the passwords commands take as arguments are in ``text`` (their spans)."""
     if not ("%" in text or "\\\\" in text or "htpasswd" in text or "rabbitmqctl" in text
             or "et user " in text or "ET USER " in text or "et User " in text
-            or "mysqladmin" in text or "vault login" in text or "configure set" in text):
-        return []  # most messages: ten substring tests (~0.5 µs), run by the writer on each
+            or "mysqladmin" in text or "vault login" in text or "configure set" in text
+            or "config set" in text or "poetry config" in text):
+        return []  # most messages: a dozen substring tests (~0.5 µs), run by the writer on each
     spans = []
     for command in _ARGUMENT_COMMANDS().finditer(text):
         name = command[1].lower()

@@ -1,6 +1,6 @@
 *** Settings ***
-Documentation     Secrets handled the ordinary way, each a value of its own (S01 ... S142), and
-...               values that only look like secrets (L01 ... L92), which must stay readable.
+Documentation     Secrets handled the ordinary way, each a value of its own (S01 ... S143), and
+...               values that only look like secrets (L01 ... L93), which must stay readable.
 Library           Vault.py
 Library           SSHLibrary.py
 Library           Browser.py
@@ -288,6 +288,8 @@ Shapes Next To Their Name
     Log    S142-laravel-Sess again
     VAR    ${API_SESSION}    Lninetytwo-api-alias
     Log    ${API_SESSION} is the session's alias
+    Log    Starting process:\nnpm config set //L93-npm-registry/:_authToken S143-npm-Tk
+    Log    S143-npm-Tk again
     Log    GET /protected\nAuthorization: Digest username="bob", realm="api", nonce="n1", response="6629fae4"
     Log    GET /api/users?username=L82-query-user
     Log    token: valid, auth=enabled, password: changed, api_key: present, secret: default
