@@ -115,11 +115,13 @@ DB2's ``db2 connect to db user u using x`` (the database, L90, stays), each agai
 (``'name': 'laravel_session', 'value': 'x'``; the domain, L91, and ``max_session=10``
 stay), again alone; a handle's name in a variable so named (``${API_SESSION}``, an alias:
 Lninetytwo, no digit in it) stays; (143) npm's token set to keep (``npm config set
-//registry/:_authToken x``; the registry, L93, stays), again alone.
+//registry/:_authToken x``; the registry, L93, stays), again alone; (144) a user's
+credentials in a dict so named (``VAR &{DB_CREDENTIALS} user=... password=x``: live capture
+registered the user, L94, too, which the imports did not), its user logged.
 A Digest Authorization header registers no parameter's name ("username=" was, and masked
 the query's ``username=``, L82). A state a check reports under a secret's name (``token:
 valid``, ``auth=enabled``, ``password: changed``, ``secret: default``) is not registered
-("valid" was, and masked wherever the run wrote it: L83). Ninety-three values only look like
+("valid" was, and masked wherever the run wrote it: L83). Ninety-four values only look like
 secrets (look-alike names, values too short or too common, a keyword's name holding a
 secret's, ``Open Sidebar``'s "sid", a word after "password" among another keyword's
 arguments, text filled into a user-name field, ``Count Tokenizer Rules``' return, a
@@ -200,7 +202,7 @@ SECRETS = ("S01-Hunter2-pass", "S03-deep-Pw-9", "S05-set-var-Sec", "S07-var-pk-1
            "S133-ps-Tk", "S134-storage-Tk", "S135;odbc}Pw", "S136 ado pass phrase",
            "S137 open sesame", "S138MFASEED", "S139-expect-Pw", "S140-hana-Pw",
            "S141-db2-Pw", "S142-laravel-Sess",
-           "S143-npm-Tk")
+           "S143-npm-Tk", "S144-dict-cred-Pw")
 # Masked by its shape wherever it occurs, so never registered as a run's value.
 BY_SHAPE = ("S27webhooksecret99", "S69sasSignature%2B9", "S89presignedSig0a1b",
             # (82) HTTP Basic credentials out of a header, (83) an npm token
@@ -237,7 +239,7 @@ LOOKALIKES = ("L01-54321-count", "L02-all-tests-passed", "L03-bypass-enabled",
               "L84-theme", "L85-sql-host", "L86-ops-user", "L87-mfa-user",
               "L88-exp-user", "L89-hana-host", "L90-db2-db",
               "L91-shop-host", "Lninetytwo-api-alias",
-              "L93-npm-registry",
+              "L93-npm-registry", "L94-db-user",
               # kubeconfig's client-certificate-data: a certificate in base64, public
               "LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0tCk1JSUM1ekNDQWMrZ0F3SUJB")
 # What differs between the stores by nature: ids of the run, where it came from, times.

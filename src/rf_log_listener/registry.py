@@ -60,6 +60,7 @@ from .secret_names import (
     AUTH_SCHEMES,
     FIELD,
     PAIRS,
+    credential_pair,
     secret_getter,
     signature_key,
     signature_secret,
@@ -365,7 +366,11 @@ class SecretRegistry:
         if self.names_secret(name):
             return True
         base, item, _ = name.partition("}[")
-        return bool(item) and self.redactor.names_secrets(base + "}")
+        if not item or not self.redactor.names_secrets(base + "}"):
+            return False
+        # a user's credentials by key (${CREDENTIALS}[user]): the key names the secret
+        key = item[:-1].strip("'\"") if item.endswith("]") else item
+        return key.isdigit() or not credential_pair(base + "}", 2) or self.names_secret(key)
 
 
 def _traced(args: list[str], trace_arguments: str) -> list[tuple[str, str, str]]:

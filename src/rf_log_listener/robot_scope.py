@@ -186,8 +186,9 @@ class ScopeSecrets:
                 continue
             if isinstance(value, (list, tuple)):  # a user's credentials: the password
                 values += value[-1:] if name in secret and credential_pair(name, len(value)) else value
-            elif isinstance(value, dict):
-                values += value.values()
+            elif isinstance(value, dict):  # a user's credentials: the values of secrets' keys
+                named = [v for k, v in value.items() if names_secret(str(k))] if name in secret else []
+                values += named or value.values()  # (&{SECRETS}: every value)
             elif name in secret and not holds_no_secret(name, str(value)):  # ${PWD}: a path
                 values.append(value)  # (a plural name's single value counts something: `tokens=4`)
         for name, raw in dictionaries:  # &{USER} with a password key

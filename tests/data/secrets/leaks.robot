@@ -1,6 +1,6 @@
 *** Settings ***
-Documentation     Secrets handled the ordinary way, each a value of its own (S01 ... S143), and
-...               values that only look like secrets (L01 ... L93), which must stay readable.
+Documentation     Secrets handled the ordinary way, each a value of its own (S01 ... S144), and
+...               values that only look like secrets (L01 ... L94), which must stay readable.
 Library           Vault.py
 Library           SSHLibrary.py
 Library           Browser.py
@@ -290,6 +290,8 @@ Shapes Next To Their Name
     Log    ${API_SESSION} is the session's alias
     Log    Starting process:\nnpm config set //L93-npm-registry/:_authToken S143-npm-Tk
     Log    S143-npm-Tk again
+    VAR    &{DB_CREDENTIALS}    user=L94-db-user    password=S144-dict-cred-Pw
+    Log    ${DB_CREDENTIALS}[user] connects
     Log    GET /protected\nAuthorization: Digest username="bob", realm="api", nonce="n1", response="6629fae4"
     Log    GET /api/users?username=L82-query-user
     Log    token: valid, auth=enabled, password: changed, api_key: present, secret: default
